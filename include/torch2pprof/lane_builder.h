@@ -1,0 +1,38 @@
+// Stage 2: nests each lane's intervals into call stacks by time containment.
+// Partial overlaps are split so that every busy instant has exactly one innermost piece.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "torch2pprof/trace.h"
+
+namespace torch2pprof {
+
+// A piece of one interval: the whole interval, or, where it started inside another
+// interval and ended after it, one of the parts it was split into at that end.
+struct Piece {
+  int64_t start_ns;
+  int64_t end_ns;
+  int64_t self_ns;    // end - start minus the time of child pieces
+  uint32_t interval;  // index into Trace::intervals
+  int32_t parent;     // index of the enclosing piece in the same LaneStacks, or -1
+  bool first;         // the interval's first piece: the one that counts the call
+};
+
+struct LaneStacks {
+  uint32_t lane = 0;            // index into Trace::lanes
+  std::vector<Piece> pieces;    // depth-first order: a parent precedes its children
+  int64_t busy_ns = 0;          // union of the lane's intervals; == sum of self_ns
+  uint64_t intervals = 0;       // intervals on the lane; == pieces with first set
+  uint64_t partial_overlaps = 0;  // intervals that ended after an enclosing interval
+};
+
+struct BuildOptions {
+  int threads = 1;  // lanes are independent; the result never depends on this
+};
+
+// One LaneStacks per lane that has intervals, in lane order.
+std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options = {});
+
+}  // namespace torch2pprof

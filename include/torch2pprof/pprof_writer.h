@@ -1,0 +1,22 @@
+// Stage 4: encodes a Profile as pprof's protobuf (proto/profile.proto), gzip-compressed,
+// and writes it so that an error never leaves a partial file behind.
+#pragma once
+
+#include <string>
+
+#include "torch2pprof/profile.h"
+
+namespace torch2pprof {
+
+// The serialized, uncompressed profile.proto message.
+std::string EncodeProfile(const Profile& profile);
+
+// gzip of data, as a single member.
+std::string Gzip(const std::string& data);
+
+// Writes data to path atomically (temporary file in the same directory, then
+// rename); "-" writes to standard output. Refuses to overwrite `input`.
+// Throws Error (kind kOutput).
+void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input = "");
+
+}  // namespace torch2pprof

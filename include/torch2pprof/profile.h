@@ -1,0 +1,61 @@
+// The aggregated profile that flows from the aggregator to the pprof writer:
+// plain data, no protobuf, one call tree shared by all samples.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torch2pprof {
+
+struct ValueType {
+  std::string type;  // e.g. "wall"
+  std::string unit;  // e.g. "nanoseconds"
+};
+
+// One stack frame: a pprof Function and its Location.
+struct Frame {
+  std::string name;         // readable name (Python frames: "func file:line", no '(')
+  std::string system_name;  // the event name as in the trace, addresses removed
+  std::string filename;     // source file of Python frames, else empty
+  int64_t line = 0;         // line of Python frames, else 0
+};
+
+struct Label {
+  std::string key;
+  std::string str;  // a string label, or empty for a numeric one
+  int64_t num = 0;  // a numeric label's value
+  bool numeric = false;
+};
+
+// A call-tree node: node 0 is the root (no frame); others have a frame and a parent.
+struct TreeNode {
+  uint32_t parent;
+  uint32_t frame;  // index into Profile::frames
+};
+
+struct Sample {
+  uint32_t node;                // leaf node of the stack in Profile::tree
+  uint32_t labels;              // index into Profile::label_sets
+  std::vector<int64_t> values;  // one per Profile::sample_types
+};
+
+struct Profile {
+  std::vector<ValueType> sample_types;
+  std::string default_sample_type;
+  ValueType period_type;
+  int64_t period = 0;
+  std::vector<Frame> frames;
+  std::vector<TreeNode> tree;                 // tree[0] is the root
+  std::vector<std::vector<Label>> label_sets;
+  std::vector<Sample> samples;
+  int64_t time_nanos = 0;
+  int64_t duration_nanos = 0;
+  std::vector<std::string> comments;
+};
+
+// Empty if p is well formed, else what is wrong: dangling indexes, value arity,
+// unknown default sample type, a cycle in the tree.
+std::string ValidateProfile(const Profile& p);
+
+}  // namespace torch2pprof

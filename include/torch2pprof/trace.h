@@ -1,0 +1,104 @@
+// The trace as the loader hands it on: lanes, timed intervals in file order, and
+// header metadata, with every name interned once and every time in integer ns.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace torch2pprof {
+
+// Interns strings: equal text gives the same id; id 0 is always "".
+// Views returned stay valid for the table's lifetime (also across moves).
+class StringTable {
+ public:
+  StringTable();
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+  StringTable(const StringTable&) = delete;
+  StringTable& operator=(const StringTable&) = delete;
+
+  uint32_t Intern(std::string_view s);
+  // Id of s if interned, else -1.
+  int64_t Find(std::string_view s) const;
+  std::string_view Get(uint32_t id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
+
+ private:
+  std::string_view Store(std::string_view s);
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_used_ = 0;
+  size_t block_size_ = 0;
+  std::vector<std::string_view> views_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+};
+
+// A lane is one (pid, tid) pair: a CPU thread or a GPU stream.
+struct Lane {
+  std::string pid;           // the trace's pid as text (integral numbers without decimals)
+  std::string tid;           // the trace's tid as text
+  std::string thread_name;   // from ph "M" thread_name, or empty
+  std::string process_name;  // from ph "M" process_name of this pid, or empty
+};
+
+// One timed event: an X event with dur > 0, or a matched B/E pair.
+struct Interval {
+  int64_t start_ns;  // ts, exact to the nanosecond
+  int64_t end_ns;    // ts + dur (or the E's ts); always > start_ns
+  uint32_t name;     // StringTable id of the event name, as written
+  uint32_t cat;      // StringTable id of the category ("" when absent)
+  uint32_t lane;     // index into Trace::lanes
+  uint32_t flags;    // reserved for later stages; 0
+};
+
+// Why an event carried no time. One table (kSkipReasons) names and describes each.
+enum class Skip : int {
+  kZeroDuration,      // X event with dur 0
+  kNegativeDuration,  // X event with dur < 0
+  kNoDuration,        // X event without dur
+  kNoTimestamp,       // X/B/E event without ts
+  kUnmatchedEnd,      // E with no open B on its lane
+  kUnmatchedBegin,    // B never closed by an E
+  kEmptyPair,         // B/E pair whose E is not after its B
+  kNotAnObject,       // an element of traceEvents that is not a JSON object
+  kCount
+};
+
+struct SkipReason {
+  const char* key;          // short stable key, e.g. "zero_duration"
+  const char* description;  // one line for people
+};
+extern const std::array<SkipReason, static_cast<int>(Skip::kCount)> kSkipReasons;
+
+struct LoadStats {
+  uint64_t json_bytes = 0;     // uncompressed bytes read
+  uint64_t events = 0;         // elements of traceEvents
+  std::map<std::string, uint64_t> phases;  // events by ph ("X", "B", "M", ...)
+  std::array<uint64_t, static_cast<int>(Skip::kCount)> skipped{};  // by Skip
+  uint64_t skipped_total() const;
+};
+
+// Top-level keys other than traceEvents.
+struct TraceHeader {
+  bool has_base_time = false;
+  int64_t base_time_ns = 0;  // baseTimeNanoseconds: wall-clock ns of ts == 0
+  std::string trace_name;    // traceName
+  // Every other top-level key with its raw JSON text (deviceProperties, distributedInfo, ...).
+  std::map<std::string, std::string> raw;
+};
+
+struct Trace {
+  std::string file;                 // the input's name as the user gave it
+  StringTable strings;
+  std::vector<Lane> lanes;          // in order of first appearance
+  std::vector<Interval> intervals;  // in file order (of the X, or of the B)
+  TraceHeader header;
+  LoadStats stats;
+};
+
+}  // namespace torch2pprof

@@ -1,0 +1,166 @@
+#include "torch2pprof/aggregator.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "torch2pprof/version.h"
+
+namespace torch2pprof {
+namespace {
+
+bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Python paths are long and mostly the same prefix; the readable name keeps what
+// follows the last site-packages/ (the module path), the full path stays in filename.
+std::string_view ShortPath(std::string_view path) {
+  for (std::string_view marker : {"site-packages/", "dist-packages/"}) {
+    size_t at = path.rfind(marker);
+    if (at != std::string_view::npos) return path.substr(at + marker.size());
+  }
+  return path;
+}
+
+// Wall-clock time of the first start, where the trace tells it.
+int64_t WallClockStart(const Trace& trace, int64_t first_start) {
+  // Plausible epochs: 2000-01-01 to 2100-01-01 in nanoseconds.
+  constexpr int64_t kLow = 946684800LL * 1000000000LL, kHigh = 4102444800LL * 1000000000LL;
+  auto plausible = [&](int64_t t) { return t >= kLow && t < kHigh; };
+  int64_t with_base;
+  if (trace.header.has_base_time && !__builtin_add_overflow(trace.header.base_time_ns, first_start, &with_base) &&
+      plausible(with_base)) {
+    return with_base;
+  }
+  return plausible(first_start) ? first_start : 0;
+}
+
+std::string Summary(const Trace& trace, const std::vector<LaneStacks>& lanes) {
+  std::string s = "events: " + std::to_string(trace.stats.events) + " (";
+  bool first = true;
+  for (const auto& [ph, n] : trace.stats.phases) {
+    s += (first ? "" : ", ") + ph + " " + std::to_string(n);
+    first = false;
+  }
+  uint64_t partial = 0;
+  for (const auto& l : lanes) partial += l.partial_overlaps;
+  s += "); intervals: " + std::to_string(trace.intervals.size()) + " on " + std::to_string(lanes.size()) +
+       " lanes; partial overlaps split: " + std::to_string(partial);
+  return s;
+}
+
+}  // namespace
+
+std::string FrameSystemName(std::string_view name) {
+  std::string out;
+  size_t from = 0;
+  for (;;) {
+    size_t at = name.find(" at 0x", from);
+    size_t digits = at == std::string_view::npos ? 0 : at + 6;
+    size_t stop = digits;
+    while (stop < name.size() && IsHex(name[stop])) ++stop;
+    if (at == std::string_view::npos) break;
+    if (stop == digits) {  // " at 0x" without hex digits is not an address
+      out.append(name.substr(from, digits - from));
+      from = digits;
+      continue;
+    }
+    out.append(name.substr(from, at - from));
+    from = stop;
+  }
+  out.append(name.substr(from));
+  return out;
+}
+
+Frame MakeFrame(std::string_view system_name) {
+  Frame f;
+  f.system_name = std::string(system_name);
+  f.name = f.system_name;
+  // Kineto's Python frames: "path/to/file.py(123): func". The path may itself
+  // contain ".py(", so the last match that parses wins, as a greedy regex would.
+  if (system_name.find('\n') != std::string_view::npos) return f;
+  size_t at = system_name.size();
+  while (at > 0) {
+    at = system_name.rfind(".py(", at - 1);
+    if (at == std::string_view::npos) break;
+    size_t d = at + 4, e = d;
+    while (e < system_name.size() && IsDigit(system_name[e])) ++e;
+    if (e == d || e - d > 18 || system_name.substr(e, 3) != "): ") continue;
+    std::string_view path = system_name.substr(0, at + 3);
+    std::string_view func = system_name.substr(e + 3);
+    f.filename = std::string(path);
+    f.line = std::stoll(std::string(system_name.substr(d, e - d)));
+    f.name = std::string(func) + " " + std::string(ShortPath(path)) + ":" + std::to_string(f.line);
+    break;
+  }
+  return f;
+}
+
+Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
+  Profile p;
+  p.sample_types = {{"calls", "count"}, {"wall", "nanoseconds"}};
+  p.default_sample_type = "wall";
+  p.period_type = {"wall", "nanoseconds"};
+  p.period = 1;
+  p.tree.push_back(TreeNode{0, 0});
+
+  // Event names -> frames, once per distinct name; cleaned names that coincide share a frame.
+  std::vector<int32_t> frame_of_name(trace.strings.size(), -1);
+  std::unordered_map<std::string, uint32_t> frame_index;
+  auto frame_for = [&](uint32_t name) -> uint32_t {
+    if (frame_of_name[name] >= 0) return static_cast<uint32_t>(frame_of_name[name]);
+    std::string sys = FrameSystemName(trace.strings.Get(name));
+    auto [it, inserted] = frame_index.emplace(sys, static_cast<uint32_t>(p.frames.size()));
+    if (inserted) p.frames.push_back(MakeFrame(sys));
+    frame_of_name[name] = static_cast<int32_t>(it->second);
+    return it->second;
+  };
+
+  std::unordered_map<uint64_t, uint32_t> child;  // (parent node << 32 | frame) -> node
+  std::vector<uint32_t> node_of_piece;
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  for (const LaneStacks& ls : lanes) {
+    const Lane& lane = trace.lanes[ls.lane];
+    std::vector<Label> labels = {{"pid", lane.pid, 0, false}, {"tid", lane.tid, 0, false}};
+    if (!lane.thread_name.empty()) labels.push_back({"thread", lane.thread_name, 0, false});
+    uint32_t label_set = static_cast<uint32_t>(p.label_sets.size());
+    p.label_sets.push_back(std::move(labels));
+
+    // Samples of this lane by node; a lane's label set is its own, so nodes suffice as keys.
+    std::unordered_map<uint32_t, uint32_t> sample_of_node;
+    node_of_piece.resize(ls.pieces.size());
+    for (size_t i = 0; i < ls.pieces.size(); ++i) {
+      const Piece& pc = ls.pieces[i];
+      const Interval& iv = trace.intervals[pc.interval];
+      uint32_t parent = pc.parent < 0 ? 0 : node_of_piece[static_cast<size_t>(pc.parent)];
+      uint32_t frame = frame_for(iv.name);
+      uint64_t key = (static_cast<uint64_t>(parent) << 32) | frame;
+      auto [it, inserted] = child.emplace(key, static_cast<uint32_t>(p.tree.size()));
+      if (inserted) p.tree.push_back(TreeNode{parent, frame});
+      uint32_t node = it->second;
+      node_of_piece[i] = node;
+      first = std::min(first, pc.start_ns);
+      last = std::max(last, pc.end_ns);
+      if (pc.self_ns == 0 && !pc.first) continue;
+      auto [s, added] = sample_of_node.emplace(node, static_cast<uint32_t>(p.samples.size()));
+      if (added) p.samples.push_back(Sample{node, label_set, {0, 0}});
+      std::vector<int64_t>& v = p.samples[s->second].values;
+      v[0] += pc.first ? 1 : 0;
+      v[1] += pc.self_ns;
+    }
+  }
+  if (first <= last) {
+    p.duration_nanos = last - first;
+    p.time_nanos = WallClockStart(trace, first);
+  }
+  p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + trace.file);
+  p.comments.push_back(Summary(trace, lanes));
+  std::string skipped = "skipped: " + std::to_string(trace.stats.skipped_total());
+  for (size_t i = 0; i < kSkipReasons.size(); ++i) {
+    if (trace.stats.skipped[i]) skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
+  }
+  p.comments.push_back(skipped);
+  return p;
+}
+
+}  // namespace torch2pprof

@@ -1,0 +1,47 @@
+// The uncompressed byte stream of an input: a file or stdin, inflated on the fly
+// when it starts with gzip's magic bytes (multi-member streams too).
+#pragma once
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torch2pprof {
+
+class ByteSource {
+ public:
+  // path "-" reads standard input. Throws Error if the file cannot be opened.
+  explicit ByteSource(const std::string& path);
+  ~ByteSource();
+  ByteSource(const ByteSource&) = delete;
+  ByteSource& operator=(const ByteSource&) = delete;
+
+  // Reads up to n uncompressed bytes into buf; returns 0 only at the end of the
+  // input. Throws Error on read errors and corrupt or truncated gzip data.
+  size_t Read(char* buf, size_t n);
+
+  const std::string& name() const { return name_; }
+  bool gzipped() const { return gzip_; }
+  uint64_t uncompressed_offset() const { return out_total_; }
+
+ private:
+  size_t ReadRaw(unsigned char* buf, size_t n);
+  bool FillInput();
+
+  std::string name_;
+  int fd_ = -1;
+  bool own_fd_ = false;
+  bool gzip_ = false;
+  bool raw_eof_ = false;
+  bool member_done_ = false;
+  z_stream zs_{};
+  bool zs_init_ = false;
+  std::vector<unsigned char> in_;
+  size_t in_pos_ = 0, in_end_ = 0;
+  uint64_t raw_total_ = 0;  // compressed bytes read from the file
+  uint64_t out_total_ = 0;  // uncompressed bytes handed out
+};
+
+}  // namespace torch2pprof

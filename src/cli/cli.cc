@@ -1,0 +1,112 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "torch2pprof/error.h"
+#include "torch2pprof/version.h"
+
+namespace torch2pprof::cli {
+namespace {
+
+const char* const kCommands[] = {"convert", "help"};
+// Long options that may also be written with one dash, as Go tools do (-threads 2).
+const char* const kLongOptions[] = {"threads", "output", "help", "version"};
+
+bool IsCommand(const std::string& s) {
+  for (const char* c : kCommands) {
+    if (s == c) return true;
+  }
+  return false;
+}
+
+// Go-style single-dash long options become double-dash ones; a first argument that
+// is no command is the backward-compatible "torch2pprof IN OUT" form of convert.
+std::vector<std::string> Normalize(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() > 2 && a[0] == '-' && a[1] != '-') {
+      std::string name = a.substr(1, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 1);
+      for (const char* known : kLongOptions) {
+        if (name == known) a = "-" + a;
+      }
+    }
+    args.push_back(a);
+  }
+  if (!args.empty() && !IsCommand(args[0]) && (args[0] == "-" || args[0][0] != '-')) {
+    args.insert(args.begin(), "convert");
+  }
+  return args;
+}
+
+}  // namespace
+
+int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"torch2pprof: PyTorch profiler traces (Chrome/Kineto JSON, .json or .json.gz) to pprof profiles.",
+               "torch2pprof"};
+  app.footer(
+      "Examples:\n"
+      "  torch2pprof convert trace.json.gz out.pb.gz && go tool pprof -top out.pb.gz\n"
+      "  torch2pprof trace.json out.pb.gz        (same as convert)\n"
+      "  torch2pprof convert - out.pb.gz < trace.json\n"
+      "Exit status: 0 ok, 1 bad input, 2 usage error, 3 output not written.");
+  bool version = false;
+  app.add_flag("--version", version, "Print the version and exit");
+
+  ConvertArgs convert;
+  CLI::App* conv = app.add_subcommand("convert", "Convert a trace into a gzipped pprof profile");
+  conv->add_option("input", convert.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();
+  conv->add_option("output", convert.output, "Profile to write (.pb.gz; '-' writes standard output)");
+  conv->add_option("-o,--output", convert.output, "Profile to write (alternative to the second argument)");
+  conv->add_option("--threads", convert.threads, "Worker threads (default: all cores); never changes the output")
+      ->check(CLI::Range(0, 1024));
+  conv->footer(
+      "Sample types: wall (self time in ns; flat = exclusive, cum = inclusive) and calls.\n"
+      "Labels: pid, tid, thread. Try: go tool pprof -top -tagfocus=tid=1234 out.pb.gz");
+  app.add_subcommand("help", "Show this help");
+
+  std::vector<std::string> args = Normalize(argc, argv);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes argv reversed
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp& e) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    err << "torch2pprof: " << e.what() << " (see 'torch2pprof --help')\n";
+    return kExitUsage;
+  }
+  if (version) {
+    out << "torch2pprof " << kVersion << "\n";
+    return kExitOk;
+  }
+  try {
+    if (conv->parsed()) {
+      if (convert.output.empty()) {
+        throw Error(Error::Kind::kUsage, "", -1, "convert needs an output file: torch2pprof convert IN OUT");
+      }
+      return RunConvert(convert, out, err);
+    }
+    if (app.got_subcommand("help") || args.empty()) {
+      out << app.help();
+      return args.empty() ? kExitUsage : kExitOk;
+    }
+  } catch (const Error& e) {
+    err << "torch2pprof: " << e.what() << "\n";
+    return e.exit_status();
+  } catch (const std::bad_alloc&) {
+    err << "torch2pprof: out of memory\n";
+    return kExitBadInput;
+  }
+  out << app.help();
+  return kExitUsage;
+}
+
+}  // namespace torch2pprof::cli

@@ -1,0 +1,57 @@
+// Reads the events of one chunk of traceEvents (a JSON array of event objects)
+// with simdjson on-demand, using the widest SIMD kernel the CPU runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace torch2pprof {
+
+// One event's fields; the views are valid only during EventSink::OnEvent.
+struct RawEvent {
+  std::string_view ph;         // "?" when ph is not a string
+  std::string_view name;       // strings as written (unescaped); other JSON as its text
+  std::string_view cat;
+  std::string_view pid;        // lane text: strings as they are, integral numbers without decimals
+  std::string_view tid;
+  std::string_view meta_name;  // args.name (thread_name / process_name metadata)
+  int64_t ts = 0;              // ns
+  int64_t dur = 0;             // ns
+  bool has_ts = false;
+  bool has_dur = false;        // false when absent or null
+  uint64_t offset = 0;         // where the event starts in the uncompressed input
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void OnEvent(const RawEvent& event) = 0;
+  // Reports bad input at an offset of the uncompressed input; never returns.
+  [[noreturn]] virtual void Fail(uint64_t offset, const std::string& message) = 0;
+};
+
+// Where each event of a chunk starts: in the chunk, and in the input.
+struct ChunkStart {
+  size_t pos;
+  uint64_t offset;
+};
+
+class EventParser {
+ public:
+  virtual ~EventParser() = default;
+  // chunk holds "[ev,ev,...]" in its first len bytes followed by simdjson's padding.
+  virtual void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) = 0;
+};
+
+// The parser for the best kernel this CPU supports.
+std::unique_ptr<EventParser> MakeEventParser();
+// The kernel compiled in ("haswell", "westmere", "fallback", ...).
+const char* EventParserKernel();
+
+// Text of a pid or tid number token: integral values without decimals or exponent.
+std::string_view LaneNumberText(std::string_view raw, std::string* scratch);
+
+}  // namespace torch2pprof

@@ -1,0 +1,97 @@
+// Decimal microseconds to integer nanoseconds without ever going through a double:
+// a 16-digit epoch with 3 decimals has 19 significant digits, more than a double holds.
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "torch2pprof/trace_loader.h"
+
+namespace torch2pprof {
+namespace {
+using u128 = unsigned __int128;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+u128 Pow10(int k) {
+  u128 p = 1;
+  for (int i = 0; i < k; ++i) p *= 10;
+  return p;
+}
+}  // namespace
+
+bool ParseMicrosToNanos(std::string_view t, int64_t* out) {
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t' || t.front() == '\n' || t.front() == '\r')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
+  size_t i = 0, n = t.size();
+  bool neg = false;
+  if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
+  constexpr int kMaxDigits = 36;  // 10^36 < 2^127: the mantissa never overflows
+  u128 m = 0;
+  int sig = 0;
+  int64_t exp10 = 0;
+  bool sticky = false;  // non-zero digits dropped beyond kMaxDigits
+  size_t int_digits = 0, frac_digits = 0;
+  for (; i < n && IsDigit(t[i]); ++i, ++int_digits) {
+    int d = t[i] - '0';
+    if (m == 0 && d == 0) continue;
+    if (sig < kMaxDigits) {
+      m = m * 10 + static_cast<unsigned>(d);
+      ++sig;
+    } else {
+      ++exp10;
+      sticky |= d != 0;
+    }
+  }
+  if (i < n && t[i] == '.') {
+    ++i;
+    for (; i < n && IsDigit(t[i]); ++i, ++frac_digits) {
+      int d = t[i] - '0';
+      if (sig < kMaxDigits) {
+        if (m != 0 || d != 0) {
+          m = m * 10 + static_cast<unsigned>(d);
+          ++sig;
+        }
+        --exp10;
+      } else {
+        sticky |= d != 0;
+      }
+    }
+    if (frac_digits == 0) return false;
+  }
+  if (int_digits + frac_digits == 0) return false;
+  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    bool eneg = false;
+    if (i < n && (t[i] == '-' || t[i] == '+')) eneg = t[i++] == '-';
+    if (i >= n || !IsDigit(t[i])) return false;
+    int64_t e = 0;
+    for (; i < n && IsDigit(t[i]); ++i) e = e < 100000 ? e * 10 + (t[i] - '0') : e;
+    exp10 += eneg ? -e : e;
+  }
+  if (i != n) return false;
+  exp10 += 3;  // microseconds -> nanoseconds
+  u128 q;
+  if (m == 0) {
+    q = 0;
+  } else if (exp10 >= 0) {
+    if (exp10 > 19) return false;
+    q = m;
+    for (int64_t k = 0; k < exp10; ++k) {
+      q *= 10;
+      if (q > (static_cast<u128>(1) << 64)) return false;
+    }
+  } else if (-exp10 > 38) {
+    q = 0;  // m < 10^36: far below half a nanosecond
+  } else {
+    u128 p = Pow10(static_cast<int>(-exp10));
+    q = m / p;
+    u128 r = m % p, half = p / 2;
+    if (r > half || (r == half && (sticky || (q & 1)))) ++q;
+  }
+  const u128 limit = static_cast<u128>(std::numeric_limits<int64_t>::max()) + (neg ? 1 : 0);
+  if (q > limit) return false;
+  *out = neg ? static_cast<int64_t>(-static_cast<__int128>(q)) : static_cast<int64_t>(q);
+  return true;
+}
+
+}  // namespace torch2pprof

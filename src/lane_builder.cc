@@ -1,0 +1,105 @@
+#include "torch2pprof/lane_builder.h"
+
+#include <algorithm>
+#include <queue>
+#include <thread>
+
+namespace torch2pprof {
+namespace {
+
+// Work item of the stack walk: an interval, or the rest of one that outlived its parent.
+struct Item {
+  int64_t start;
+  int64_t end;
+  uint32_t interval;  // also the file order: intervals are stored in file order
+  bool first;
+};
+
+// Start first, then longest first, then file order: of two identical intervals
+// the one written first is the caller (Kineto writes aten::to before aten::_to_copy).
+bool Before(const Item& a, const Item& b) {
+  if (a.start != b.start) return a.start < b.start;
+  if (a.end != b.end) return a.end > b.end;
+  if (a.interval != b.interval) return a.interval < b.interval;
+  return a.first && !b.first;
+}
+
+struct Later {
+  bool operator()(const Item& a, const Item& b) const { return Before(b, a); }
+};
+
+void BuildOne(const Trace& trace, const std::vector<uint32_t>& members, LaneStacks* out) {
+  std::vector<Item> items;
+  items.reserve(members.size());
+  for (uint32_t i : members) items.push_back(Item{trace.intervals[i].start_ns, trace.intervals[i].end_ns, i, true});
+  std::sort(items.begin(), items.end(), Before);
+  out->intervals = items.size();
+  out->pieces.reserve(items.size());
+
+  // Remainders of split intervals start at the end of the piece they outlived, which
+  // is never before the walk's current position, so a heap merges them in order.
+  std::priority_queue<Item, std::vector<Item>, Later> rest;
+  std::vector<int32_t> stack;  // indexes into out->pieces
+  auto& pieces = out->pieces;
+  int64_t busy = 0;
+  size_t next = 0;
+  auto pop = [&]() {
+    Piece& p = pieces[stack.back()];
+    stack.pop_back();
+    if (stack.empty()) busy += p.end_ns - p.start_ns;
+  };
+  while (next < items.size() || !rest.empty()) {
+    Item it;
+    if (rest.empty() || (next < items.size() && Before(items[next], rest.top()))) {
+      it = items[next++];
+    } else {
+      it = rest.top();
+      rest.pop();
+    }
+    while (!stack.empty() && pieces[stack.back()].end_ns <= it.start) pop();
+    if (!stack.empty() && it.end > pieces[stack.back()].end_ns) {
+      // Starts inside the top and ends after it: the part after the top's end
+      // comes back later as a piece of its own, so no time is lost or doubled.
+      int64_t cut = pieces[stack.back()].end_ns;
+      if (it.first) ++out->partial_overlaps;
+      rest.push(Item{cut, it.end, it.interval, false});
+      it.end = cut;
+    }
+    int32_t parent = stack.empty() ? -1 : stack.back();
+    if (parent >= 0) pieces[parent].self_ns -= it.end - it.start;
+    pieces.push_back(Piece{it.start, it.end, it.end - it.start, it.interval, parent, it.first});
+    stack.push_back(static_cast<int32_t>(pieces.size() - 1));
+  }
+  while (!stack.empty()) pop();
+  out->busy_ns = busy;
+}
+
+}  // namespace
+
+std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options) {
+  std::vector<std::vector<uint32_t>> members(trace.lanes.size());
+  for (uint32_t i = 0; i < trace.intervals.size(); ++i) members[trace.intervals[i].lane].push_back(i);
+  std::vector<LaneStacks> out;
+  std::vector<size_t> lane_of;
+  for (uint32_t lane = 0; lane < members.size(); ++lane) {
+    if (members[lane].empty()) continue;
+    out.emplace_back();
+    out.back().lane = lane;
+  }
+  int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(out.size())));
+  auto work = [&](int t) {
+    for (size_t i = static_cast<size_t>(t); i < out.size(); i += static_cast<size_t>(threads)) {
+      BuildOne(trace, members[out[i].lane], &out[i]);
+    }
+  };
+  if (threads == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+    for (auto& th : pool) th.join();
+  }
+  return out;
+}
+
+}  // namespace torch2pprof

@@ -1,0 +1,202 @@
+#include "torch2pprof/pprof_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "proto/profile.pb.h"
+#include "torch2pprof/error.h"
+
+namespace torch2pprof {
+namespace {
+
+// protobuf rejects invalid UTF-8 in string fields; trace names may hold any bytes.
+std::string ValidUtf8(const std::string& s) {
+  size_t i = 0, n = s.size();
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  auto cont = [&](size_t k) { return k < n && (byte(k) & 0xC0) == 0x80; };
+  std::string out;
+  bool dirty = false;
+  while (i < n) {
+    unsigned char c = byte(i);
+    size_t len = 0;
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF && cont(i + 1)) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF && cont(i + 1) && cont(i + 2)) {
+      unsigned char c1 = byte(i + 1);
+      if (!((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F))) len = 3;  // overlong, surrogates
+    } else if (c >= 0xF0 && c <= 0xF4 && cont(i + 1) && cont(i + 2) && cont(i + 3)) {
+      unsigned char c1 = byte(i + 1);
+      if (!((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))) len = 4;
+    }
+    if (len == 0) {
+      if (!dirty) out.assign(s, 0, i);
+      dirty = true;
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (dirty) out.append(s, i, len);
+    i += len;
+  }
+  return dirty ? out : s;
+}
+
+class Strings {
+ public:
+  explicit Strings(perftools::profiles::Profile* pb) : pb_(pb) { Id(""); }
+  int64_t Id(const std::string& s) {
+    auto it = index_.find(s);
+    if (it != index_.end()) return it->second;
+    int64_t id = static_cast<int64_t>(index_.size());
+    index_.emplace(s, id);
+    pb_->add_string_table(ValidUtf8(s));
+    return id;
+  }
+
+ private:
+  perftools::profiles::Profile* pb_;
+  std::unordered_map<std::string, int64_t> index_;
+};
+
+}  // namespace
+
+std::string EncodeProfile(const Profile& profile) {
+  std::string problem = ValidateProfile(profile);
+  if (!problem.empty()) throw std::logic_error("invalid profile: " + problem);
+  perftools::profiles::Profile pb;
+  Strings st(&pb);
+  for (const ValueType& t : profile.sample_types) {
+    auto* vt = pb.add_sample_type();
+    vt->set_type(st.Id(t.type));
+    vt->set_unit(st.Id(t.unit));
+  }
+  // One Function and one Location per frame, both with id frame + 1 (ids are never 0).
+  for (size_t i = 0; i < profile.frames.size(); ++i) {
+    const Frame& f = profile.frames[i];
+    auto* fn = pb.add_function();
+    fn->set_id(i + 1);
+    fn->set_name(st.Id(f.name));
+    fn->set_system_name(st.Id(f.system_name));
+    fn->set_filename(st.Id(f.filename));
+    fn->set_start_line(f.line);
+    auto* loc = pb.add_location();
+    loc->set_id(i + 1);
+    auto* line = loc->add_line();
+    line->set_function_id(i + 1);
+    line->set_line(f.line);
+  }
+  std::vector<std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>>> labels(profile.label_sets.size());
+  for (size_t i = 0; i < profile.label_sets.size(); ++i) {
+    for (const Label& l : profile.label_sets[i]) {
+      labels[i].push_back({st.Id(l.key), {l.numeric ? 0 : st.Id(l.str), l.num}});
+    }
+  }
+  for (const Sample& s : profile.samples) {
+    auto* sp = pb.add_sample();
+    for (uint32_t node = s.node; node != 0; node = profile.tree[node].parent) {
+      sp->add_location_id(profile.tree[node].frame + 1);
+    }
+    for (int64_t v : s.values) sp->add_value(v);
+    for (const auto& [key, val] : labels[s.labels]) {
+      auto* lb = sp->add_label();
+      lb->set_key(key);
+      if (val.first) lb->set_str(val.first);
+      else lb->set_num(val.second);
+    }
+  }
+  pb.set_time_nanos(profile.time_nanos);
+  pb.set_duration_nanos(profile.duration_nanos);
+  auto* pt = pb.mutable_period_type();
+  pt->set_type(st.Id(profile.period_type.type));
+  pt->set_unit(st.Id(profile.period_type.unit));
+  pb.set_period(profile.period);
+  for (const std::string& c : profile.comments) pb.add_comment(st.Id(c));
+  pb.set_default_sample_type(st.Id(profile.default_sample_type));
+  std::string out;
+  pb.SerializeToString(&out);
+  return out;
+}
+
+std::string Gzip(const std::string& data) {
+  z_stream zs{};
+  // windowBits 31: gzip wrapper; zlib writes mtime 0, so equal input gives equal bytes.
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw std::runtime_error("cannot initialise zlib");
+  }
+  std::string out;
+  out.resize(deflateBound(&zs, data.size()) + 32);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&zs, Z_FINISH);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) throw std::runtime_error("gzip compression failed");
+  out.resize(zs.total_out);
+  return out;
+}
+
+namespace {
+
+void WriteAll(int fd, const std::string& data, const std::string& name) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ThrowOutput(name, std::string("cannot write: ") + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input) {
+  if (path == "-") {
+    WriteAll(1, data, "<stdout>");
+    return;
+  }
+  if (!input.empty() && input != "-" && (path == input || SameFile(path, input))) {
+    ThrowOutput(path, "refusing to overwrite the input file");
+  }
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) ThrowOutput(path, "the output names a directory, not a file");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) ThrowOutput(path, "is a directory");
+  std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) ThrowOutput(path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
+  try {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+    WriteAll(fd, data, path);
+    if (::close(fd) != 0) {
+      fd = -1;
+      ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
+    }
+    fd = -1;
+    if (::rename(tmp.c_str(), path.c_str()) != 0) ThrowOutput(path, std::string("cannot rename into place: ") + std::strerror(errno));
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+}  // namespace torch2pprof

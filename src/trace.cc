@@ -1,0 +1,56 @@
+#include "torch2pprof/trace.h"
+
+#include <cstring>
+
+namespace torch2pprof {
+
+const std::array<SkipReason, static_cast<int>(Skip::kCount)> kSkipReasons = {{
+    {"zero_duration", "X events with dur 0 (instants carry no time)"},
+    {"negative_duration", "X events with a negative dur"},
+    {"no_duration", "X events without dur"},
+    {"no_timestamp", "X, B or E events without ts"},
+    {"unmatched_end", "E events with no open B on their lane"},
+    {"unmatched_begin", "B events never closed by an E"},
+    {"empty_pair", "B/E pairs whose E is not after the B"},
+    {"not_an_object", "elements of traceEvents that are not JSON objects"},
+}};
+
+uint64_t LoadStats::skipped_total() const {
+  uint64_t n = 0;
+  for (uint64_t k : skipped) n += k;
+  return n;
+}
+
+StringTable::StringTable() { Intern(""); }
+
+std::string_view StringTable::Store(std::string_view s) {
+  if (s.empty()) return std::string_view();
+  if (block_used_ + s.size() > block_size_) {
+    // Large strings get a block of their own; small ones share 64 KiB blocks.
+    size_t size = std::max<size_t>(s.size(), 64 * 1024);
+    blocks_.emplace_back(new char[size]);
+    block_size_ = size;
+    block_used_ = 0;
+  }
+  char* p = blocks_.back().get() + block_used_;
+  std::memcpy(p, s.data(), s.size());
+  block_used_ += s.size();
+  return std::string_view(p, s.size());
+}
+
+uint32_t StringTable::Intern(std::string_view s) {
+  auto it = index_.find(s);
+  if (it != index_.end()) return it->second;
+  std::string_view stored = Store(s);
+  uint32_t id = static_cast<uint32_t>(views_.size());
+  views_.push_back(stored);
+  index_.emplace(stored, id);
+  return id;
+}
+
+int64_t StringTable::Find(std::string_view s) const {
+  auto it = index_.find(s);
+  return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+}  // namespace torch2pprof

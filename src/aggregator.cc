@@ -22,6 +22,60 @@ std::string_view ShortPath(std::string_view path) {
   return path;
 }
 
+// pprof's symbolizer "simplifies" every function whose name equals its system name
+// and looks like demangled C++ (has <>[] or ::): it deletes each balanced (...) and
+// <...>. Trace names such as "<built-in method add_ of Tensor object>" would become
+// empty, "Memcpy HtoD (Pageable -> Device)" would merge with its Pinned twin, and
+// template instantiations of one kernel would merge. So such a frame gets a name
+// that differs from its system name, which pprof then shows as it is.
+bool LooksLikeCpp(std::string_view s) {
+  if (s.find(".<") != std::string_view::npos || s.find("]).") != std::string_view::npos) return false;
+  return s.find_first_of("<>[]") != std::string_view::npos || s.find("::") != std::string_view::npos;
+}
+
+std::string RemoveMatching(std::string s, char open, char close) {
+  int depth = 0;
+  size_t first = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == open) {
+      if (++depth == 1) first = i;
+    } else if (s[i] == close) {
+      if (--depth < 0) return s;
+      if (depth == 0) {
+        s.erase(first, i + 1 - first);
+        i = first - 1;  // wraps to first after ++i; s[first] is the next unseen char
+      }
+    }
+  }
+  return s;
+}
+
+// "void k<4, F<float> >(int, F<float>)" -> "void k<4, F<float> >": the parameter list of
+// a C++ signature, which directly follows an identifier or a template's '>'.
+std::string_view WithoutParameters(std::string_view s) {
+  if (s.empty() || s.back() != ')') return s;
+  int depth = 0;
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] == ')') {
+      ++depth;
+    } else if (s[i] == '(' && --depth == 0) {
+      if (i == 0) return s;
+      char c = s[i - 1];
+      bool ident = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '>';
+      return ident ? s.substr(0, i) : s;
+    }
+  }
+  return s;
+}
+
+std::string ReadableName(const std::string& system_name) {
+  if (!LooksLikeCpp(system_name)) return system_name;
+  if (RemoveMatching(RemoveMatching(system_name, '(', ')'), '<', '>') == system_name) return system_name;
+  std::string_view short_name = WithoutParameters(system_name);
+  if (short_name.size() != system_name.size()) return std::string(short_name);
+  return system_name + " ";  // any difference stops pprof's rewrite; this one is invisible
+}
+
 // Wall-clock time of the first start, where the trace tells it.
 int64_t WallClockStart(const Trace& trace, int64_t first_start) {
   // Plausible epochs: 2000-01-01 to 2100-01-01 in nanoseconds.
@@ -75,7 +129,7 @@ std::string FrameSystemName(std::string_view name) {
 Frame MakeFrame(std::string_view system_name) {
   Frame f;
   f.system_name = std::string(system_name);
-  f.name = f.system_name;
+  f.name = ReadableName(f.system_name);
   // Kineto's Python frames: "path/to/file.py(123): func". The path may itself
   // contain ".py(", so the last match that parses wins, as a greedy regex would.
   if (system_name.find('\n') != std::string_view::npos) return f;
@@ -91,6 +145,7 @@ Frame MakeFrame(std::string_view system_name) {
     f.filename = std::string(path);
     f.line = std::stoll(std::string(system_name.substr(d, e - d)));
     f.name = std::string(func) + " " + std::string(ShortPath(path)) + ":" + std::to_string(f.line);
+    if (f.name == f.system_name) f.name += " ";
     break;
   }
   return f;

@@ -17,11 +17,13 @@ struct Item {
 
 // Start first, then longest first, then file order: of two identical intervals
 // the one written first is the caller (Kineto writes aten::to before aten::_to_copy).
+// The rest of a split interval was open before anything that starts where it
+// resumes, so at equal starts it goes first.
 bool Before(const Item& a, const Item& b) {
   if (a.start != b.start) return a.start < b.start;
+  if (a.first != b.first) return !a.first;
   if (a.end != b.end) return a.end > b.end;
-  if (a.interval != b.interval) return a.interval < b.interval;
-  return a.first && !b.first;
+  return a.interval < b.interval;
 }
 
 struct Later {

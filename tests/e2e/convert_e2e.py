@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `torch2pprof convert`, independent of the C++ code.
+
+Each trace in testdata/real/ and testdata/convert/ is converted by the real binary
+and read back by `go tool pprof -raw`, the client users run. The expectations come
+from a model written here from the trace's own text: Python's json module with
+Decimal, so times are exact; lanes by (pid, tid); busy time as the union of each
+lane's intervals; flat (self) and cum (inclusive) time per frame name.
+
+Prints one line per check and 'N passed, N failed' last; exits non-zero on failure.
+"""
+import argparse
+import collections
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+ADDRESS = re.compile(r' at 0x[0-9a-fA-F]+')
+PY_FRAME = re.compile(r'^(.*\.py)\((\d+)\): (.*)$')
+
+
+# ---------------------------------------------------------------- the model
+def read_events(path):
+    raw = open(path, 'rb').read()
+    if raw[:2] == b'\x1f\x8b':
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw, parse_float=Decimal)
+    return doc.get('traceEvents', []) if isinstance(doc, dict) else doc
+
+
+def as_text(v):
+    if isinstance(v, Decimal) and v == v.to_integral_value():
+        return str(int(v))
+    return str(v)
+
+
+def ns(v):
+    return int((Decimal(str(v)) * 1000).to_integral_value())
+
+
+class Model:
+    """What a correct converter reports for a trace."""
+
+    def __init__(self, path):
+        per_lane = collections.defaultdict(list)
+        open_b = collections.defaultdict(list)
+        self.thread = {}
+        for order, e in enumerate(read_events(path)):
+            if not isinstance(e, dict):
+                continue
+            lane = (as_text(e.get('pid')), as_text(e.get('tid')))
+            name = ADDRESS.sub('', str(e.get('name', '')))
+            ph = e.get('ph')
+            if ph == 'M' and e.get('name') == 'thread_name':
+                self.thread[lane] = (e.get('args') or {}).get('name')
+            if ph == 'X' and 'ts' in e and e.get('dur') is not None and ns(e['dur']) > 0:
+                s = ns(e['ts'])
+                per_lane[lane].append((s, s + ns(e['dur']), order, name))
+            elif ph == 'B' and 'ts' in e:
+                open_b[lane].append((ns(e['ts']), order, name))
+            elif ph == 'E' and 'ts' in e and open_b[lane]:
+                s, o, n = open_b[lane].pop()
+                if ns(e['ts']) > s:
+                    per_lane[lane].append((s, ns(e['ts']), o, n))
+        self.busy, self.calls, self.partial, self.straddling = {}, {}, {}, {}
+        self.flat, self.cum = collections.Counter(), collections.Counter()
+        starts = [iv[0] for L in per_lane.values() for iv in L]
+        ends = [iv[1] for L in per_lane.values() for iv in L]
+        self.duration = max(ends) - min(starts) if starts else 0
+        for lane, L in per_lane.items():
+            L.sort(key=lambda iv: (iv[0], -iv[1], iv[2]))
+            self.calls[lane] = len(L)
+            self.busy[lane] = self.union(L)
+            self.partial[lane] = self.nest(L)
+            self.straddling[lane] = self.count_straddling(L)
+
+    @staticmethod
+    def union(L):
+        total, cur = 0, None
+        for s, t, _, _ in L:
+            if cur is None or s > cur[1]:
+                if cur:
+                    total += cur[1] - cur[0]
+                cur = [s, t]
+            else:
+                cur[1] = max(cur[1], t)
+        return total + (cur[1] - cur[0] if cur else 0)
+
+    @staticmethod
+    def count_straddling(L):
+        """Intervals that start inside an earlier interval (in sort order) of their
+        lane and end after it: some interval open at their start ends inside them."""
+        import heapq
+        open_ends, n = [], 0
+        for s, t, _, _ in L:
+            while open_ends and open_ends[0] <= s:
+                heapq.heappop(open_ends)
+            if open_ends and open_ends[0] < t:
+                n += 1
+            heapq.heappush(open_ends, t)
+        return n
+
+    def nest(self, L):
+        """Per-name self and inclusive time on a lane without partial overlaps;
+        returns the number of partial overlaps (then per-name totals are not kept)."""
+        flat, cum = collections.Counter(), collections.Counter()
+        stack, partial = [], 0  # entries [end, name, start, child_time]
+
+        def close():
+            end, name, start, child = stack.pop()
+            flat[name] += end - start - child
+            if name not in {x[1] for x in stack}:
+                cum[name] += end - start
+
+        for s, t, _, name in L:
+            while stack and stack[-1][0] <= s:
+                close()
+            if stack and t > stack[-1][0]:
+                partial += 1
+                t = stack[-1][0]
+            if stack:
+                stack[-1][3] += t - s
+            stack.append([t, name, s, 0])
+        while stack:
+            close()
+        if partial == 0:
+            self.flat.update(flat)
+            self.cum.update(cum)
+        return partial
+
+
+# ---------------------------------------------------------------- pprof -raw
+class Raw:
+    """A profile as `go tool pprof -raw` prints it."""
+
+    # "ID: 0xADDR M=N NAME FILE:LINE s=START" and "(SYSTEM NAME)" when it differs from NAME
+    LOC = re.compile(r'^\s+(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(.*?) (\S*):(-?\d+) s=(-?\d+)(?:\((.*)\))?$')
+
+    def __init__(self, path):
+        r = subprocess.run(['go', 'tool', 'pprof', '-raw', path], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise AssertionError(f'go tool pprof -raw failed: {r.stderr.strip()}')
+        lines = r.stdout.split('\n')
+        self.types, self.samples, self.locations = [], [], {}
+        self.comments, self.duration = [], None
+        section = None
+        for i, line in enumerate(lines):
+            if line.startswith('Comment: '):
+                self.comments.append(line[len('Comment: '):])
+            elif line.startswith('Duration: '):
+                pass
+            elif line == 'Samples:':
+                section = 'types'
+            elif line.startswith('Locations'):
+                section = 'locations'
+            elif line.startswith('Mappings'):
+                section = None
+            elif section == 'types':
+                self.types = [t.replace('[dflt]', '').split('/')[0] for t in line.split()]
+                self.default = next(t.split('/')[0] for t in line.split() if '[dflt]' in t)
+                section = 'samples'
+            elif section == 'samples' and re.match(r'^\s+-?\d+', line) and ':' in line:
+                values, _, locs = line.partition(':')
+                self.samples.append({'values': [int(v) for v in values.split()],
+                                     'stack': [int(x) for x in locs.split()], 'labels': {}})
+            elif section == 'samples' and line.strip() and self.samples:
+                self.samples[-1]['labels'].update(dict(re.findall(r'(\S+):\[(.*?)\]', line)))
+            elif section == 'locations':
+                m = self.LOC.match(line)
+                if m:
+                    name = m.group(2)
+                    self.locations[int(m.group(1))] = (name, m.group(3), int(m.group(4)), int(m.group(5)),
+                                                       m.group(6) if m.group(6) is not None else name)
+
+    def value(self, sample, name):
+        return sample['values'][self.types.index(name)]
+
+
+# ---------------------------------------------------------------- checks
+class Checks:
+    def __init__(self, binary, tmp):
+        self.binary, self.tmp = binary, tmp
+        self.passed = self.failed = 0
+
+    def report(self, name, problems):
+        if problems:
+            self.failed += 1
+            print(f'FAIL {name}: ' + '; '.join(problems[:5]))
+        else:
+            self.passed += 1
+            print(f'ok   {name}')
+
+    def convert(self, args, stdin=None):
+        r = subprocess.run([self.binary] + args, capture_output=True, stdin=stdin)
+        return r
+
+    def check_trace(self, trace):
+        out = os.path.join(self.tmp, os.path.basename(trace) + '.pb.gz')
+        r = self.convert(['convert', trace, out])
+        if r.returncode != 0:
+            return self.report(trace, [f'exit {r.returncode}: {r.stderr.decode()[:300]}'])
+        problems = []
+        top = subprocess.run(['go', 'tool', 'pprof', '-top', out], capture_output=True, text=True)
+        if top.returncode != 0 or 'flat%' not in top.stdout:
+            problems.append('go tool pprof -top failed')
+        raw, model = Raw(out), Model(trace)
+        if raw.types != ['calls', 'wall'] or raw.default != 'wall':
+            problems.append(f'sample types {raw.types}, default {raw.default}')
+        wall, calls = collections.Counter(), collections.Counter()
+        flat, cum = collections.Counter(), collections.Counter()
+        clean = {lane for lane, n in model.partial.items() if n == 0}
+        for s in raw.samples:
+            lane = (s['labels'].get('pid'), s['labels'].get('tid'))
+            w = raw.value(s, 'wall')
+            wall[lane] += w
+            calls[lane] += raw.value(s, 'calls')
+            if model.thread.get(lane) and s['labels'].get('thread') != model.thread[lane]:
+                problems.append(f'lane {lane}: thread label {s["labels"].get("thread")!r}')
+            frames = [raw.locations[x] for x in s['stack']]
+            if lane in clean:
+                names = [self.system_name(f) for f in frames]
+                flat[names[0]] += w
+                for n in set(names):
+                    cum[n] += w
+            for f in frames:
+                m = PY_FRAME.match(self.system_name(f))
+                want = (m.group(1), int(m.group(2)), int(m.group(2))) if m else ('', 0, 0)
+                if (f[1], f[2], f[3]) != want:
+                    problems.append(f'frame {f} has file/line {f[1:4]}, its name gives {want}')
+                if m and ('(' in f[0] or m.group(3) not in f[0] or (os.path.basename(m.group(1)) not in f[0])):
+                    problems.append(f'python frame {f} has name {f[0]!r}')
+        for lane in set(model.busy) | set(wall):
+            if wall[lane] != model.busy.get(lane, 0):
+                problems.append(f'lane {lane}: wall {wall[lane]} != busy {model.busy.get(lane, 0)}')
+            if calls[lane] != model.calls.get(lane, 0):
+                problems.append(f'lane {lane}: calls {calls[lane]} != intervals {model.calls.get(lane, 0)}')
+        for name in set(model.flat) | set(flat):
+            if flat[name] != model.flat[name] or cum[name] != model.cum[name]:
+                problems.append(f'{name!r}: flat {flat[name]} cum {cum[name]}, want {model.flat[name]} {model.cum[name]}')
+        partial = sum(model.straddling.values())
+        if not any(f'partial overlaps split: {partial}' in c for c in raw.comments):
+            problems.append(f'comments do not report {partial} partial overlaps: {raw.comments}')
+        self.report(os.path.relpath(trace), problems)
+        return raw
+
+    @staticmethod
+    def system_name(frame):
+        return frame[4]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--testdata', required=True)
+    a = ap.parse_args()
+    if not shutil.which('go'):
+        print('FAIL: go is not installed (apt-get install golang-go); the end-to-end tests need go tool pprof')
+        print('0 passed, 1 failed')
+        return 1
+    traces = []
+    for sub in ('real', 'convert'):
+        d = os.path.join(a.testdata, sub)
+        traces += sorted(os.path.join(d, f) for f in os.listdir(d) if '.json' in f)
+    with tempfile.TemporaryDirectory() as tmp:
+        c = Checks(a.binary, tmp)
+        for t in traces:
+            try:
+                c.check_trace(t)
+            except Exception as e:  # a crash of a check is a failure too
+                c.report(t, [f'{type(e).__name__}: {e}'])
+        extra_checks(c, a.testdata, tmp)
+        print(f'{c.passed} passed, {c.failed} failed')
+        return 0 if c.failed == 0 else 1
+
+
+def extra_checks(c, testdata, tmp):
+    """Input forms and output determinism."""
+    sample = os.path.join(testdata, 'real', 'hta__timeline_analysis__sampled_rank-0.json.gz')
+    ref = os.path.join(tmp, 'ref.pb.gz')
+    c.convert(['convert', sample, ref])
+    ref_bytes = open(ref, 'rb').read()
+
+    # gzip by magic bytes, not by name; stdin in; stdout out; the backward-compatible form.
+    disguised = os.path.join(tmp, 'disguised.json')
+    shutil.copy(sample, disguised)
+    ref_raw = Raw(ref)
+    for name, args, stdin_path in [
+            ('gzip detected by magic bytes', ['convert', disguised, os.path.join(tmp, 'a.pb.gz')], None),
+            ('stdin input', ['convert', '-', os.path.join(tmp, 'a.pb.gz')], sample)]:
+        r = c.convert(args, stdin=open(stdin_path, 'rb') if stdin_path else None)
+        problems = [] if r.returncode == 0 else [f'exit {r.returncode}: {r.stderr.decode()[:200]}']
+        got = None if problems else Raw(os.path.join(tmp, 'a.pb.gz'))
+        if got and (got.samples != ref_raw.samples or got.locations != ref_raw.locations):
+            problems.append('profile differs from the plain conversion')
+        c.report(name, problems)
+    # Same file name, so the very same bytes.
+    variants = {
+        'torch2pprof IN OUT form': ([sample, os.path.join(tmp, 'c.pb.gz')], None, 'c.pb.gz'),
+        '--threads 1 gives the same bytes': (['convert', '--threads', '1', sample, os.path.join(tmp, 'd.pb.gz')], None, 'd.pb.gz'),
+        'Go-style -threads 2': (['convert', '-threads', '2', sample, os.path.join(tmp, 'e.pb.gz')], None, 'e.pb.gz'),
+    }
+    for name, (args, stdin_path, out) in variants.items():
+        stdin = open(stdin_path, 'rb') if stdin_path else None
+        r = c.convert(args, stdin=stdin)
+        problems = [] if r.returncode == 0 else [f'exit {r.returncode}: {r.stderr.decode()[:200]}']
+        if not problems and open(os.path.join(tmp, out), 'rb').read() != ref_bytes:
+            problems.append('output differs from the plain conversion')
+        c.report(name, problems)
+    r = subprocess.run([c.binary, 'convert', sample, '-'], capture_output=True)
+    c.report('stdout output', [] if r.returncode == 0 and r.stdout == ref_bytes else [f'exit {r.returncode}'])
+
+    # The uncompressed form of the same trace gives the same profile but for the file name.
+    plain = os.path.join(tmp, 'plain.json')
+    open(plain, 'wb').write(gzip.decompress(open(sample, 'rb').read()))
+    c.convert(['convert', plain, os.path.join(tmp, 'f.pb.gz')])
+    a, b = Raw(ref), Raw(os.path.join(tmp, 'f.pb.gz'))
+    c.report('plain JSON equals gzip JSON', [] if a.samples == b.samples else ['samples differ'])
+
+
+if __name__ == '__main__':
+    sys.exit(main())

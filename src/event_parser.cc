@@ -88,6 +88,15 @@ class Impl final : public EventParser {
     __builtin_unreachable();
   }
 
+  // A value that is not a string: its JSON text, after checking that it is JSON
+  // at all (on-demand does not validate values it is not asked to parse).
+  static simdjson::error_code NonString(od::value& v, std::string_view* out) {
+    od::json_type type;
+    if (auto err = v.type().get(type)) return err;
+    *out = Trim(v.raw_json_token());
+    return simdjson::SUCCESS;
+  }
+
   static std::string_view Trim(std::string_view s) {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
     return s;
@@ -156,7 +165,7 @@ class Impl final : public EventParser {
         case 'p':
           if (key == "ph") {
             err = v.get_string().get(ev->ph);
-            if (err == simdjson::INCORRECT_TYPE) err = simdjson::SUCCESS, ev->ph = "?";
+            if (err == simdjson::INCORRECT_TYPE && !(err = NonString(v, &ev->ph))) ev->ph = "?";
           } else if (key == "pid") {
             err = LaneValue(v, &ev->pid, &pid_scratch_);
           }
@@ -174,13 +183,13 @@ class Impl final : public EventParser {
         case 'n':
           if (key == "name") {
             err = v.get_string().get(ev->name);
-            if (err == simdjson::INCORRECT_TYPE) err = simdjson::SUCCESS, ev->name = Trim(v.raw_json_token());
+            if (err == simdjson::INCORRECT_TYPE) err = NonString(v, &ev->name);
           }
           break;
         case 'c':
           if (key == "cat") {
             err = v.get_string().get(ev->cat);
-            if (err == simdjson::INCORRECT_TYPE) err = simdjson::SUCCESS;
+            if (err == simdjson::INCORRECT_TYPE) err = NonString(v, &ev->cat);
           }
           break;
         case 'a':

@@ -58,7 +58,7 @@ bool ParseMicrosToNanos(std::string_view t, int64_t* out) {
     }
     if (frac_digits == 0) return false;
   }
-  if (int_digits + frac_digits == 0) return false;
+  if (int_digits == 0) return false;  // JSON numbers have an integer part: no ".5"
   if (i < n && (t[i] == 'e' || t[i] == 'E')) {
     ++i;
     bool eneg = false;

@@ -4,6 +4,7 @@
 #include "torch2pprof/trace_loader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -233,13 +234,12 @@ class Loader final : public EventSink {
   void HandleHeader(const std::string& key, std::string raw, uint64_t offset) {
     TraceHeader& h = trace_.header;
     if (key == "baseTimeNanoseconds") {
-      std::string text = raw;
-      if (!text.empty() && text.front() == '"') text = DecodeString(raw, offset);
-      int64_t ns;
-      // The value is nanoseconds: parse as microseconds and divide exactly.
-      if (ParseMicrosToNanos(text, &ns) && ns % 1000 == 0) {
+      std::string text = !raw.empty() && raw.front() == '"' ? DecodeString(raw, offset) : raw;
+      int64_t ns = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ns);
+      if (ec == std::errc() && end == text.data() + text.size()) {
         h.has_base_time = true;
-        h.base_time_ns = ns / 1000;
+        h.base_time_ns = ns;
       }
     } else if (key == "traceName" && !raw.empty() && raw.front() == '"') {
       h.trace_name = DecodeString(raw, offset);

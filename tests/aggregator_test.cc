@@ -1,0 +1,124 @@
+// Frames from names, and samples per stack and lane; values by hand.
+#include "torch2pprof/aggregator.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace torch2pprof {
+namespace {
+
+using testing::ConvertText;
+
+TEST(Aggregator, MemoryAddressesAreRemovedFromFrames) {
+  EXPECT_EQ(FrameSystemName("<built-in method add_ of Tensor object at 0x7f3a2c1d9e40>"),
+            "<built-in method add_ of Tensor object>");
+  EXPECT_EQ(FrameSystemName("a at 0x1 b at 0xFFf c"), "a b c");
+  EXPECT_EQ(FrameSystemName("look at 0x"), "look at 0x");  // no digits: no address
+  EXPECT_EQ(FrameSystemName("aten::add"), "aten::add");
+}
+
+TEST(Aggregator, PythonFramesGetFileLineAndAName) {
+  Frame f = MakeFrame("/opt/venv/lib/python3.10/site-packages/torch/nn/modules/module.py(1194): _call_impl");
+  EXPECT_EQ(f.filename, "/opt/venv/lib/python3.10/site-packages/torch/nn/modules/module.py");
+  EXPECT_EQ(f.line, 1194);
+  EXPECT_EQ(f.name, "_call_impl torch/nn/modules/module.py:1194");
+  Frame g = MakeFrame("model.py(30): forward");
+  EXPECT_EQ(g.name, "forward model.py:30");
+  EXPECT_EQ(g.filename, "model.py");
+  // The path may itself contain ".py(" ; the last well-formed match wins.
+  Frame h = MakeFrame("odd.py(dir)/x.py(7): f");
+  EXPECT_EQ(h.filename, "odd.py(dir)/x.py");
+  EXPECT_EQ(h.line, 7);
+  for (const char* not_python : {"nn.Module: Linear_0", "x.py(12)", "x.py(): f", "aten::mm"}) {
+    Frame n = MakeFrame(not_python);
+    EXPECT_EQ(n.filename, "") << not_python;
+    EXPECT_EQ(n.line, 0) << not_python;
+  }
+}
+
+TEST(Aggregator, NamesPprofWouldRewriteGetANameItShowsAsIs) {
+  // Unaffected names stay as they are.
+  EXPECT_EQ(MakeFrame("aten::add").name, "aten::add");
+  EXPECT_EQ(MakeFrame("cudaLaunchKernel").name, "cudaLaunchKernel");
+  EXPECT_EQ(MakeFrame("ProfilerStep#3").name, "ProfilerStep#3");
+  // C++ signatures lose their parameter list and keep their template arguments.
+  EXPECT_EQ(MakeFrame("void k<4, F<float> >(int, F<float>)").name, "void k<4, F<float> >");
+  EXPECT_EQ(MakeFrame("cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)").name,
+            "cask_cudnn::computeOffsetsKernel");
+  // Others keep all their text but differ from the system name by a trailing space.
+  EXPECT_EQ(MakeFrame("Memcpy HtoD (Pageable -> Device)").name, "Memcpy HtoD (Pageable -> Device) ");
+  EXPECT_EQ(MakeFrame("<built-in function linear>").name, "<built-in function linear> ");
+  EXPECT_EQ(MakeFrame("void cutlass::Kernel<cfg>").name, "void cutlass::Kernel<cfg> ");
+}
+
+TEST(Aggregator, WallIsSelfTimeAndCallsCountEachIntervalOnce) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "name": "parent", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "name": "child", "pid": 1, "tid": 1, "ts": 2, "dur": 3},
+    {"ph": "X", "name": "parent", "pid": 1, "tid": 1, "ts": 20, "dur": 4},
+    {"ph": "X", "name": "straddler", "pid": 1, "tid": 1, "ts": 22, "dur": 6},
+    {"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}}])");
+  EXPECT_EQ(d.problem, "");
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds"}));
+  EXPECT_EQ(d.default_sample_type, "wall");
+  std::map<std::string, std::vector<int64_t>> want = {
+      {"pid=1,tid=1|parent", {2, 7000 + 2000}},
+      {"pid=1,tid=1|parent;child", {1, 3000}},
+      {"pid=1,tid=1|parent;straddler", {1, 2000}},  // [22,24) inside parent
+      {"pid=1,tid=1|straddler", {0, 4000}},         // its rest [24,28): time, no second call
+      {"pid=0,thread=stream 7,tid=7|k", {1, 2000}},
+  };
+  EXPECT_EQ(d.stacks, want);
+  EXPECT_EQ(d.duration_nanos, 28000);
+  EXPECT_EQ(d.time_nanos, 0);  // relative timestamps and no baseTimeNanoseconds: unknown
+  EXPECT_EQ(d.mappings, 0u);
+  EXPECT_EQ(d.functions, 4u);
+  EXPECT_EQ(d.locations, 4u);
+}
+
+TEST(Aggregator, RepeatedStacksAggregateAndAddressesMerge) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "name": "<built-in method add_ of Tensor object at 0x7f00>", "pid": 1, "tid": 1, "ts": 0, "dur": 1},
+    {"ph": "X", "name": "<built-in method add_ of Tensor object at 0x7f08>", "pid": 1, "tid": 1, "ts": 5, "dur": 2}])");
+  ASSERT_EQ(d.stacks.size(), 1u);
+  EXPECT_EQ(d.stacks.begin()->second, (std::vector<int64_t>{2, 3000}));
+  EXPECT_EQ(d.functions, 1u);
+}
+
+TEST(Aggregator, WallClockStartFromBaseTimeOrEpochTimestamps) {
+  auto with_base = ConvertText(R"({"baseTimeNanoseconds": 1700000000000000000,
+    "traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1000.5, "dur": 1}]})");
+  EXPECT_EQ(with_base.time_nanos, 1700000000001000500);
+  auto epoch = ConvertText(R"([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1712195495519695.8, "dur": 1}])");
+  EXPECT_EQ(epoch.time_nanos, 1712195495519695800);
+}
+
+TEST(Aggregator, CommentsSayWhatWasReadAndSkipped) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 0},
+    {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5},
+    {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 5}])");
+  ASSERT_EQ(d.comments.size(), 3u);
+  EXPECT_NE(d.comments[0].find("convert"), std::string::npos);
+  EXPECT_NE(d.comments[1].find("events: 3 (X 3)"), std::string::npos) << d.comments[1];
+  EXPECT_NE(d.comments[1].find("partial overlaps split: 1"), std::string::npos) << d.comments[1];
+  EXPECT_EQ(d.comments[2], "skipped: 1, zero_duration 1");
+}
+
+TEST(Aggregator, PythonStacksFromAKinetoStyleTrace) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "python_function", "name": "train.py(42): <module>", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "python_function", "name": "model.py(30): forward", "pid": 1, "tid": 1, "ts": 10, "dur": 20},
+    {"ph": "X", "cat": "python_function", "name": "model.py(55): forward", "pid": 1, "tid": 1, "ts": 40, "dur": 20},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 45, "dur": 5}])");
+  EXPECT_EQ(d.stacks.at("pid=1,tid=1|train.py(42): <module>;model.py(55): forward;aten::mm"),
+            (std::vector<int64_t>{1, 5000}));
+  EXPECT_EQ(d.display_names.at("model.py(30): forward"), "forward model.py:30");
+  EXPECT_EQ(d.display_names.at("model.py(55): forward"), "forward model.py:55");
+  EXPECT_EQ(d.files.at("model.py(55): forward"), std::make_pair(std::string("model.py"), int64_t{55}));
+}
+
+}  // namespace
+}  // namespace torch2pprof

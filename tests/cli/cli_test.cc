@@ -1,0 +1,122 @@
+// The command line as a table of argv cases: exit status and what is printed.
+#include "cli.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "../test_util.h"
+
+namespace torch2pprof::cli {
+namespace {
+
+using torch2pprof::testing::DecodeProfile;
+using torch2pprof::testing::ReadFile;
+using torch2pprof::testing::TempDir;
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+Result RunArgs(std::vector<std::string> args) {
+  args.insert(args.begin(), "torch2pprof");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  int status = Run(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {status, out.str(), err.str()};
+}
+
+const char* kTrace = R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]})";
+
+TEST(Cli, HelpAndVersion) {
+  for (auto args : std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"help"}, {"-help"}}) {
+    Result r = RunArgs(args);
+    EXPECT_EQ(r.status, 0) << args[0];
+    EXPECT_NE(r.out.find("convert"), std::string::npos) << args[0];
+    EXPECT_EQ(r.err, "");
+  }
+  Result conv = RunArgs({"convert", "--help"});
+  EXPECT_EQ(conv.status, 0);
+  EXPECT_NE(conv.out.find("--threads"), std::string::npos);
+  Result v = RunArgs({"--version"});
+  EXPECT_EQ(v.status, 0);
+  EXPECT_EQ(v.out.rfind("torch2pprof ", 0), 0u);
+}
+
+TEST(Cli, UsageErrorsExitTwoWithOneLine) {
+  TempDir dir;
+  std::string in = dir.Write("t.json", kTrace);
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"convert"},
+      {"convert", in},
+      {"convert", in, "out.pb.gz", "extra"},
+      {"convert", "--no-such-flag", in, "o.pb.gz"},
+      {"convert", "--threads", "many", in, "o.pb.gz"},
+      {"bogus-flag-first", "--frobnicate"},
+  };
+  for (const auto& args : cases) {
+    Result r = RunArgs(args);
+    std::string shown = args.empty() ? "(none)" : args[0];
+    EXPECT_EQ(r.status, 2) << shown << " " << r.err;
+    if (!args.empty()) {
+      EXPECT_EQ(r.err.rfind("torch2pprof: ", 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+}
+
+TEST(Cli, BadInputExitsOneNamingFileAndOffset) {
+  TempDir dir;
+  std::string bad = dir.Write("bad.json", R"({"traceEvents": [{"ph": "X"} oops])");
+  std::string out = dir.path() + "/out.pb.gz";
+  Result r = RunArgs({"convert", bad, out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "torch2pprof: " + bad + ": byte 29: expected ',' or ']' after an event in traceEvents, found 'o'\n");
+  EXPECT_FALSE(std::ifstream(out).good());  // no output at all
+
+  Result missing = RunArgs({"convert", dir.path() + "/missing.json", out});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("missing.json: cannot open: No such file or directory"), std::string::npos);
+
+  std::string empty = dir.Write("empty.json", R"({"traceEvents": [{"ph": "i", "ts": 1}]})");
+  Result no_time = RunArgs({"convert", empty, out});
+  EXPECT_EQ(no_time.status, 1);
+  EXPECT_NE(no_time.err.find("no timed events"), std::string::npos);
+}
+
+TEST(Cli, ConvertWritesAProfileInEveryForm) {
+  TempDir dir;
+  std::string in = dir.Write("t.json", kTrace);
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"convert", in, dir.path() + "/a.pb.gz"},
+           {in, dir.path() + "/a.pb.gz"},
+           {"convert", "-o", dir.path() + "/a.pb.gz", in},
+           {"convert", "-threads", "1", in, dir.path() + "/a.pb.gz"},
+           {"convert", "--threads=2", in, dir.path() + "/a.pb.gz"}}) {
+    std::remove((dir.path() + "/a.pb.gz").c_str());
+    Result r = RunArgs(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+    auto d = DecodeProfile(ReadFile(dir.path() + "/a.pb.gz"));
+    EXPECT_EQ(d.stacks.at("pid=1,tid=1|a"), (std::vector<int64_t>{1, 5000}));
+  }
+}
+
+TEST(Cli, OutputProblemsExitThree) {
+  TempDir dir;
+  std::string in = dir.Write("t.json", kTrace);
+  Result self = RunArgs({"convert", in, in});
+  EXPECT_EQ(self.status, 3);
+  EXPECT_NE(self.err.find("refusing to overwrite the input"), std::string::npos);
+  EXPECT_EQ(ReadFile(in), kTrace);
+  Result nodir = RunArgs({"convert", in, dir.path() + "/none/out.pb.gz"});
+  EXPECT_EQ(nodir.status, 3);
+}
+
+}  // namespace
+}  // namespace torch2pprof::cli

@@ -1,0 +1,133 @@
+// Nesting by time containment, tie rules, and the splitting of partial overlaps;
+// expectations computed by hand from the intervals in each test.
+#include "torch2pprof/lane_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace torch2pprof {
+namespace {
+
+using testing::LoadText;
+
+// "name[start,end) self=N parent=name" per piece, in order.
+std::vector<std::string> Describe(const Trace& t, const LaneStacks& ls) {
+  std::vector<std::string> out;
+  for (const Piece& p : ls.pieces) {
+    std::string parent = p.parent < 0 ? "-" : std::string(t.strings.Get(t.intervals[ls.pieces[p.parent].interval].name));
+    out.push_back(std::string(t.strings.Get(t.intervals[p.interval].name)) + "[" + std::to_string(p.start_ns / 1000) + "," +
+                  std::to_string(p.end_ns / 1000) + ") self=" + std::to_string(p.self_ns / 1000) + " parent=" + parent +
+                  (p.first ? "" : " (rest)"));
+  }
+  return out;
+}
+
+std::string X(const char* name, int ts, int dur, int tid = 1) {
+  return std::string(R"({"ph": "X", "name": ")") + name + R"(", "pid": 1, "tid": )" + std::to_string(tid) +
+         ", \"ts\": " + std::to_string(ts) + ", \"dur\": " + std::to_string(dur) + "}";
+}
+
+std::string Trace_(std::initializer_list<std::string> events) {
+  std::string s = "[";
+  for (const auto& e : events) s += (s.size() > 1 ? "," : "") + e;
+  return s + "]";
+}
+
+TEST(LaneBuilder, NestsByContainmentRegardlessOfFileOrder) {
+  Trace t = LoadText(Trace_({X("child", 2, 3), X("parent", 0, 10), X("sibling", 6, 2), X("next", 12, 1)}));
+  auto lanes = BuildLanes(t);
+  ASSERT_EQ(lanes.size(), 1u);
+  EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{
+                                       "parent[0,10) self=5 parent=-",
+                                       "child[2,5) self=3 parent=parent",
+                                       "sibling[6,8) self=2 parent=parent",
+                                       "next[12,13) self=1 parent=-",
+                                   }));
+  EXPECT_EQ(lanes[0].busy_ns, 11000);
+  EXPECT_EQ(lanes[0].intervals, 4u);
+  EXPECT_EQ(lanes[0].partial_overlaps, 0u);
+}
+
+TEST(LaneBuilder, IdenticalIntervalsNestInFileOrder) {
+  // Kineto writes the caller first: aten::to, then aten::_to_copy with the same interval.
+  Trace t = LoadText(Trace_({X("aten::to", 5, 4), X("aten::_to_copy", 5, 4), X("aten::copy_", 5, 4)}));
+  auto lanes = BuildLanes(t);
+  EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{
+                                       "aten::to[5,9) self=0 parent=-",
+                                       "aten::_to_copy[5,9) self=0 parent=aten::to",
+                                       "aten::copy_[5,9) self=4 parent=aten::_to_copy",
+                                   }));
+}
+
+TEST(LaneBuilder, TouchingIntervalsAreSiblings) {
+  Trace t = LoadText(Trace_({X("a", 0, 5), X("b", 5, 5)}));
+  auto lanes = BuildLanes(t);
+  EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{"a[0,5) self=5 parent=-", "b[5,10) self=5 parent=-"}));
+}
+
+TEST(LaneBuilder, PartialOverlapIsSplitWithoutLosingTime) {
+  // parent [0,10); straddler [8,15) starts inside it and ends after it; inner [9,12)
+  // inside the straddler; late [14,20) starts inside the straddler's rest.
+  Trace t = LoadText(Trace_({X("parent", 0, 10), X("child", 2, 4), X("straddler", 8, 7), X("inner", 9, 3), X("late", 14, 6)}));
+  auto lanes = BuildLanes(t);
+  EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{
+                                       "parent[0,10) self=4 parent=-",
+                                       "child[2,6) self=4 parent=parent",
+                                       "straddler[8,10) self=1 parent=parent",
+                                       "inner[9,10) self=1 parent=straddler",
+                                       "straddler[10,15) self=2 parent=- (rest)",
+                                       "inner[10,12) self=2 parent=straddler (rest)",
+                                       "late[14,15) self=1 parent=straddler",
+                                       "late[15,20) self=5 parent=- (rest)",
+                                   }));
+  EXPECT_EQ(lanes[0].busy_ns, 20000);  // union [0,20)
+  int64_t self = 0;
+  for (const Piece& p : lanes[0].pieces) self += p.self_ns;
+  EXPECT_EQ(self, lanes[0].busy_ns);
+  EXPECT_EQ(lanes[0].partial_overlaps, 3u);  // straddler, inner, late
+}
+
+TEST(LaneBuilder, KernelsOverlappingOnOneStream) {
+  Trace t = LoadText(Trace_({X("k1", 100, 10, 7), X("k2", 105, 10, 7), X("k3", 108, 1, 7)}));
+  auto lanes = BuildLanes(t);
+  EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{
+                                       "k1[100,110) self=5 parent=-",
+                                       "k2[105,110) self=4 parent=k1",
+                                       "k3[108,109) self=1 parent=k2",
+                                       "k2[110,115) self=5 parent=- (rest)",
+                                   }));
+  EXPECT_EQ(lanes[0].busy_ns, 15000);
+}
+
+TEST(LaneBuilder, DeepNestingNeedsNoRecursion) {
+  // 100,000 levels on one lane: each interval one microsecond inside the previous.
+  const int depth = 100000;
+  std::string s = "[";
+  for (int i = 0; i < depth; ++i) s += (i ? "," : "") + X("f", i, 2 * (depth - i) + 1);
+  Trace t = LoadText(s + "]");
+  auto lanes = BuildLanes(t);
+  ASSERT_EQ(lanes[0].pieces.size(), static_cast<size_t>(depth));
+  EXPECT_EQ(lanes[0].pieces.back().parent, depth - 2);
+  EXPECT_EQ(lanes[0].busy_ns, (2LL * depth + 1) * 1000);
+}
+
+TEST(LaneBuilder, LanesAreIndependentAndThreadsDoNotChangeTheResult) {
+  std::string s = "[";
+  for (int lane = 0; lane < 8; ++lane) {
+    for (int i = 0; i < 50; ++i) s += (s.size() > 1 ? "," : "") + X("op", i * 3 + lane, 4 + (i % 3), lane);
+  }
+  Trace t = LoadText(s + "]");
+  auto one = BuildLanes(t, BuildOptions{1});
+  auto four = BuildLanes(t, BuildOptions{4});
+  ASSERT_EQ(one.size(), 8u);
+  ASSERT_EQ(four.size(), 8u);
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].lane, four[i].lane);
+    EXPECT_EQ(Describe(t, one[i]), Describe(t, four[i]));
+    EXPECT_EQ(one[i].busy_ns, four[i].busy_ns);
+  }
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -1,0 +1,231 @@
+// The loader on small hand-made traces: both top-level forms, gzip by magic bytes,
+// lanes from numbers and strings, B/E matching, metadata, header, and bad input.
+#include "torch2pprof/trace_loader.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "torch2pprof/error.h"
+#include "torch2pprof/pprof_writer.h"
+
+namespace torch2pprof {
+namespace {
+
+using testing::LoadText;
+using testing::TempDir;
+
+std::string Name(const Trace& t, const Interval& iv) { return std::string(t.strings.Get(iv.name)); }
+
+// Loads text expected to be rejected; returns the error.
+Error LoadError(const std::string& json) {
+  try {
+    LoadText(json);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error for: " << json.substr(0, 80);
+  return Error(Error::Kind::kInput, "", -1, "");
+}
+
+TEST(TraceLoader, ObjectFormWithHeader) {
+  Trace t = LoadText(R"({"schemaVersion": 1, "baseTimeNanoseconds": 1700000000000000000,
+    "traceName": "run \"7\"", "deviceProperties": [{"id": 0, "name": "A100"}],
+    "traceEvents": [{"ph": "X", "name": "aten::add", "cat": "cpu_op", "pid": 1, "tid": 2, "ts": 5.5, "dur": 2}],
+    "displayTimeUnit": "ms"})");
+  ASSERT_EQ(t.intervals.size(), 1u);
+  EXPECT_EQ(Name(t, t.intervals[0]), "aten::add");
+  EXPECT_EQ(t.strings.Get(t.intervals[0].cat), "cpu_op");
+  EXPECT_EQ(t.intervals[0].start_ns, 5500);
+  EXPECT_EQ(t.intervals[0].end_ns, 7500);
+  EXPECT_TRUE(t.header.has_base_time);
+  EXPECT_EQ(t.header.base_time_ns, 1700000000000000000);
+  EXPECT_EQ(t.header.trace_name, "run \"7\"");
+  EXPECT_EQ(t.header.raw.at("deviceProperties"), R"([{"id": 0, "name": "A100"}])");
+  EXPECT_EQ(t.header.raw.at("displayTimeUnit"), R"("ms")");
+  EXPECT_EQ(t.stats.events, 1u);
+}
+
+TEST(TraceLoader, BareArrayFormAndTrailingComma) {
+  Trace t = LoadText(R"([{"ph": "X", "name": "a", "pid": "CPU functions", "tid": 1, "ts": 0, "dur": 3},])");
+  ASSERT_EQ(t.intervals.size(), 1u);
+  EXPECT_EQ(t.lanes[0].pid, "CPU functions");
+  EXPECT_EQ(t.lanes[0].tid, "1");
+}
+
+TEST(TraceLoader, GzipIsDetectedByMagicBytesNotByName) {
+  TempDir dir;
+  std::string json = R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})";
+  std::string path = dir.Write("looks_plain.json", Gzip(json));
+  Trace t = LoadTrace(LoadOptions{path});
+  EXPECT_EQ(t.intervals.size(), 1u);
+  EXPECT_EQ(t.stats.json_bytes, json.size());
+}
+
+TEST(TraceLoader, ConcatenatedGzipMembersAreOneStream) {
+  TempDir dir;
+  std::string a = R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},)";
+  std::string b = R"({"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 1}]})";
+  Trace t = LoadTrace(LoadOptions{dir.Write("two.json.gz", Gzip(a) + Gzip(b))});
+  ASSERT_EQ(t.intervals.size(), 2u);
+  EXPECT_EQ(Name(t, t.intervals[1]), "b");
+}
+
+TEST(TraceLoader, LanesArePidTidPairsOfNumbersOrStrings) {
+  Trace t = LoadText(R"([
+    {"ph": "X", "name": "a", "pid": 7, "tid": 1, "ts": 0, "dur": 1},
+    {"ph": "X", "name": "b", "pid": 8, "tid": 1, "ts": 0, "dur": 1},
+    {"ph": "X", "name": "c", "pid": 7, "tid": "stream 7", "ts": 0, "dur": 1},
+    {"ph": "X", "name": "d", "pid": 7.0, "tid": 1e0, "ts": 0, "dur": 1},
+    {"ph": "X", "name": "e", "pid": 7.5, "tid": -1, "ts": 0, "dur": 1}])");
+  ASSERT_EQ(t.lanes.size(), 4u);  // same tid in two pids is two lanes; 7.0 is 7
+  EXPECT_EQ(t.intervals[0].lane, t.intervals[3].lane);
+  EXPECT_NE(t.intervals[0].lane, t.intervals[1].lane);
+  EXPECT_EQ(t.lanes[t.intervals[2].lane].tid, "stream 7");
+  EXPECT_EQ(t.lanes[t.intervals[4].lane].pid, "7.5");
+  EXPECT_EQ(t.lanes[t.intervals[4].lane].tid, "-1");
+}
+
+TEST(TraceLoader, BeginEndPairsMatchPerLaneInFileOrder) {
+  Trace t = LoadText(R"([
+    {"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 10},
+    {"ph": "B", "name": "other lane", "pid": 1, "tid": 2, "ts": 11},
+    {"ph": "B", "name": "inner", "pid": 1, "tid": 1, "ts": 12},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 15},
+    {"ph": "E", "pid": 1, "tid": 2, "ts": 16},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 20},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 21},
+    {"ph": "B", "name": "empty", "pid": 1, "tid": 1, "ts": 30},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 30},
+    {"ph": "B", "name": "open", "pid": 1, "tid": 1, "ts": 40}])");
+  ASSERT_EQ(t.intervals.size(), 3u);  // in the order of their B events
+  EXPECT_EQ(Name(t, t.intervals[0]), "outer");
+  EXPECT_EQ(t.intervals[0].end_ns, 20000);
+  EXPECT_EQ(Name(t, t.intervals[1]), "other lane");
+  EXPECT_EQ(t.intervals[1].end_ns, 16000);
+  EXPECT_EQ(Name(t, t.intervals[2]), "inner");
+  EXPECT_EQ(t.intervals[2].end_ns, 15000);
+  EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kUnmatchedEnd)], 1u);
+  EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kEmptyPair)], 1u);
+  EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kUnmatchedBegin)], 1u);
+}
+
+TEST(TraceLoader, EventsWithoutTimeAreCountedByReason) {
+  Trace t = LoadText(R"([
+    {"ph": "X", "name": "zero", "pid": 1, "tid": 1, "ts": 1, "dur": 0},
+    {"ph": "X", "name": "negative", "pid": 1, "tid": 1, "ts": 1, "dur": -2},
+    {"ph": "X", "name": "no dur", "pid": 1, "tid": 1, "ts": 1},
+    {"ph": "X", "name": "null dur", "pid": 1, "tid": 1, "ts": 1, "dur": null},
+    {"ph": "X", "name": "no ts", "pid": 1, "tid": 1, "dur": 4},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1, "s": "t"},
+    {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 1}, 17, "text",
+    {"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 1}])");
+  EXPECT_EQ(t.intervals.size(), 1u);
+  EXPECT_EQ(t.stats.events, 10u);
+  auto skipped = [&](Skip s) { return t.stats.skipped[static_cast<int>(s)]; };
+  EXPECT_EQ(skipped(Skip::kZeroDuration), 1u);
+  EXPECT_EQ(skipped(Skip::kNegativeDuration), 1u);
+  EXPECT_EQ(skipped(Skip::kNoDuration), 2u);
+  EXPECT_EQ(skipped(Skip::kNoTimestamp), 1u);
+  EXPECT_EQ(skipped(Skip::kNotAnObject), 2u);
+  EXPECT_EQ(t.stats.phases.at("X"), 6u);
+  EXPECT_EQ(t.stats.phases.at("i"), 1u);
+  EXPECT_EQ(t.stats.phases.at("s"), 1u);
+}
+
+TEST(TraceLoader, ThreadAndProcessNamesFromMetadata) {
+  Trace t = LoadText(R"([
+    {"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+    {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"labels": "x", "name": "GPU 0"}}])");
+  ASSERT_GE(t.lanes.size(), 1u);
+  EXPECT_EQ(t.lanes[0].thread_name, "stream 7");
+  EXPECT_EQ(t.lanes[0].process_name, "GPU 0");
+}
+
+TEST(TraceLoader, EscapesUnicodeAndKeyOrder) {
+  Trace t = LoadText(R"([{"dur": 2, "ts": 1, "tid": 1, "pid": 1, "name": "a\"b\\c \u00e9\ud83d\ude00", "args": {"x": [1, {"y": "]}"}]}, "ph": "X"}])");
+  ASSERT_EQ(t.intervals.size(), 1u);
+  EXPECT_EQ(Name(t, t.intervals[0]), "a\"b\\c \xc3\xa9\xf0\x9f\x98\x80");
+}
+
+TEST(TraceLoader, ManyChunksAndEventsLargerThanTheReadBuffer) {
+  // Chunks are 2 MiB and reads 4 MiB: 30,000 events and one 5 MB event cross both.
+  std::string json = "{\"traceEvents\": [";
+  for (int i = 0; i < 30000; ++i) {
+    json += "{\"ph\": \"X\", \"name\": \"op" + std::to_string(i % 97) + "\", \"pid\": 1, \"tid\": 1, \"ts\": " +
+            std::to_string(i * 10) + ".125, \"dur\": 5, \"args\": {\"pad\": \"" + std::string(60, 'x') + "\"}},\n";
+  }
+  json += "{\"ph\": \"X\", \"name\": \"" + std::string(5 << 20, 'n') + "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}";
+  json += "]}";
+  Trace t = LoadText(json);
+  ASSERT_EQ(t.intervals.size(), 30001u);
+  EXPECT_EQ(t.intervals[29999].start_ns, 299990125);
+  EXPECT_EQ(Name(t, t.intervals[29999]), "op" + std::to_string(29999 % 97));
+  EXPECT_EQ(t.strings.Get(t.intervals[30000].name).size(), 5u << 20);
+  EXPECT_EQ(t.stats.json_bytes, json.size());
+}
+
+TEST(TraceLoader, StdinIsDash) {
+  // Only the name matters here; reading stdin itself is covered end to end.
+  EXPECT_THROW(LoadTrace(LoadOptions{"/nonexistent/trace.json"}), Error);
+}
+
+struct BadCase {
+  const char* what;
+  std::string json;
+  int64_t offset;  // -1: no offset in the message
+  const char* message_part;
+};
+
+TEST(TraceLoader, BadInputNamesFileOffsetAndExpectation) {
+  const BadCase cases[] = {
+      {"empty file", "", 0, "empty"},
+      {"not JSON", "hello", 0, "expected '{' or '['"},
+      {"no traceEvents", R"({"a": 1})", -1, "no \"traceEvents\""},
+      {"cut inside an event", R"({"traceEvents": [{"ph": "X", "na)", 32, "truncated"},
+      {"cut after an event", R"({"traceEvents": [{"ph": "X"})", 28, "truncated"},
+      {"missing comma", R"([{"ph": "X"} {"ph": "X"}])", 13, "expected ',' or ']'"},
+      {"bad JSON inside an event", R"([{"ph": "X"}, {"ph": X}])", 21, "invalid JSON"},
+      {"trailing garbage", R"([{"ph": "X"}] xyz)", 14, "after the end"},
+      {"ts of the wrong type", R"([{"ph": "X", "ts": [1], "dur": 1}])", 1, "\"ts\" must be a number"},
+      {"ts beyond 64 bits", R"([{"ph": "X", "ts": 99999999999999999999, "dur": 1}])", 1, "fits in 64-bit"},
+      {"dur that is text", R"([{"ph": "X", "ts": 1, "dur": "soon"}])", 1, "\"dur\" is not a number"},
+      {"invalid UTF-8", std::string("[{\"ph\": \"X\"}, {\"name\": \"\xff\"}]"), 14, "invalid JSON"},
+  };
+  for (const BadCase& c : cases) {
+    Error e = LoadError(c.json);
+    EXPECT_EQ(e.kind(), Error::Kind::kInput) << c.what;
+    EXPECT_EQ(e.offset(), c.offset) << c.what << ": " << e.what();
+    EXPECT_NE(e.message().find(c.message_part), std::string::npos) << c.what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find("trace.json: "), std::string::npos) << c.what;
+  }
+}
+
+TEST(TraceLoader, TruncatedGzipIsAnError) {
+  TempDir dir;
+  std::string json = "[" + std::string(100000, ' ') + "]";
+  std::string gz = Gzip(json);
+  std::string path = dir.Write("cut.json.gz", gz.substr(0, gz.size() / 2));
+  try {
+    LoadTrace(LoadOptions{path});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("gzip stream is truncated"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TraceLoader, MissingFileAndDirectory) {
+  TempDir dir;
+  for (const std::string& path : {dir.path() + "/missing.json", dir.path()}) {
+    try {
+      LoadTrace(LoadOptions{path});
+      FAIL() << path;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.offset(), -1);
+      EXPECT_EQ(e.file(), path);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace torch2pprof

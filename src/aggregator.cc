@@ -212,7 +212,8 @@ Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
   p.comments.push_back(Summary(trace, lanes));
   std::string skipped = "skipped: " + std::to_string(trace.stats.skipped_total());
   for (size_t i = 0; i < kSkipReasons.size(); ++i) {
-    if (trace.stats.skipped[i]) skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
+    if (trace.stats.skipped[i])
+      skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
   }
   p.comments.push_back(skipped);
   return p;

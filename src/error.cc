@@ -3,8 +3,8 @@
 namespace torch2pprof {
 
 Error::Error(Kind kind, std::string file, int64_t offset, std::string message)
-    : std::runtime_error((file.empty() ? "" : file + ": ") + (offset >= 0 ? "byte " + std::to_string(offset) + ": " : "") +
-                         message),
+    : std::runtime_error((file.empty() ? "" : file + ": ") +
+                         (offset >= 0 ? "byte " + std::to_string(offset) + ": " : "") + message),
       kind_(kind),
       file_(std::move(file)),
       offset_(offset),

@@ -57,8 +57,9 @@ class Impl final : public EventParser {
     return starts[lo].offset + (pos >= starts[lo].pos ? pos - starts[lo].pos : 0);
   }
 
-  [[noreturn]] static void Fail(od::document& doc, const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts,
-                                size_t event, EventSink& sink, simdjson::error_code err) {
+  [[noreturn]] static void Fail(od::document& doc, const std::string& chunk, size_t len,
+                                const std::vector<ChunkStart>& starts, size_t event, EventSink& sink,
+                                simdjson::error_code err) {
     uint64_t off = starts[std::min(event, starts.size() - 1)].offset;
     const char* loc = nullptr;
     if (doc.current_location().get(loc) == simdjson::SUCCESS && loc >= chunk.data() && loc < chunk.data() + len) {
@@ -70,8 +71,9 @@ class Impl final : public EventParser {
 
   // Stage 1 failures (bad UTF-8, an unclosed string) point at no event: re-parse
   // the chunk's events one by one to name the first bad one.
-  [[noreturn]] static void LocateStage1Error(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts,
-                                             EventSink& sink, simdjson::error_code chunk_err) {
+  [[noreturn]] static void LocateStage1Error(const std::string& chunk, size_t len,
+                                             const std::vector<ChunkStart>& starts, EventSink& sink,
+                                             simdjson::error_code chunk_err) {
     std::string one;
     od::parser p;
     for (size_t i = 0; i < starts.size(); ++i) {
@@ -98,7 +100,8 @@ class Impl final : public EventParser {
   }
 
   static std::string_view Trim(std::string_view s) {
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+      s.remove_suffix(1);
     return s;
   }
 
@@ -129,7 +132,8 @@ class Impl final : public EventParser {
       sink.Fail(offset, std::string("event field \"") + key + "\" must be a number of microseconds");
     }
     if (!ParseMicrosToNanos(text, out)) {
-      sink.Fail(offset, std::string("event field \"") + key + "\" is not a number of microseconds that fits in 64-bit nanoseconds: " +
+      sink.Fail(offset, std::string("event field \"") + key +
+                            "\" is not a number of microseconds that fits in 64-bit nanoseconds: " +
                             std::string(text.substr(0, 40)));
     }
     *present = true;

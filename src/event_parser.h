@@ -12,17 +12,17 @@ namespace torch2pprof {
 
 // One event's fields; the views are valid only during EventSink::OnEvent.
 struct RawEvent {
-  std::string_view ph;         // "?" when ph is not a string
-  std::string_view name;       // strings as written (unescaped); other JSON as its text
+  std::string_view ph;    // "?" when ph is not a string
+  std::string_view name;  // strings as written (unescaped); other JSON as its text
   std::string_view cat;
-  std::string_view pid;        // lane text: strings as they are, integral numbers without decimals
+  std::string_view pid;  // lane text: strings as they are, integral numbers without decimals
   std::string_view tid;
   std::string_view meta_name;  // args.name (thread_name / process_name metadata)
   int64_t ts = 0;              // ns
   int64_t dur = 0;             // ns
   bool has_ts = false;
-  bool has_dur = false;        // false when absent or null
-  uint64_t offset = 0;         // where the event starts in the uncompressed input
+  bool has_dur = false;  // false when absent or null
+  uint64_t offset = 0;   // where the event starts in the uncompressed input
 };
 
 class EventSink {

@@ -20,8 +20,10 @@ u128 Pow10(int k) {
 }  // namespace
 
 bool ParseMicrosToNanos(std::string_view t, int64_t* out) {
-  while (!t.empty() && (t.front() == ' ' || t.front() == '\t' || t.front() == '\n' || t.front() == '\r')) t.remove_prefix(1);
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t' || t.front() == '\n' || t.front() == '\r'))
+    t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r'))
+    t.remove_suffix(1);
   size_t i = 0, n = t.size();
   bool neg = false;
   if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';

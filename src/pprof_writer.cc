@@ -108,8 +108,10 @@ std::string EncodeProfile(const Profile& profile) {
     for (const auto& [key, val] : labels[s.labels]) {
       auto* lb = sp->add_label();
       lb->set_key(key);
-      if (val.first) lb->set_str(val.first);
-      else lb->set_num(val.second);
+      if (val.first)
+        lb->set_str(val.first);
+      else
+        lb->set_num(val.second);
     }
   }
   pb.set_time_nanos(profile.time_nanos);
@@ -191,7 +193,8 @@ void WriteOutputFile(const std::string& path, const std::string& data, const std
       ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
     }
     fd = -1;
-    if (::rename(tmp.c_str(), path.c_str()) != 0) ThrowOutput(path, std::string("cannot rename into place: ") + std::strerror(errno));
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+      ThrowOutput(path, std::string("cannot rename into place: ") + std::strerror(errno));
   } catch (...) {
     if (fd >= 0) ::close(fd);
     ::unlink(tmp.c_str());

@@ -22,7 +22,7 @@ namespace {
 constexpr size_t kReadSize = 4 << 20;
 constexpr size_t kChunkSize = 2 << 20;        // JSON text per simdjson document
 constexpr size_t kMaxHeaderValue = 64 << 20;  // header values kept as raw text up to this size
-constexpr size_t kPadding = 64;  // >= simdjson::SIMDJSON_PADDING
+constexpr size_t kPadding = 64;               // >= simdjson::SIMDJSON_PADDING
 constexpr int64_t kDead = std::numeric_limits<int64_t>::min();
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -127,7 +127,8 @@ class Loader final : public EventSink {
   char Expect(const char* chars, const char* what) {
     if (!win_.SkipSpace()) FailTruncated();
     char c = Peek();
-    if (!std::strchr(chars, c) || c == '\0') Fail(win_.offset(), std::string("expected ") + what + ", found " + Describe(c));
+    if (!std::strchr(chars, c) || c == '\0')
+      Fail(win_.offset(), std::string("expected ") + what + ", found " + Describe(c));
     ++win_.pos;
     return c;
   }

@@ -64,8 +64,7 @@ TEST(Aggregator, WallIsSelfTimeAndCallsCountEachIntervalOnce) {
   EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds"}));
   EXPECT_EQ(d.default_sample_type, "wall");
   std::map<std::string, std::vector<int64_t>> want = {
-      {"pid=1,tid=1|parent", {2, 7000 + 2000}},
-      {"pid=1,tid=1|parent;child", {1, 3000}},
+      {"pid=1,tid=1|parent", {2, 7000 + 2000}},     {"pid=1,tid=1|parent;child", {1, 3000}},
       {"pid=1,tid=1|parent;straddler", {1, 2000}},  // [22,24) inside parent
       {"pid=1,tid=1|straddler", {0, 4000}},         // its rest [24,28): time, no second call
       {"pid=0,thread=stream 7,tid=7|k", {1, 2000}},

@@ -40,9 +40,9 @@ TEST(ExactTime, IntegersFractionsAndExponents) {
 
 TEST(ExactTime, BelowOneNanosecondRoundsHalfToEven) {
   EXPECT_EQ(Ns("0.0004"), 0);
-  EXPECT_EQ(Ns("0.0005"), 0);  // 0.5 ns -> 0 (even)
-  EXPECT_EQ(Ns("0.0015"), 2);  // 1.5 ns -> 2 (even)
-  EXPECT_EQ(Ns("0.0025"), 2);  // 2.5 ns -> 2 (even)
+  EXPECT_EQ(Ns("0.0005"), 0);                                       // 0.5 ns -> 0 (even)
+  EXPECT_EQ(Ns("0.0015"), 2);                                       // 1.5 ns -> 2 (even)
+  EXPECT_EQ(Ns("0.0025"), 2);                                       // 2.5 ns -> 2 (even)
   EXPECT_EQ(Ns("0.00250000000000000000000000000000000000001"), 3);  // just above half
   EXPECT_EQ(Ns("0.0006"), 1);
   EXPECT_EQ(Ns("-0.0015"), -2);

@@ -15,10 +15,11 @@ using testing::LoadText;
 std::vector<std::string> Describe(const Trace& t, const LaneStacks& ls) {
   std::vector<std::string> out;
   for (const Piece& p : ls.pieces) {
-    std::string parent = p.parent < 0 ? "-" : std::string(t.strings.Get(t.intervals[ls.pieces[p.parent].interval].name));
-    out.push_back(std::string(t.strings.Get(t.intervals[p.interval].name)) + "[" + std::to_string(p.start_ns / 1000) + "," +
-                  std::to_string(p.end_ns / 1000) + ") self=" + std::to_string(p.self_ns / 1000) + " parent=" + parent +
-                  (p.first ? "" : " (rest)"));
+    std::string parent =
+        p.parent < 0 ? "-" : std::string(t.strings.Get(t.intervals[ls.pieces[p.parent].interval].name));
+    out.push_back(std::string(t.strings.Get(t.intervals[p.interval].name)) + "[" + std::to_string(p.start_ns / 1000) +
+                  "," + std::to_string(p.end_ns / 1000) + ") self=" + std::to_string(p.self_ns / 1000) +
+                  " parent=" + parent + (p.first ? "" : " (rest)"));
   }
   return out;
 }
@@ -69,7 +70,8 @@ TEST(LaneBuilder, TouchingIntervalsAreSiblings) {
 TEST(LaneBuilder, PartialOverlapIsSplitWithoutLosingTime) {
   // parent [0,10); straddler [8,15) starts inside it and ends after it; inner [9,12)
   // inside the straddler; late [14,20) starts inside the straddler's rest.
-  Trace t = LoadText(Trace_({X("parent", 0, 10), X("child", 2, 4), X("straddler", 8, 7), X("inner", 9, 3), X("late", 14, 6)}));
+  Trace t = LoadText(
+      Trace_({X("parent", 0, 10), X("child", 2, 4), X("straddler", 8, 7), X("inner", 9, 3), X("late", 14, 6)}));
   auto lanes = BuildLanes(t);
   EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{
                                        "parent[0,10) self=4 parent=-",

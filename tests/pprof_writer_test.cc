@@ -22,7 +22,8 @@ Profile Small() {
   p.default_sample_type = "wall";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
-  p.frames = {{"main", "main", "", 0}, {"f x.py:3", "x.py(3): f", "x.py", 3}, {"bad \xff name", "bad \xff name", "", 0}};
+  p.frames = {
+      {"main", "main", "", 0}, {"f x.py:3", "x.py(3): f", "x.py", 3}, {"bad \xff name", "bad \xff name", "", 0}};
   p.tree = {{0, 0}, {0, 0}, {1, 1}, {2, 2}};
   p.label_sets = {{{"pid", "1", 0, false}, {"step", "", 5, true}}};
   p.samples = {{1, 0, {1, 10}}, {2, 0, {2, 20}}, {3, 0, {1, 5}}};
@@ -61,9 +62,7 @@ TEST(PprofWriter, ValidateCatchesBrokenProfiles) {
   EXPECT_THROW(EncodeProfile(p), std::logic_error);
 }
 
-TEST(PprofWriter, SameProfileSameBytes) {
-  EXPECT_EQ(Gzip(EncodeProfile(Small())), Gzip(EncodeProfile(Small())));
-}
+TEST(PprofWriter, SameProfileSameBytes) { EXPECT_EQ(Gzip(EncodeProfile(Small())), Gzip(EncodeProfile(Small()))); }
 
 TEST(PprofWriter, WritesAtomicallyAndLeavesNoTemporaryFile) {
   TempDir dir;
@@ -96,7 +95,7 @@ TEST(PprofWriter, UnwritablePlacesAreOutputErrorsAndKeepOldFiles) {
   std::string old = dir.Write("old.pb.gz", "old");
   EXPECT_THROW(WriteOutputFile(dir.path() + "/no/such/dir/out.pb.gz", "x"), Error);
   EXPECT_THROW(WriteOutputFile(dir.path(), "x"), Error);  // a directory
-  if (geteuid() != 0) {  // root writes anywhere
+  if (geteuid() != 0) {                                   // root writes anywhere
     chmod(dir.path().c_str(), 0500);
     EXPECT_THROW(WriteOutputFile(old, "new"), Error);
     chmod(dir.path().c_str(), 0700);

@@ -35,7 +35,7 @@ struct Decoded {
   std::string default_sample_type;
   // "pid=1,tid=2|root;child;leaf" (system names, root first) -> summed values
   std::map<std::string, std::vector<int64_t>> stacks;
-  std::map<std::string, std::string> display_names;  // system name -> Function.name
+  std::map<std::string, std::string> display_names;              // system name -> Function.name
   std::map<std::string, std::pair<std::string, int64_t>> files;  // system name -> (filename, line)
   std::vector<std::string> comments;
   int64_t time_nanos = 0;

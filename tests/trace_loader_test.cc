@@ -143,7 +143,8 @@ TEST(TraceLoader, ThreadAndProcessNamesFromMetadata) {
 }
 
 TEST(TraceLoader, EscapesUnicodeAndKeyOrder) {
-  Trace t = LoadText(R"([{"dur": 2, "ts": 1, "tid": 1, "pid": 1, "name": "a\"b\\c \u00e9\ud83d\ude00", "args": {"x": [1, {"y": "]}"}]}, "ph": "X"}])");
+  Trace t = LoadText(
+      R"([{"dur": 2, "ts": 1, "tid": 1, "pid": 1, "name": "a\"b\\c \u00e9\ud83d\ude00", "args": {"x": [1, {"y": "]}"}]}, "ph": "X"}])");
   ASSERT_EQ(t.intervals.size(), 1u);
   EXPECT_EQ(Name(t, t.intervals[0]), "a\"b\\c \xc3\xa9\xf0\x9f\x98\x80");
 }
@@ -152,10 +153,12 @@ TEST(TraceLoader, ManyChunksAndEventsLargerThanTheReadBuffer) {
   // Chunks are 2 MiB and reads 4 MiB: 30,000 events and one 5 MB event cross both.
   std::string json = "{\"traceEvents\": [";
   for (int i = 0; i < 30000; ++i) {
-    json += "{\"ph\": \"X\", \"name\": \"op" + std::to_string(i % 97) + "\", \"pid\": 1, \"tid\": 1, \"ts\": " +
-            std::to_string(i * 10) + ".125, \"dur\": 5, \"args\": {\"pad\": \"" + std::string(60, 'x') + "\"}},\n";
+    json += "{\"ph\": \"X\", \"name\": \"op" + std::to_string(i % 97) +
+            "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(i * 10) +
+            ".125, \"dur\": 5, \"args\": {\"pad\": \"" + std::string(60, 'x') + "\"}},\n";
   }
-  json += "{\"ph\": \"X\", \"name\": \"" + std::string(5 << 20, 'n') + "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}";
+  json +=
+      "{\"ph\": \"X\", \"name\": \"" + std::string(5 << 20, 'n') + "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}";
   json += "]}";
   Trace t = LoadText(json);
   ASSERT_EQ(t.intervals.size(), 30001u);

@@ -46,7 +46,7 @@ struct Profile {
   ValueType period_type;
   int64_t period = 0;
   std::vector<Frame> frames;
-  std::vector<TreeNode> tree;                 // tree[0] is the root
+  std::vector<TreeNode> tree;  // tree[0] is the root
   std::vector<std::vector<Label>> label_sets;
   std::vector<Sample> samples;
   int64_t time_nanos = 0;

@@ -76,9 +76,9 @@ struct SkipReason {
 extern const std::array<SkipReason, static_cast<int>(Skip::kCount)> kSkipReasons;
 
 struct LoadStats {
-  uint64_t json_bytes = 0;     // uncompressed bytes read
-  uint64_t events = 0;         // elements of traceEvents
-  std::map<std::string, uint64_t> phases;  // events by ph ("X", "B", "M", ...)
+  uint64_t json_bytes = 0;                                         // uncompressed bytes read
+  uint64_t events = 0;                                             // elements of traceEvents
+  std::map<std::string, uint64_t> phases;                          // events by ph ("X", "B", "M", ...)
   std::array<uint64_t, static_cast<int>(Skip::kCount)> skipped{};  // by Skip
   uint64_t skipped_total() const;
 };
@@ -93,7 +93,7 @@ struct TraceHeader {
 };
 
 struct Trace {
-  std::string file;                 // the input's name as the user gave it
+  std::string file;  // the input's name as the user gave it
   StringTable strings;
   std::vector<Lane> lanes;          // in order of first appearance
   std::vector<Interval> intervals;  // in file order (of the X, or of the B)

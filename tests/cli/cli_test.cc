@@ -92,12 +92,11 @@ TEST(Cli, BadInputExitsOneNamingFileAndOffset) {
 TEST(Cli, ConvertWritesAProfileInEveryForm) {
   TempDir dir;
   std::string in = dir.Write("t.json", kTrace);
-  for (auto args : std::vector<std::vector<std::string>>{
-           {"convert", in, dir.path() + "/a.pb.gz"},
-           {in, dir.path() + "/a.pb.gz"},
-           {"convert", "-o", dir.path() + "/a.pb.gz", in},
-           {"convert", "-threads", "1", in, dir.path() + "/a.pb.gz"},
-           {"convert", "--threads=2", in, dir.path() + "/a.pb.gz"}}) {
+  for (auto args : std::vector<std::vector<std::string>>{{"convert", in, dir.path() + "/a.pb.gz"},
+                                                         {in, dir.path() + "/a.pb.gz"},
+                                                         {"convert", "-o", dir.path() + "/a.pb.gz", in},
+                                                         {"convert", "-threads", "1", in, dir.path() + "/a.pb.gz"},
+                                                         {"convert", "--threads=2", in, dir.path() + "/a.pb.gz"}}) {
     std::remove((dir.path() + "/a.pb.gz").c_str());
     Result r = RunArgs(args);
     EXPECT_EQ(r.status, 0) << r.err;

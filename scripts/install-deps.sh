@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, whatever torch2pprof needs to build and test
+# that this machine lacks. Safe to run again: it does nothing when all is there.
+set -euo pipefail
+
+packages=(
+  g++ make cmake pkg-config                          # toolchain
+  libsimdjson-dev nlohmann-json3-dev                 # JSON: event stream, small documents
+  libprotobuf-dev protobuf-compiler zlib1g-dev       # pprof's protobuf, gzip
+  libcli11-dev libgtest-dev                          # command line, unit tests
+  golang-go python3                                  # end-to-end tests: go tool pprof, the reference model
+  clang-format                                       # style check
+  time                                               # /usr/bin/time -v for the benchmark's peak RSS
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "torch2pprof: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "torch2pprof: run as root or install sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

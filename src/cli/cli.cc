@@ -43,9 +43,29 @@ std::vector<std::string> Normalize(int argc, const char* const* argv) {
   return args;
 }
 
+// simdjson's parser is compiled for the build's x86-64 baseline (TORCH2PPROF_MARCH);
+// on an older CPU it would die of an illegal instruction, so say so instead.
+bool CpuHasBaseline(std::ostream& err) {
+#if defined(__x86_64__) && defined(TORCH2PPROF_MARCH)
+  __builtin_cpu_init();
+  std::string march = TORCH2PPROF_MARCH;
+  bool ok = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("pclmul");
+  if (march == "x86-64-v3") ok = ok && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  if (!ok) {
+    err << "torch2pprof: this build needs an x86-64 CPU of level " << march
+        << "; rebuild with cmake -DTORCH2PPROF_MARCH=x86-64 for this machine\n";
+  }
+  return ok;
+#else
+  (void)err;
+  return true;
+#endif
+}
+
 }  // namespace
 
 int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  if (!CpuHasBaseline(err)) return kExitBadInput;
   CLI::App app{"torch2pprof: PyTorch profiler traces (Chrome/Kineto JSON, .json or .json.gz) to pprof profiles.",
                "torch2pprof"};
   app.footer(
@@ -94,9 +114,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       }
       return RunConvert(convert, out, err);
     }
-    if (app.got_subcommand("help") || args.empty()) {
+    if (app.got_subcommand("help")) {
       out << app.help();
-      return args.empty() ? kExitUsage : kExitOk;
+      return kExitOk;
     }
   } catch (const Error& e) {
     err << "torch2pprof: " << e.what() << "\n";
@@ -105,7 +125,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     err << "torch2pprof: out of memory\n";
     return kExitBadInput;
   }
-  out << app.help();
+  err << app.help();  // no command: usage goes where errors go
   return kExitUsage;
 }
 

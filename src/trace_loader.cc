@@ -143,12 +143,14 @@ class Loader final : public EventSink {
     char first = win_.data()[i];
     int depth = 0;
     bool in_str = false;
+    size_t str_start = 0;  // first byte after the opening quote of the current string
     bool scalar = first != '{' && first != '[' && first != '"';
     for (;;) {
       if (i >= win_.end) {
         bool ok;
         size_t shift = win_.Refill(&ok);
         i -= shift;
+        str_start -= std::min(str_start, shift);
         if (!ok) {
           if (scalar && depth == 0 && i > win_.mark) break;  // a number at the very end
           FailTruncated();
@@ -157,15 +159,20 @@ class Loader final : public EventSink {
       }
       const char* d = win_.data();
       if (in_str) {
-        // Hot loop: most bytes of an event are inside strings.
-        while (i < win_.end && d[i] != '"' && d[i] != '\\') ++i;
-        if (i >= win_.end) continue;
-        if (d[i] == '\\') {
-          i += 2;
+        // Most bytes of an event are inside strings: jump to the next quote (glibc's
+        // memchr is vectorised) and count the backslashes before it; an odd number
+        // means the quote is escaped. The string's start bounds the look-back.
+        const void* q = std::memchr(d + i, '"', win_.end - i);
+        if (!q) {
+          i = win_.end;
           continue;
         }
+        size_t quote = static_cast<size_t>(static_cast<const char*>(q) - d);
+        size_t k = quote;
+        while (k > str_start && d[k - 1] == '\\') --k;
+        i = quote + 1;
+        if ((quote - k) % 2 == 1) continue;
         in_str = false;
-        ++i;
         if (depth == 0) break;
         continue;
       }
@@ -177,6 +184,7 @@ class Loader final : public EventSink {
       }
       if (c == '"') {
         in_str = true;
+        str_start = i + 1;
       } else if (c == '{' || c == '[') {
         ++depth;
       } else if (c == '}' || c == ']') {

@@ -149,6 +149,23 @@ TEST(TraceLoader, EscapesUnicodeAndKeyOrder) {
   EXPECT_EQ(Name(t, t.intervals[0]), "a\"b\\c \xc3\xa9\xf0\x9f\x98\x80");
 }
 
+TEST(TraceLoader, QuotesAndBackslashesInsideStringsAtEveryReadBoundary) {
+  // The scanner finds the end of each event by skipping strings; an escaped quote,
+  // an escaped backslash right before a closing quote, and brackets in strings must
+  // not fool it, wherever the 4 MiB read boundaries fall.
+  std::string event =
+      R"({"ph": "X", "name": "q\"}]\\", "args": {"s": "\\\\\"{[", "t": "\\"}, "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
+  std::string json = "[";
+  size_t n = 0;
+  while (json.size() < (9u << 20)) {
+    json += (n ? ",\n" : "") + std::string(n % 7, ' ') + event;
+    ++n;
+  }
+  Trace t = LoadText(json + "]");
+  ASSERT_EQ(t.intervals.size(), n);
+  EXPECT_EQ(t.strings.Get(t.intervals[n - 1].name), "q\"}]\\");
+}
+
 TEST(TraceLoader, ManyChunksAndEventsLargerThanTheReadBuffer) {
   // Chunks are 2 MiB and reads 4 MiB: 30,000 events and one 5 MB event cross both.
   std::string json = "{\"traceEvents\": [";

@@ -1,6 +1,7 @@
 #include "byte_source.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,8 @@ ByteSource::ByteSource(const std::string& path) : name_(path == "-" ? "<stdin>" 
     if (fd_ < 0) ThrowInput(name_, -1, std::string("cannot open: ") + std::strerror(errno));
     own_fd_ = true;
   }
+  struct stat st;
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) input_size_ = static_cast<uint64_t>(st.st_size);
   in_.resize(kInputBuffer);
   // Peek at the magic bytes; they stay in the buffer for whichever path reads them.
   while (in_end_ < 2 && FillInput()) {

@@ -25,6 +25,8 @@ class ByteSource {
   const std::string& name() const { return name_; }
   bool gzipped() const { return gzip_; }
   uint64_t uncompressed_offset() const { return out_total_; }
+  // Size of the file as stored (compressed or not); 0 for pipes and stdin.
+  uint64_t input_size() const { return input_size_; }
 
  private:
   size_t ReadRaw(unsigned char* buf, size_t n);
@@ -40,6 +42,7 @@ class ByteSource {
   bool zs_init_ = false;
   std::vector<unsigned char> in_;
   size_t in_pos_ = 0, in_end_ = 0;
+  uint64_t input_size_ = 0;
   uint64_t raw_total_ = 0;  // compressed bytes read from the file
   uint64_t out_total_ = 0;  // uncompressed bytes handed out
 };

@@ -30,10 +30,13 @@ struct Later {
   bool operator()(const Item& a, const Item& b) const { return Before(b, a); }
 };
 
-void BuildOne(const Trace& trace, const std::vector<uint32_t>& members, LaneStacks* out) {
+void BuildOne(const Trace& trace, const uint32_t* members, size_t count, LaneStacks* out) {
   std::vector<Item> items;
-  items.reserve(members.size());
-  for (uint32_t i : members) items.push_back(Item{trace.intervals[i].start_ns, trace.intervals[i].end_ns, i, true});
+  items.reserve(count);
+  for (size_t k = 0; k < count; ++k) {
+    uint32_t i = members[k];
+    items.push_back(Item{trace.intervals[i].start_ns, trace.intervals[i].end_ns, i, true});
+  }
   std::sort(items.begin(), items.end(), Before);
   out->intervals = items.size();
   out->pieces.reserve(items.size());
@@ -79,19 +82,26 @@ void BuildOne(const Trace& trace, const std::vector<uint32_t>& members, LaneStac
 }  // namespace
 
 std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options) {
-  std::vector<std::vector<uint32_t>> members(trace.lanes.size());
-  for (uint32_t i = 0; i < trace.intervals.size(); ++i) members[trace.intervals[i].lane].push_back(i);
+  // Interval indexes grouped by lane in one array (a counting sort), in file order.
+  std::vector<size_t> first(trace.lanes.size() + 1, 0);
+  for (const Interval& iv : trace.intervals) ++first[iv.lane + 1];
+  for (size_t lane = 0; lane < trace.lanes.size(); ++lane) first[lane + 1] += first[lane];
+  std::vector<uint32_t> members(trace.intervals.size());
+  {
+    std::vector<size_t> next(first.begin(), first.end() - 1);
+    for (uint32_t i = 0; i < trace.intervals.size(); ++i) members[next[trace.intervals[i].lane]++] = i;
+  }
   std::vector<LaneStacks> out;
-  std::vector<size_t> lane_of;
-  for (uint32_t lane = 0; lane < members.size(); ++lane) {
-    if (members[lane].empty()) continue;
+  for (uint32_t lane = 0; lane < trace.lanes.size(); ++lane) {
+    if (first[lane] == first[lane + 1]) continue;
     out.emplace_back();
     out.back().lane = lane;
   }
   int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(out.size())));
   auto work = [&](int t) {
     for (size_t i = static_cast<size_t>(t); i < out.size(); i += static_cast<size_t>(threads)) {
-      BuildOne(trace, members[out[i].lane], &out[i]);
+      uint32_t lane = out[i].lane;
+      BuildOne(trace, members.data() + first[lane], first[lane + 1] - first[lane], &out[i]);
     }
   };
   if (threads == 1) {

@@ -249,3 +249,75 @@ TEST(TraceLoader, MissingFileAndDirectory) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+std::string BigTrace(int events, const std::string& tail) {
+  std::string json = "{\"traceEvents\": [";
+  for (int i = 0; i < events; ++i) {
+    json += "{\"ph\": \"" + std::string(i % 5 == 0 ? "B" : (i % 5 == 1 ? "E" : "X")) + "\", \"name\": \"op" +
+            std::to_string(i % 31) + "\", \"pid\": 1, \"tid\": " + std::to_string(i % 3) +
+            ", \"ts\": " + std::to_string(i) + ".5, \"dur\": 3, \"args\": {\"pad\": \"" + std::string(100, 'p') +
+            "\"}},";
+  }
+  return json + tail;
+}
+
+TEST(TraceLoaderThreads, TwoThreadsGiveTheSameTrace) {
+  testing::TempDir dir;
+  std::string path = dir.Write("t.json", BigTrace(60000, "{\"ph\": \"X\"}]}"));
+  Trace one = LoadTrace(LoadOptions{path, 1});
+  Trace two = LoadTrace(LoadOptions{path, 2});
+  ASSERT_EQ(one.intervals.size(), two.intervals.size());
+  for (size_t i = 0; i < one.intervals.size(); ++i) {
+    const Interval &a = one.intervals[i], &b = two.intervals[i];
+    ASSERT_EQ(std::tie(a.start_ns, a.end_ns, a.lane), std::tie(b.start_ns, b.end_ns, b.lane)) << i;
+    ASSERT_EQ(one.strings.Get(a.name), two.strings.Get(b.name)) << i;
+  }
+  EXPECT_EQ(one.stats.events, two.stats.events);
+  EXPECT_EQ(one.stats.skipped, two.stats.skipped);
+  EXPECT_EQ(one.stats.phases, two.stats.phases);
+  EXPECT_EQ(one.stats.json_bytes, two.stats.json_bytes);
+}
+
+// The error reported is the first one in the file, whichever thread finds it.
+TEST(TraceLoaderThreads, TheEarliestErrorWins) {
+  testing::TempDir dir;
+  // A bad event early, then a truncated end: the bad event is reported.
+  std::string early = BigTrace(100, "{\"ph\": \"X\", \"ts\": {}},") + BigTrace(60000, "").substr(17);
+  std::string path = dir.Write("early.json", early);
+  for (int threads : {1, 2}) {
+    try {
+      LoadTrace(LoadOptions{path, threads});
+      FAIL() << threads;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("\"ts\" must be a number"), std::string::npos) << threads << ": " << e.what();
+    }
+  }
+  // A bad event in the last chunk, the scanner long done: reported, no hang.
+  std::string late = BigTrace(60000, "{\"ph\": \"X\", \"ts\": {}}]}");
+  path = dir.Write("late.json", late);
+  for (int threads : {1, 2}) {
+    try {
+      LoadTrace(LoadOptions{path, threads});
+      FAIL() << threads;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.offset(), static_cast<int64_t>(late.size() - 23)) << threads << ": " << e.what();
+    }
+  }
+  // The scanner fails (truncation) with every event before it fine.
+  path = dir.Write("cut.json", BigTrace(60000, ""));
+  for (int threads : {1, 2}) {
+    try {
+      LoadTrace(LoadOptions{path, threads});
+      FAIL() << threads;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("truncated: the input ends inside traceEvents after 60000 events"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -10,6 +10,7 @@ namespace torch2pprof {
 
 struct LoadOptions {
   std::string path;  // a file, or "-" for standard input
+  int threads = 1;   // > 1: read and parse on two threads; the result never depends on it
 };
 
 // Throws Error (kind kInput) naming the file and the byte offset of bad input.

@@ -18,7 +18,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& /*e
                 "refusing to write a binary profile to a terminal; redirect standard output or name an output file");
   }
   int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Trace trace = LoadTrace(LoadOptions{args.input});
+  Trace trace = LoadTrace(LoadOptions{args.input, threads});
   if (trace.intervals.empty()) {
     ThrowInput(trace.file, -1,
                "the trace has no timed events (X events with dur > 0 or B/E pairs) among its " +

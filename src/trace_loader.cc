@@ -21,6 +21,7 @@
 
 #include "byte_source.h"
 #include "event_parser.h"
+#include "json_blocks.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -308,43 +309,115 @@ class Scanner {
     h.raw[key] = std::move(raw);
   }
 
+  // Cuts the elements of traceEvents (after its '[') into events, 64 bytes at a
+  // time; the few bytes between elements are checked by ScanGap.
   void ParseEventArray() {
     in_events_ = true;
-    bool after_comma = false;
+    JsonBlocks blocks;
+    int depth = 0;               // nesting below the traceEvents array
+    size_t gap = win_.pos;       // where the bytes since the last element (or '[') start
+    bool after_element = false;  // whether an element precedes the gap
+    size_t element = 0;          // where the current element starts
+    size_t i = win_.pos;         // the next block
+    char tail[64];
     for (;;) {
-      if (!win_.SkipSpace()) FailTruncated();
-      char c = Peek();
-      if (c == ']') {
-        ++win_.pos;  // also accepts a trailing comma, as Chrome's viewer does
-        break;
-      }
-      uint64_t offset = win_.offset();
-      size_t a, b;
-      ScanValue(&a, &b);
-      ++events_scanned_;
-      if (c == '{') {
-        std::string& text = chunk_->text;
-        if (text.size() > 1) text.push_back(',');
-        chunk_->starts.push_back({text.size(), offset});
-        text.append(win_.data() + a, b - a);
-        if (text.size() >= kChunkSize) FlushChunk();
+      // Keep what is still needed when the window refills: the gap, or the element.
+      win_.mark = depth == 0 ? gap : element;
+      const char* block;
+      size_t valid = 64;
+      if (win_.end - i < 64) {
+        bool ok;
+        win_.pos = i;
+        size_t shift = win_.Refill(&ok);
+        i -= shift;
+        (depth == 0 ? gap : element) -= shift;
+        if (ok) continue;
+        valid = win_.end - i;  // the input ended: scan what is left, padded with spaces
+        if (valid == 0) FailTruncated();
+        std::memcpy(tail, win_.data() + i, valid);
+        std::memset(tail + valid, ' ', 64 - valid);
+        block = tail;
       } else {
-        ++not_objects_;
+        block = win_.data() + i;
       }
-      win_.mark = Window::kNoMark;
-      if (!win_.SkipSpace()) {
-        FlushChunk();
-        FailTruncated();
+      uint64_t open, close;
+      blocks.Next(block, &open, &close);
+      for (uint64_t structural = open | close; structural; structural &= structural - 1) {
+        int b = __builtin_ctzll(structural);
+        size_t j = i + static_cast<size_t>(b);
+        const char* d = win_.data();
+        if (open >> b & 1) {
+          if (depth++ == 0) {
+            ScanGap(gap, j, after_element, false);
+            element = j;
+          }
+        } else if (depth == 0) {
+          if (d[j] != ']') Fail(Offset(j), "expected ',' or ']' after an event in traceEvents, found '}'");
+          ScanGap(gap, j, after_element, true);
+          win_.pos = j + 1;
+          win_.mark = Window::kNoMark;
+          FlushChunk();
+          in_events_ = false;
+          return;
+        } else if (--depth == 0) {
+          ++events_scanned_;
+          if (d[element] == '{') {
+            AppendEvent(element, j + 1);
+          } else {
+            ++not_objects_;  // an array among the events
+          }
+          gap = j + 1;
+          after_element = true;
+        }
       }
-      c = Peek();
-      ++win_.pos;
-      if (c == ']') break;
-      if (c != ',') Fail(win_.offset() - 1, "expected ',' or ']' after an event in traceEvents, found " + Describe(c));
-      after_comma = true;
+      if (valid < 64) FailTruncated();
+      i += 64;
     }
-    (void)after_comma;
-    FlushChunk();
-    in_events_ = false;
+  }
+
+  int64_t Offset(size_t at) const { return static_cast<int64_t>(win_.offset(at)); }
+
+  void AppendEvent(size_t from, size_t to) {
+    std::string& text = chunk_->text;
+    if (text.size() > 1) text.push_back(',');
+    chunk_->starts.push_back({text.size(), win_.offset(from)});
+    text.append(win_.data() + from, to - from);
+    if (text.size() >= kChunkSize) FlushChunk();
+  }
+
+  // The bytes between two elements of traceEvents (or after '[', or before ']'):
+  // white space, the separating comma, and elements that are no objects or arrays.
+  void ScanGap(size_t from, size_t to, bool after_element, bool at_end) {
+    const char* d = win_.data();
+    bool need_comma = after_element;
+    for (size_t k = from; k < to;) {
+      char c = d[k];
+      if (IsSpace(c)) {
+        ++k;
+      } else if (need_comma) {
+        if (c != ',') Fail(Offset(k), "expected ',' or ']' after an event in traceEvents, found " + Describe(c));
+        need_comma = false;
+        ++k;
+      } else if (c == ',') {
+        Fail(Offset(k), "expected an event in traceEvents, found ','");
+      } else {
+        // A string, number or literal element: not an event.
+        size_t e = k + 1;
+        if (c == '"') {
+          while (e < to && !(d[e] == '"' && d[e - 1] != '\\')) ++e;
+          ++e;
+        } else {
+          while (e < to && !IsSpace(d[e]) && d[e] != ',') ++e;
+        }
+        ++events_scanned_;
+        ++not_objects_;
+        need_comma = true;
+        k = e;
+      }
+    }
+    if (need_comma && !at_end) {
+      Fail(Offset(to), "expected ',' or ']' after an event in traceEvents, found " + Describe(d[to]));
+    }
   }
 
   ByteSource& src_;

@@ -7,7 +7,7 @@ packages=(
   g++ make cmake pkg-config                          # toolchain
   libsimdjson-dev nlohmann-json3-dev                 # JSON: event stream, small documents
   libprotobuf-dev protobuf-compiler zlib1g-dev       # pprof's protobuf, gzip
-  libcli11-dev libgtest-dev                          # command line, unit tests
+  libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
   golang-go python3                                  # end-to-end tests: go tool pprof, the reference model
   clang-format                                       # style check
   time                                               # /usr/bin/time -v for the benchmark's peak RSS

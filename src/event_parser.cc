@@ -140,6 +140,22 @@ class Impl final : public EventParser {
     return simdjson::SUCCESS;
   }
 
+  static simdjson::error_code Int(od::value& v, int64_t* out) {
+    auto err = v.get_int64().get(*out);
+    if (err == simdjson::INCORRECT_TYPE || err == simdjson::NUMBER_OUT_OF_RANGE) {
+      double d;  // 3.0 or 1e3 where an integer was meant
+      if (v.get_double().get(d) == simdjson::SUCCESS && d >= -9.2e18 && d <= 9.2e18) *out = static_cast<int64_t>(d);
+      return simdjson::SUCCESS;  // other types: left as absent
+    }
+    return err;
+  }
+
+  static simdjson::error_code Double(od::value& v, double* out) {
+    auto err = v.get_double().get(*out);
+    return err == simdjson::INCORRECT_TYPE ? simdjson::SUCCESS : err;
+  }
+
+  // The args keys torch2pprof reads; everything else is skipped unparsed.
   static simdjson::error_code ReadArgs(od::value& v, RawEvent* ev) {
     od::object args;
     auto err = v.get_object().get(args);
@@ -148,12 +164,70 @@ class Impl final : public EventParser {
     for (auto field : args) {
       od::raw_json_string key;
       if ((err = field.key().get(key))) return err;
-      if (key == "name") {
-        od::value val = field.value();
-        err = val.get_string().get(ev->meta_name);
-        if (err == simdjson::INCORRECT_TYPE) err = simdjson::SUCCESS;
-        if (err) return err;
+      od::value val = field.value();
+      int64_t n;
+      switch (key.raw()[0]) {
+        case 'n':
+          if (key == "name") {
+            err = val.get_string().get(ev->meta_name);
+            if (err == simdjson::INCORRECT_TYPE) err = simdjson::SUCCESS;
+          }
+          break;
+        case 'E':
+        case 'e':
+          if (key == "External id" || key == "external id")
+            err = Int(val, &ev->args.external_id);
+          else if (key == "est. achieved occupancy %")
+            err = Double(val, &ev->args.occupancy);
+          break;
+        case 'c':
+          if (key == "correlation") err = Int(val, &ev->args.correlation);
+          break;
+        case 'd':
+          if (key == "device") {
+            n = -1;
+            err = Int(val, &n);
+            ev->args.device = static_cast<int32_t>(n);
+          }
+          break;
+        case 'b':
+          if (key == "blocks per SM") err = Double(val, &ev->args.blocks_per_sm);
+          break;
+        case 'I':
+          if (key == "Input Dims") {
+            od::array dims;
+            err = val.get_array().get(dims);
+            if (!err) err = dims.raw_json().get(ev->input_dims);
+            if (err == simdjson::INCORRECT_TYPE) err = simdjson::SUCCESS;
+            ev->input_dims = Trim(ev->input_dims);
+          }
+          break;
+        case 'B':
+          if (key == "Bytes") err = Int(val, &ev->bytes);
+          break;
+        case 'A':
+          if (key == "Addr") {
+            err = val.get_uint64().get(ev->addr);
+            if (err == simdjson::INCORRECT_TYPE || err == simdjson::NUMBER_OUT_OF_RANGE) err = simdjson::SUCCESS;
+          }
+          break;
+        case 'T':
+          if (key == "Total Allocated")
+            err = Int(val, &ev->total_allocated);
+          else if (key == "Total Reserved")
+            err = Int(val, &ev->total_reserved);
+          break;
+        case 'D':
+          if (key == "Device Type" || key == "Device Id") {
+            n = -1;
+            err = Int(val, &n);
+            (key == "Device Type" ? ev->device_type : ev->device_id) = static_cast<int32_t>(n);
+          }
+          break;
+        default:
+          break;
       }
+      if (err) return err;
     }
     return simdjson::SUCCESS;
   }

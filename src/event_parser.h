@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "torch2pprof/trace.h"
+
 namespace torch2pprof {
 
 // One event's fields; the views are valid only during EventSink::OnEvent.
@@ -17,9 +19,15 @@ struct RawEvent {
   std::string_view cat;
   std::string_view pid;  // lane text: strings as they are, integral numbers without decimals
   std::string_view tid;
-  std::string_view meta_name;  // args.name (thread_name / process_name metadata)
-  int64_t ts = 0;              // ns
-  int64_t dur = 0;             // ns
+  std::string_view meta_name;   // args.name (thread_name / process_name metadata)
+  std::string_view input_dims;  // args["Input Dims"] as JSON text
+  EventArgs args;               // the ids and kernel metrics in args
+  // [memory] fields
+  int64_t bytes = 0, total_allocated = -1, total_reserved = -1;
+  uint64_t addr = 0;
+  int32_t device_type = -1, device_id = -1;
+  int64_t ts = 0;   // ns
+  int64_t dur = 0;  // ns
   bool has_ts = false;
   bool has_dur = false;  // false when absent or null
   uint64_t offset = 0;   // where the event starts in the uncompressed input

@@ -435,7 +435,7 @@ class Scanner {
 // Turns parsed events into lanes and intervals.
 class EventBuilder final : public EventSink {
  public:
-  EventBuilder(Trace* trace, const std::string& file) : trace_(*trace), file_(file) {}
+  EventBuilder(Trace* trace, const std::string& file, bool details) : trace_(*trace), file_(file), details_(details) {}
 
   void Parse(const Chunk& chunk) { parser_->Parse(chunk.text, chunk.len, chunk.starts, *this); }
 
@@ -464,17 +464,26 @@ class EventBuilder final : public EventSink {
       case 'X': {
         if (!ev.has_ts) return Skipped(Skip::kNoTimestamp);
         if (!ev.has_dur) return Skipped(Skip::kNoDuration);
-        if (ev.dur == 0) return Skipped(Skip::kZeroDuration);
+        if (ev.dur == 0) {
+          if (details_) {
+            uint32_t lane = LaneId(ev.pid, ev.tid);
+            trace_.zero_length.push_back(MakeInterval(ev.ts, ev.ts, ev.name, ev.cat, lane));
+            trace_.zero_length_args.push_back(Args(ev));
+          }
+          return Skipped(Skip::kZeroDuration);
+        }
         if (ev.dur < 0) return Skipped(Skip::kNegativeDuration);
         int64_t end;
         if (__builtin_add_overflow(ev.ts, ev.dur, &end)) Fail(ev.offset, "ts + dur does not fit in 64-bit nanoseconds");
         AddInterval(ev.ts, end, ev.name, ev.cat, LaneId(ev.pid, ev.tid));
+        if (details_) trace_.args.push_back(Args(ev));
         break;
       }
       case 'B': {
         if (!ev.has_ts) return Skipped(Skip::kNoTimestamp);
         uint32_t lane = LaneId(ev.pid, ev.tid);
         AddInterval(ev.ts, kDead, ev.name, ev.cat, lane);
+        if (details_) trace_.args.push_back(Args(ev));
         open_[lane].push_back(static_cast<uint32_t>(trace_.intervals.size() - 1));
         ++pending_;
         break;
@@ -493,6 +502,13 @@ class EventBuilder final : public EventSink {
         }
         break;
       }
+      case 'i':
+      case 'I':
+        if (details_ && ev.name == "[memory]" && ev.has_ts) {
+          trace_.memory.push_back(MemoryEvent{ev.ts, LaneId(ev.pid, ev.tid), ev.device_type, ev.device_id, ev.bytes,
+                                              ev.addr, ev.total_allocated, ev.total_reserved});
+        }
+        break;
       case 'M':
         if (ev.name == "thread_name") {
           trace_.lanes[LaneId(ev.pid, ev.tid)].thread_name = std::string(ev.meta_name);
@@ -515,10 +531,20 @@ class EventBuilder final : public EventSink {
     }
   }
 
-  void AddInterval(int64_t start, int64_t end, std::string_view name, std::string_view cat, uint32_t lane) {
+  Interval MakeInterval(int64_t start, int64_t end, std::string_view name, std::string_view cat, uint32_t lane) {
     uint32_t name_id = trace_.strings.Intern(name);
     uint32_t cat_id = cat.empty() ? 0 : trace_.strings.Intern(cat);
-    trace_.intervals.push_back(Interval{start, end, name_id, cat_id, lane, 0});
+    return Interval{start, end, name_id, cat_id, lane, 0};
+  }
+
+  void AddInterval(int64_t start, int64_t end, std::string_view name, std::string_view cat, uint32_t lane) {
+    trace_.intervals.push_back(MakeInterval(start, end, name, cat, lane));
+  }
+
+  EventArgs Args(const RawEvent& ev) {
+    EventArgs a = ev.args;
+    a.input_dims = ev.input_dims.empty() ? 0 : trace_.strings.Intern(ev.input_dims);
+    return a;
   }
 
   void Finish() {
@@ -534,15 +560,18 @@ class EventBuilder final : public EventSink {
       size_t out = 0;
       for (size_t i = 0; i < trace_.intervals.size(); ++i) {
         if (trace_.intervals[i].end_ns == kDead) continue;
+        if (details_) trace_.args[out] = trace_.args[i];
         trace_.intervals[out++] = trace_.intervals[i];
       }
       trace_.intervals.resize(out);
+      if (details_) trace_.args.resize(out);
     }
     for (auto& stack : open_) trace_.stats.skipped[static_cast<int>(Skip::kUnmatchedBegin)] += stack.size();
   }
 
   Trace& trace_;
   std::string file_;
+  bool details_;
   std::unique_ptr<EventParser> parser_ = MakeEventParser();
   std::string lane_key_;
   std::unordered_map<std::string, uint32_t> lane_index_;
@@ -640,7 +669,7 @@ Trace LoadTrace(const LoadOptions& options) {
   // Kineto writes ~150-300 bytes per event and gzip shrinks it 14-16x.
   uint64_t expected_json = src.input_size() * (src.gzipped() ? 20 : 1);
   trace.intervals.reserve(static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31)));
-  EventBuilder builder(&trace, trace.file);
+  EventBuilder builder(&trace, trace.file, options.details);
   Scanner scanner(src);
   if (options.threads <= 1) {
     DirectSink sink(builder);

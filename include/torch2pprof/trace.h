@@ -56,6 +56,28 @@ struct Interval {
   uint32_t flags;    // reserved for later stages; 0
 };
 
+// The args of an X event that analyze reads (kept with LoadOptions::details).
+struct EventArgs {
+  int64_t external_id = -1;   // "External id" (or old "external id"); -1 when absent
+  int64_t correlation = -1;   // "correlation": links a runtime call and its device work
+  int32_t device = -1;        // "device" of kernels, memcpy and memset; -1 when absent
+  uint32_t input_dims = 0;    // StringTable id of "Input Dims" as JSON text; 0 when absent
+  double blocks_per_sm = -1;  // "blocks per SM"; < 0 when absent
+  double occupancy = -1;      // "est. achieved occupancy %"; < 0 when absent
+};
+
+// A "[memory]" instant event (kept with LoadOptions::details).
+struct MemoryEvent {
+  int64_t ts_ns;
+  uint32_t lane;
+  int32_t device_type;      // "Device Type": 0 CPU, 1 CUDA, ...
+  int32_t device_id;        // "Device Id"
+  int64_t bytes;            // "Bytes": > 0 allocates, < 0 frees
+  uint64_t addr;            // "Addr"; 0 when absent
+  int64_t total_allocated;  // "Total Allocated"; -1 when absent
+  int64_t total_reserved;   // "Total Reserved"; -1 when absent
+};
+
 // Why an event carried no time. One table (kSkipReasons) names and describes each.
 enum class Skip : int {
   kZeroDuration,      // X event with dur 0
@@ -99,6 +121,11 @@ struct Trace {
   std::vector<Interval> intervals;  // in file order (of the X, or of the B)
   TraceHeader header;
   LoadStats stats;
+  // With LoadOptions::details only:
+  std::vector<EventArgs> args;              // parallel to intervals
+  std::vector<Interval> zero_length;        // X events with dur 0 (end == start), file order
+  std::vector<EventArgs> zero_length_args;  // parallel to zero_length
+  std::vector<MemoryEvent> memory;          // "[memory]" events in file order
 };
 
 }  // namespace torch2pprof

@@ -9,8 +9,9 @@
 namespace torch2pprof {
 
 struct LoadOptions {
-  std::string path;  // a file, or "-" for standard input
-  int threads = 1;   // > 1: read and parse on two threads; the result never depends on it
+  std::string path;      // a file, or "-" for standard input
+  int threads = 1;       // > 1: read and parse on two threads; the result never depends on it
+  bool details = false;  // also keep args, zero-length X events and [memory] events (analyze)
 };
 
 // Throws Error (kind kInput) naming the file and the byte offset of bad input.

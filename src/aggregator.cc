@@ -76,19 +76,6 @@ std::string ReadableName(const std::string& system_name) {
   return system_name + " ";  // any difference stops pprof's rewrite; this one is invisible
 }
 
-// Wall-clock time of the first start, where the trace tells it.
-int64_t WallClockStart(const Trace& trace, int64_t first_start) {
-  // Plausible epochs: 2000-01-01 to 2100-01-01 in nanoseconds.
-  constexpr int64_t kLow = 946684800LL * 1000000000LL, kHigh = 4102444800LL * 1000000000LL;
-  auto plausible = [&](int64_t t) { return t >= kLow && t < kHigh; };
-  int64_t with_base;
-  if (trace.header.has_base_time && !__builtin_add_overflow(trace.header.base_time_ns, first_start, &with_base) &&
-      plausible(with_base)) {
-    return with_base;
-  }
-  return plausible(first_start) ? first_start : 0;
-}
-
 std::string Summary(const Trace& trace, const std::vector<LaneStacks>& lanes) {
   std::string s = "events: " + std::to_string(trace.stats.events) + " (";
   bool first = true;

@@ -21,6 +21,18 @@ uint64_t LoadStats::skipped_total() const {
   return n;
 }
 
+int64_t WallClockStart(const Trace& trace, int64_t first_start) {
+  // Plausible epochs: 2000-01-01 to 2100-01-01 in nanoseconds.
+  constexpr int64_t kLow = 946684800LL * 1000000000LL, kHigh = 4102444800LL * 1000000000LL;
+  auto plausible = [&](int64_t t) { return t >= kLow && t < kHigh; };
+  int64_t with_base;
+  if (trace.header.has_base_time && !__builtin_add_overflow(trace.header.base_time_ns, first_start, &with_base) &&
+      plausible(with_base)) {
+    return with_base;
+  }
+  return plausible(first_start) ? first_start : 0;
+}
+
 StringTable::StringTable() { Intern(""); }
 
 std::string_view StringTable::Store(std::string_view s) {

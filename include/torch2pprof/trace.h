@@ -128,4 +128,8 @@ struct Trace {
   std::vector<MemoryEvent> memory;          // "[memory]" events in file order
 };
 
+// Wall-clock nanoseconds of the trace time `first_start`, where the trace tells it:
+// baseTimeNanoseconds + ts, or ts itself when it is an epoch time; else 0.
+int64_t WallClockStart(const Trace& trace, int64_t first_start);
+
 }  // namespace torch2pprof

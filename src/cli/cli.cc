@@ -12,9 +12,9 @@
 namespace torch2pprof::cli {
 namespace {
 
-const char* const kCommands[] = {"convert", "help"};
-// Long options that may also be written with one dash, as Go tools do (-threads 2).
-const char* const kLongOptions[] = {"threads", "output", "help", "version"};
+const char* const kCommands[] = {"convert", "analyze", "help"};
+// Long options that may also be written with one dash, as Go tools do (-top 50).
+const char* const kLongOptions[] = {"threads", "output", "help", "version", "top", "format", "table", "group-by"};
 
 bool IsCommand(const std::string& s) {
   for (const char* c : kCommands) {
@@ -73,6 +73,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "  torch2pprof convert trace.json.gz out.pb.gz && go tool pprof -top out.pb.gz\n"
       "  torch2pprof trace.json out.pb.gz        (same as convert)\n"
       "  torch2pprof convert - out.pb.gz < trace.json\n"
+      "  torch2pprof analyze -top 50 trace.json.gz      (also --format json, --format csv --table kernels)\n"
       "Exit status: 0 ok, 1 bad input, 2 usage error, 3 output not written.");
   bool version = false;
   app.add_flag("--version", version, "Print the version and exit");
@@ -87,6 +88,21 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   conv->footer(
       "Sample types: wall (self time in ns; flat = exclusive, cum = inclusive) and calls.\n"
       "Labels: pid, tid, thread. Try: go tool pprof -top -tagfocus=tid=1234 out.pb.gz");
+  AnalyzeArgs analyze;
+  CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
+  an->add_option("input", analyze.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();
+  an->add_option("--top", analyze.top, "Rows per table (default 20; 0: all)")->check(CLI::NonNegativeNumber);
+  an->add_option("--format", analyze.format, "text (default), json or csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  an->add_option("--table", analyze.table,
+                 "With --format csv: categories, steps, operators (default), kernels, gpu, memory");
+  an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
+      ->check(CLI::IsMember({"name", "shape"}));
+  an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  an->footer(
+      "Times follow torch-tb-profiler's definitions (README: analyze). JSON times are microseconds exact to the ns.\n"
+      "Examples: torch2pprof analyze -top 50 trace.json.gz\n"
+      "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv");
   app.add_subcommand("help", "Show this help");
 
   std::vector<std::string> args = Normalize(argc, argv);
@@ -114,6 +130,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       }
       return RunConvert(convert, out, err);
     }
+    if (an->parsed()) return RunAnalyze(analyze, out, err);
     if (app.got_subcommand("help")) {
       out << app.help();
       return kExitOk;

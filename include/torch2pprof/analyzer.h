@@ -1,0 +1,144 @@
+// Stage 5 (analyze): the views torch-tb-profiler taught users — step breakdown,
+// operators, kernels, GPU use, memory — plus advice, as plain numbers in nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torch2pprof/lane_builder.h"
+#include "torch2pprof/trace.h"
+
+namespace torch2pprof {
+
+// What an event is, from its category (case-insensitive; old and new spellings).
+enum class Role {
+  kOther,           // any other category
+  kOperator,        // cpu_op, Operator, python
+  kRuntime,         // cuda_runtime, Runtime, mtia_runtime, ..., and cuda_driver
+  kKernel,          // kernel
+  kMemcpy,          // gpu_memcpy, Memcpy
+  kMemset,          // gpu_memset, Memset
+  kUserAnnotation,  // user_annotation, gpu_user_annotation
+  kPythonFunction,  // python_function
+  kTrace,           // Trace: the whole-profile span
+};
+Role RoleOfCategory(std::string_view category);
+const char* RoleName(Role role);
+
+struct AnalyzeOptions {
+  bool group_by_shape = false;  // operators grouped by name and Input Dims
+};
+
+struct LaneInfo {
+  std::string pid, tid, name;  // name: thread_name, or empty
+  bool device = false;         // a GPU (or other device) stream
+  uint64_t intervals = 0;
+  int64_t busy_ns = 0;
+};
+
+struct DeviceInfo {
+  int64_t id = -1;
+  std::string name;
+  int64_t total_memory = -1;  // bytes; -1 unknown
+  int64_t sms = -1;           // streaming multiprocessors
+  std::string compute;        // "8.0"
+};
+
+struct TraceOverview {
+  std::string file;
+  int64_t start_ns = 0;       // first start of any timed event
+  int64_t span_ns = 0;        // first start to last end
+  int64_t wall_clock_ns = 0;  // wall-clock time of start_ns, 0 when unknown
+  uint64_t events = 0;
+  std::map<std::string, uint64_t> phases;
+  std::vector<LaneInfo> lanes;
+  std::vector<DeviceInfo> devices;     // from deviceProperties
+  int64_t rank = -1, world_size = -1;  // from distributedInfo
+  std::string backend;
+  uint64_t profiler_steps = 0;              // ProfilerStep#N events found
+  std::map<std::string, uint64_t> skipped;  // events without time, by reason key
+};
+
+struct CategoryRow {
+  std::string category;  // as written ("" when the event had none)
+  Role role = Role::kOther;
+  uint64_t events = 0;   // X events, zero-length ones included
+  int64_t total_ns = 0;  // summed durations
+  int64_t self_ns = 0;   // summed self time (lane stacks); sums to the busy time over categories
+};
+
+// A step and its breakdown; the parts sum to total_ns.
+struct StepRow {
+  std::string name;
+  int64_t start_ns = 0, total_ns = 0;
+  int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0, communication_ns = 0, runtime_ns = 0, dataloader_ns = 0,
+          cpu_exec_ns = 0, other_ns = 0;
+};
+
+struct OperatorRow {
+  std::string name;
+  std::string input_dims;  // with group_by_shape
+  uint64_t calls = 0;
+  int64_t host_total_ns = 0, host_self_ns = 0, device_total_ns = 0, device_self_ns = 0;
+  int64_t host_max_ns = 0;  // longest single call
+};
+
+struct KernelRow {
+  std::string name;
+  uint64_t calls = 0;
+  int64_t total_ns = 0, min_ns = 0, max_ns = 0;
+  double blocks_per_sm = -1;  // weighted by duration; < 0 when the trace has none
+  double occupancy = -1;      // est. achieved occupancy %, weighted by duration
+};
+
+struct GpuRow {
+  int64_t device = -1;
+  std::string name;  // from deviceProperties
+  int streams = 0;
+  int64_t busy_ns = 0;           // union of its kernels, memcpys and memsets
+  int64_t kernel_ns = 0;         // union of its kernels
+  int64_t window_ns = 0;         // the steps' span the utilization is over
+  int64_t window_kernel_ns = 0;  // union of its kernels inside that span
+};
+
+struct MemoryOperator {
+  std::string name;
+  uint64_t allocations = 0;
+  int64_t bytes = 0;
+};
+
+struct MemoryRow {
+  int32_t device_type = -1, device_id = -1;
+  uint64_t allocations = 0, frees = 0;
+  int64_t allocated_bytes = 0, freed_bytes = 0;
+  int64_t peak_bytes = 0;                     // max Total Allocated, or of the running sum of Bytes
+  int64_t peak_ns = 0;                        // when it peaked
+  bool from_totals = false;                   // peak read from "Total Allocated"
+  std::vector<MemoryOperator> top_operators;  // by allocated bytes
+};
+
+struct Recommendation {
+  std::string id;    // stable key, e.g. "dataloader"
+  std::string text;  // the advice with the numbers that triggered it
+};
+
+struct Analysis {
+  TraceOverview trace;
+  std::vector<CategoryRow> categories;  // by self time
+  std::vector<StepRow> steps;
+  bool whole_trace_step = false;       // no ProfilerStep: one step over the trace
+  std::vector<OperatorRow> operators;  // by host total
+  std::vector<KernelRow> kernels;      // by total
+  int64_t kernel_total_ns = 0;         // summed kernel durations
+  std::vector<GpuRow> gpu;
+  std::vector<MemoryRow> memory;
+  std::vector<Recommendation> recommendations;
+};
+
+// trace must be loaded with LoadOptions::details; lanes from BuildLanes(trace).
+Analysis Analyze(const Trace& trace, const std::vector<LaneStacks>& lanes, const AnalyzeOptions& options = {});
+
+}  // namespace torch2pprof

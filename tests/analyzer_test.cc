@@ -1,0 +1,394 @@
+// The analyzer on small hand-made traces. The TbPlugin cases are torch-tb-profiler's
+// own test cases (tb_plugin/test/test_profiler.py): the same events, and the numbers
+// that plugin asserts. The others are edge cases with expectations worked out by hand.
+#include "torch2pprof/analyzer.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "torch2pprof/trace_loader.h"
+
+namespace torch2pprof {
+namespace {
+
+constexpr int64_t us = 1000;  // the traces below are in microseconds
+
+Analysis AnalyzeText(const std::string& json, AnalyzeOptions options = {}) {
+  testing::TempDir dir;
+  Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
+  return Analyze(trace, BuildLanes(trace), options);
+}
+
+const OperatorRow& Op(const Analysis& a, const std::string& name) {
+  for (const OperatorRow& r : a.operators) {
+    if (r.name == name) return r;
+  }
+  static OperatorRow none;
+  ADD_FAILURE() << "no operator row " << name;
+  return none;
+}
+
+// Each event on its own line: {ph X, cat, name, pid, tid, ts, dur, args}.
+std::string X(const char* cat, const char* name, const char* tid, int ts, int dur, const std::string& args = "{}") {
+  return std::string(R"({"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name + R"(", "pid": )" +
+         (std::string(tid).rfind("stream", 0) == 0 ? "0" : "13721") + R"(, "tid": ")" + tid + R"(", "ts": )" +
+         std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + R"(, "args": )" + args + "}";
+}
+
+std::string Trace(std::initializer_list<std::string> events) {
+  std::string s = "[";
+  for (const auto& e : events) s += (s.size() > 1 ? ",\n" : "") + e;
+  return s + "]";
+}
+
+std::string Ext(int id) { return R"({"External id": )" + std::to_string(id) + "}"; }
+std::string Rt(int corr, int ext) {
+  return R"({"correlation": )" + std::to_string(corr) + R"(, "external id": )" + std::to_string(ext) + "}";
+}
+std::string Dev(int corr, int ext, const std::string& more = "") {
+  return R"({"correlation": )" + std::to_string(corr) + R"(, "external id": )" + std::to_string(ext) +
+         R"(, "device": 0)" + more + "}";
+}
+
+void ExpectStep(const StepRow& s, int64_t total, int64_t kernel, int64_t memcpy, int64_t memset, int64_t runtime,
+                int64_t dataloader, int64_t cpu, int64_t other) {
+  EXPECT_EQ(s.total_ns, total * us) << s.name;
+  EXPECT_EQ(s.kernel_ns, kernel * us) << s.name;
+  EXPECT_EQ(s.memcpy_ns, memcpy * us) << s.name;
+  EXPECT_EQ(s.memset_ns, memset * us) << s.name;
+  EXPECT_EQ(s.runtime_ns, runtime * us) << s.name;
+  EXPECT_EQ(s.dataloader_ns, dataloader * us) << s.name;
+  EXPECT_EQ(s.cpu_exec_ns, cpu * us) << s.name;
+  EXPECT_EQ(s.other_ns, other * us) << s.name;
+  EXPECT_EQ(s.kernel_ns + s.memcpy_ns + s.memset_ns + s.communication_ns + s.runtime_ns + s.dataloader_ns +
+                s.cpu_exec_ns + s.other_ns,
+            s.total_ns);
+}
+
+TEST(TbPlugin, AllCategories) {
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "123", 100, 180, Ext(2)),
+      X("Operator", "aten::to", "123", 200, 60,
+        R"({"Input Dims": [[2, 8, 5], [], [], [], [], [], [], []], "External id": 3})"),
+      X("Operator", "aten::nll_loss_backward", "456", 340, 70,
+        R"({"Input Dims": [[], [32, 1000], [32], [], [], [], []], "External id": 4})"),
+      X("Operator", "ProfilerStep#1", "123", 50, 400, Ext(1)),
+      X("Memcpy", "Memcpy HtoD (Pageable -> Device)", "stream 7", 405, 10, Dev(334, 4)),
+      X("Runtime", "cudaMemcpyAsync", "456", 360, 20, Rt(334, 4)),
+      X("Memset", "Memset (Device)", "stream 7", 420, 5, Dev(40344, 4)),
+      X("Runtime", "cudaMemsetAsync", "456", 390, 10, Rt(40344, 4)),
+      X("Kernel", "void cunn_ClassNLLCriterion_updateGradInput_kernel<float>", "stream 7", 430, 15, Dev(40348, 4)),
+      X("Runtime", "cudaLaunchKernel", "456", 405, 5, Rt(40348, 4)),
+  }));
+  ASSERT_EQ(a.steps.size(), 1u);
+  ExpectStep(a.steps[0], 400, 15, 10, 5, 30, 180, 35, 125);
+  ASSERT_EQ(a.operators.size(), 2u);  // the DataLoader and the step are no rows
+  const OperatorRow& to = Op(a, "aten::to");
+  EXPECT_EQ(to.calls, 1u);
+  EXPECT_EQ(to.host_total_ns, 60 * us);
+  EXPECT_EQ(to.host_self_ns, 60 * us);
+  EXPECT_EQ(to.device_total_ns, 0);
+  const OperatorRow& nll = Op(a, "aten::nll_loss_backward");
+  EXPECT_EQ(nll.host_total_ns, 70 * us);
+  EXPECT_EQ(nll.host_self_ns, (70 - 20 - 10 - 5) * us);
+  EXPECT_EQ(nll.device_total_ns, 30 * us);
+  EXPECT_EQ(nll.device_self_ns, 30 * us);
+  ASSERT_EQ(a.kernels.size(), 1u);
+  EXPECT_EQ(a.kernels[0].calls, 1u);
+  EXPECT_EQ(a.kernels[0].total_ns, 15 * us);
+  EXPECT_EQ(a.kernels[0].min_ns, 15 * us);
+  EXPECT_EQ(a.kernels[0].max_ns, 15 * us);
+
+  Analysis shaped = AnalyzeText(Trace({X("Operator", "aten::to", "1", 0, 5, R"({"Input Dims": [[2, 8, 5], []]})"),
+                                       X("Operator", "aten::to", "1", 10, 5, R"({"Input Dims": [[3]]})"),
+                                       X("Operator", "aten::to", "1", 20, 5, R"({"Input Dims": [[2, 8, 5], []]})")}),
+                                AnalyzeOptions{true});
+  ASSERT_EQ(shaped.operators.size(), 2u);
+  EXPECT_EQ(shaped.operators[0].input_dims, "[[2, 8, 5], []]");
+  EXPECT_EQ(shaped.operators[0].calls, 2u);
+}
+
+TEST(TbPlugin, RuntimeBelongsToOperatorByExternalId) {
+  // Zero-length launches at the operators' edges: containment cannot tell whose they are.
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "aten::mat_mul", "456", 100, 100, Ext(2)),
+      X("Operator", "aten::mm", "456", 120, 70, Ext(4)),
+      X("Kernel", "k", "stream 7", 130, 5, Dev(334, 4)),
+      X("Runtime", "cudaLaunchKernel", "456", 120, 0, Rt(334, 4)),
+      X("Kernel", "k", "stream 7", 130, 6, Dev(335, 2)),
+      X("Runtime", "cudaLaunchKernel", "456", 120, 0, Rt(335, 2)),
+      X("Kernel", "k", "stream 7", 130, 7, Dev(336, 4)),
+      X("Runtime", "cudaLaunchKernel", "456", 190, 0, Rt(336, 4)),
+      X("Kernel", "k", "stream 7", 130, 8, Dev(337, 2)),
+      X("Runtime", "cudaLaunchKernel", "456", 190, 0, Rt(337, 2)),
+  }));
+  EXPECT_EQ(Op(a, "aten::mat_mul").device_total_ns, (5 + 6 + 7 + 8) * us);
+  EXPECT_EQ(Op(a, "aten::mat_mul").device_self_ns, (6 + 8) * us);
+  EXPECT_EQ(Op(a, "aten::mm").device_total_ns, (5 + 7) * us);  // a kernel launched by a nested operator
+  EXPECT_EQ(Op(a, "aten::mm").device_self_ns, (5 + 7) * us);
+  EXPECT_EQ(a.kernels[0].calls, 4u);
+}
+
+TEST(TbPlugin, SameStartOrSameEndNests) {
+  for (int mm_start : {100, 130}) {
+    Analysis a = AnalyzeText(Trace({X("Operator", "aten::mat_mul", "456", 100, 100, Ext(2)),
+                                    X("Operator", "aten::mm", "456", mm_start, 70, Ext(4))}));
+    EXPECT_EQ(Op(a, "aten::mat_mul").host_self_ns, 30 * us) << mm_start;
+    EXPECT_EQ(Op(a, "aten::mm").host_self_ns, 70 * us) << mm_start;
+  }
+}
+
+TEST(TbPlugin, RepeatedNestingCollapsesIntoOneCall) {
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "aten::mm", "456", 100, 100, Ext(2)),
+      X("Operator", "aten::mm", "456", 110, 80, Ext(3)),
+      X("Operator", "aten::mm", "456", 120, 60, Ext(4)),
+      X("Runtime", "cudaLaunchKernel", "456", 130, 20, Rt(335, 4)),
+      X("Kernel", "void gemmSN_TN_kernel_64addr", "stream 7", 220, 8, Dev(335, 4)),
+  }));
+  ASSERT_EQ(a.operators.size(), 1u);
+  EXPECT_EQ(a.operators[0].calls, 1u);
+  EXPECT_EQ(a.operators[0].device_self_ns, 8 * us);
+  EXPECT_EQ(a.operators[0].host_self_ns, (100 - 20) * us);
+}
+
+TEST(TbPlugin, RuntimeWithExternalIdZeroBelongsToNoOperator) {
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "aten::mm", "123", 100, 100, Ext(2)),
+      X("Runtime", "cudaLaunchKernel", "456", 130, 20, Rt(335, 0)),
+      X("Kernel", "void gemmSN_TN_kernel_64addr", "stream 7", 220, 8, Dev(335, 0)),
+  }));
+  EXPECT_EQ(Op(a, "aten::mm").device_total_ns, 0);
+  EXPECT_EQ(Op(a, "aten::mm").device_self_ns, 0);
+  EXPECT_EQ(a.kernels[0].calls, 1u);
+}
+
+TEST(TbPlugin, RuntimeCalledDirectlyByTheStep) {
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "ProfilerStep#1", "456", 100, 300, Ext(2)),
+      X("Runtime", "cudaLaunchKernel", "456", 130, 20, Rt(335, 2)),
+      X("Kernel", "void gemmSN_TN_kernel_64addr", "stream 7", 220, 8, Dev(335, 2)),
+  }));
+  ASSERT_EQ(a.steps.size(), 1u);
+  ExpectStep(a.steps[0], 300, 8, 0, 0, 20, 0, 0, 300 - 8 - 20);
+  EXPECT_TRUE(a.operators.empty());  // the step is no operator
+  EXPECT_EQ(a.kernels[0].calls, 1u);
+}
+
+TEST(TbPlugin, OneRuntimeLaunchesSeveralKernels) {
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "Broadcast", "456", 100, 300, Ext(2)),
+      X("Runtime", "cudaLaunchCooperativeKernelMultiDevice", "456", 130, 20, Rt(335, 2)),
+      X("Kernel", "ncclBroadcastRingLLKernel_copy_i8(ncclColl)", "stream 13", 160, 120318, Dev(335, 2)),
+      X("Kernel", "ncclBroadcastRingLLKernel_copy_i8(ncclColl)", "stream 22", 170, 132800, Dev(335, 2)),
+  }));
+  EXPECT_EQ(Op(a, "Broadcast").device_total_ns, (120318 + 132800) * us);
+  EXPECT_EQ(a.kernels[0].calls, 2u);
+}
+
+TEST(TbPlugin, NoProfilerStepMakesTheWholeTraceOneStep) {
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "aten::to", "123", 100, 60, Ext(3)),
+      X("Operator", "aten::nll_loss_backward", "456", 300, 70, Ext(4)),
+      X("Kernel", "void cunn_ClassNLLCriterion_updateGradInput_kernel<float>", "stream 7", 320, 100, Dev(40348, 4)),
+      X("Runtime", "cudaLaunchKernel", "456", 310, 20, Rt(40348, 4)),
+  }));
+  EXPECT_TRUE(a.whole_trace_step);
+  ASSERT_EQ(a.steps.size(), 1u);
+  ExpectStep(a.steps[0], (320 + 100) - 100, 100, 0, 0, 320 - 310, 0, 60 + (310 - 300), 300 - (100 + 60));
+  EXPECT_EQ(Op(a, "aten::nll_loss_backward").host_self_ns, (70 - 20) * us);
+  EXPECT_EQ(Op(a, "aten::nll_loss_backward").device_self_ns, 100 * us);
+}
+
+TEST(TbPlugin, StepsAreRetimedToTheDeviceWorkTheyLaunched) {
+  // GPU work that runs past the CPU step: each step ends when its device work does.
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "ProfilerStep#1", "123", 100, 200, Ext(1)),
+      X("Operator", "aten::to", "123", 200, 60, Ext(2)),
+      X("Operator", "ProfilerStep#2", "123", 350, 150, Ext(3)),
+      X("Operator", "aten::mm", "123", 360, 50, Ext(4)),
+      X("Memcpy", "Memcpy HtoD (Pageable -> Device)", "stream 7", 280, 40, Dev(334, 2)),
+      X("Runtime", "cudaMemcpyAsync", "123", 250, 5, Rt(334, 2)),
+      X("Kernel", "void cunn_ClassNLLCriterion_updateGradInput_kernel<float>", "stream 7", 410, 200, Dev(40348, 4)),
+      X("Runtime", "cudaLaunchKernel", "123", 400, 5, Rt(40348, 4)),
+  }));
+  ASSERT_EQ(a.steps.size(), 2u);
+  ExpectStep(a.steps[0], 320 - 100, 0, 40, 0, 5, 0, 60 - 5, 200 - 60 - 20);
+  ExpectStep(a.steps[1], 610 - 350, 200, 0, 0, 5, 0, 50 - 5, 360 - 350);
+  EXPECT_EQ(Op(a, "aten::to").device_total_ns, 40 * us);
+  EXPECT_EQ(Op(a, "aten::mm").device_self_ns, 200 * us);
+}
+
+TEST(TbPlugin, GpuUtilizationAndOccupancyWeightedByDuration) {
+  auto k = [](double blocks, double occ) {
+    return R"(, "blocks per SM": )" + std::to_string(blocks) + R"(, "est. achieved occupancy %": )" +
+           std::to_string(occ);
+  };
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "aten::mat_mul", "456", 100, 100, Ext(2)),
+      X("Operator", "aten::mm", "456", 120, 70, Ext(4)),
+      X("Kernel", "void cunn_kernel<float>", "stream 7", 130, 10, Dev(334, 4, k(0.5, 0.6))),
+      X("Runtime", "cudaLaunchKernel", "456", 120, 0, Rt(334, 4)),
+      X("Kernel", "void gemmSN_TN_kernel_64addr", "stream 8", 135, 15, Dev(335, 2, k(0.6, 0.1))),
+      X("Kernel", "void gemmSN_TN_kernel_64addr", "stream 8", 150, 0, Dev(335, 2, k(0.3, 0.2))),
+      X("Runtime", "cudaLaunchKernel", "456", 120, 0, Rt(335, 2)),
+      X("Kernel", "void cunn_kernel<float>", "stream 7", 145, 25, Dev(336, 4, k(0.3, 1.0))),
+      X("Runtime", "cudaLaunchKernel", "456", 125, 3, Rt(336, 4)),
+      X("Kernel", "void cunn_kernel<float>", "stream 7", 200, 20, Dev(337, 2, k(10.5, 0.3))),
+      X("Runtime", "cudaLaunchKernel", "456", 195, 1, Rt(337, 2)),
+  }));
+  ASSERT_EQ(a.gpu.size(), 1u);
+  EXPECT_EQ(a.gpu[0].window_ns, 120 * us);  // [100, 220]: the whole-trace step, re-timed
+  EXPECT_EQ(a.gpu[0].window_kernel_ns, (40 + 20) * us);
+  for (const KernelRow& r : a.kernels) {
+    if (r.name == "void gemmSN_TN_kernel_64addr") {
+      EXPECT_NEAR(r.blocks_per_sm, 0.6, 1e-9);  // the zero-length kernel weighs nothing
+      EXPECT_NEAR(r.occupancy, 0.1, 1e-9);
+      EXPECT_EQ(r.calls, 2u);
+    } else {
+      EXPECT_NEAR(r.blocks_per_sm, (0.5 * 10 + 0.3 * 25 + 10.5 * 20) / (10 + 25 + 20), 1e-9);
+      EXPECT_NEAR(r.occupancy, (0.6 * 10 + 1.0 * 25 + 0.3 * 20) / (10 + 25 + 20), 1e-9);
+    }
+  }
+}
+
+TEST(TbPlugin, KernelsOutsideEveryStepGiveZeroUtilization) {
+  Analysis a = AnalyzeText(Trace({
+      X("Operator", "aten::mat_mul", "456", 10, 10, Ext(1)),
+      X("Operator", "aten::mm", "456", 120, 70, Ext(3)),
+      X("Operator", "aten::mm", "456", 220, 20, Ext(4)),
+      X("Operator", "ProfilerStep#2", "456", 100, 100, Ext(2)),
+      X("Kernel", "k", "stream 7", 60, 20, Dev(334, 1)),
+      X("Runtime", "cudaLaunchKernel", "456", 15, 5, Rt(334, 1)),
+      X("Kernel", "k", "stream 7", 240, 25, Dev(337, 4)),
+      X("Runtime", "cudaLaunchKernel", "456", 230, 10, Rt(337, 4)),
+  }));
+  ASSERT_EQ(a.gpu.size(), 1u);
+  EXPECT_EQ(a.gpu[0].window_kernel_ns, 0);
+  EXPECT_EQ(a.gpu[0].window_ns, 100 * us);
+}
+
+// ---- edge cases beyond the plugin's tests, by hand
+
+TEST(Analyzer, OverlappingStepsEachSumToTheirTotal) {
+  // Host-only steps that overlap (two threads): no re-timing; each step's parts sum to it.
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "ProfilerStep#1", "1", 0, 100),
+      X("user_annotation", "ProfilerStep#2", "2", 50, 100),
+      X("cpu_op", "aten::add", "1", 40, 30),
+      X("cpu_op", "aten::mul", "2", 120, 10),
+  }));
+  ASSERT_EQ(a.steps.size(), 2u);
+  ExpectStep(a.steps[0], 100, 0, 0, 0, 0, 0, 30, 70);
+  ExpectStep(a.steps[1], 100, 0, 0, 0, 0, 0, 20 + 10, 70);  // [50,70) of aten::add and aten::mul
+}
+
+TEST(Analyzer, RuntimeOutsideAnyOperatorAndCommunication) {
+  Analysis a = AnalyzeText(Trace({
+      X("cpu_op", "ProfilerStep#3", "1", 0, 100),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 10, 5, Rt(1, 0)),  // belongs to no operator
+      X("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)", "stream 7", 20, 30, Dev(1, 0)),
+      X("cpu_op", "nccl:all_reduce", "1", 40, 10),
+      X("kernel", "void k<float>", "stream 7", 60, 10, Dev(2, 0)),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 55, 5, Rt(2, 0)),
+  }));
+  ASSERT_EQ(a.steps.size(), 1u);
+  // communication: nccl kernel [20,50) and nccl:all_reduce [40,50); kernel [60,70).
+  EXPECT_EQ(a.steps[0].communication_ns, 30 * us);
+  ExpectStep(a.steps[0], 100, 10, 0, 0, 5 + 5, 0, 0, 100 - 30 - 10 - 10);
+  EXPECT_EQ(Op(a, "nccl:all_reduce").device_total_ns, 0);
+}
+
+TEST(Analyzer, TailStepsWithoutDeviceWorkAreDropped) {
+  Analysis a = AnalyzeText(Trace({
+      X("cpu_op", "ProfilerStep#1", "1", 0, 100),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 10, 5, Rt(1, 0)),
+      X("kernel", "k", "stream 7", 20, 30, Dev(1, 0)),
+      X("cpu_op", "ProfilerStep#2", "1", 100, 100),
+  }));
+  ASSERT_EQ(a.steps.size(), 1u);
+  EXPECT_EQ(a.steps[0].name, "ProfilerStep#1");
+  EXPECT_EQ(a.trace.profiler_steps, 2u);
+}
+
+TEST(Analyzer, CategoriesSelfTimeSumsToBusyTime) {
+  Analysis a = AnalyzeText(Trace({
+      X("cpu_op", "aten::linear", "1", 0, 100),
+      X("cpu_op", "aten::addmm", "1", 10, 50),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 20, 10),
+      X("Kernel", "k", "stream 7", 40, 30),
+      X("python_function", "model.py(3): forward", "1", 200, 10),
+      X("cpu_op", "aten::empty", "1", 300, 0),
+  }));
+  std::map<std::string, CategoryRow> by;
+  int64_t self = 0;
+  for (const CategoryRow& c : a.categories) by[c.category] = c, self += c.self_ns;
+  EXPECT_EQ(by["cpu_op"].events, 3u);
+  EXPECT_EQ(by["cpu_op"].total_ns, 150 * us);
+  EXPECT_EQ(by["cpu_op"].self_ns, (100 - 50 + 50 - 10) * us);
+  EXPECT_EQ(by["cuda_runtime"].self_ns, 10 * us);
+  EXPECT_EQ(by["Kernel"].role, Role::kKernel);
+  int64_t busy = 0;
+  for (const LaneInfo& l : a.trace.lanes) busy += l.busy_ns;
+  EXPECT_EQ(self, busy);
+}
+
+TEST(Analyzer, MemoryPeaksAndAllocatingOperators) {
+  Analysis a = AnalyzeText(Trace({
+      X("cpu_op", "aten::empty", "1", 0, 10),
+      X("cpu_op", "aten::add", "1", 20, 10),
+      R"({"ph": "i", "s": "t", "name": "[memory]", "pid": 13721, "tid": "1", "ts": 5, "args": {"Addr": 1000, "Bytes": 512, "Total Allocated": 512, "Device Type": 1, "Device Id": 0}})",
+      R"({"ph": "i", "s": "t", "name": "[memory]", "pid": 13721, "tid": "1", "ts": 25, "args": {"Addr": 2000, "Bytes": 256, "Total Allocated": 768, "Device Type": 1, "Device Id": 0}})",
+      R"({"ph": "i", "s": "t", "name": "[memory]", "pid": 13721, "tid": "1", "ts": 40, "args": {"Addr": 1000, "Bytes": -512, "Total Allocated": 256, "Device Type": 1, "Device Id": 0}})",
+      R"({"ph": "i", "s": "t", "name": "[memory]", "pid": 13721, "tid": "1", "ts": 45, "args": {"Addr": 77, "Bytes": 64, "Device Type": 0, "Device Id": -1}})",
+  }));
+  ASSERT_EQ(a.memory.size(), 2u);
+  const MemoryRow& cpu = a.memory[0];
+  EXPECT_EQ(cpu.device_type, 0);
+  EXPECT_EQ(cpu.peak_bytes, 64);
+  EXPECT_FALSE(cpu.from_totals);
+  ASSERT_EQ(cpu.top_operators.size(), 1u);
+  EXPECT_EQ(cpu.top_operators[0].name, "(no operator)");
+  const MemoryRow& gpu = a.memory[1];
+  EXPECT_EQ(gpu.allocations, 2u);
+  EXPECT_EQ(gpu.allocated_bytes, 768);
+  EXPECT_EQ(gpu.frees, 1u);
+  EXPECT_EQ(gpu.freed_bytes, 512);
+  EXPECT_EQ(gpu.peak_bytes, 768);
+  EXPECT_EQ(gpu.peak_ns, 25 * us);
+  ASSERT_EQ(gpu.top_operators.size(), 2u);
+  EXPECT_EQ(gpu.top_operators[0].name, "aten::empty");
+  EXPECT_EQ(gpu.top_operators[0].bytes, 512);
+  EXPECT_EQ(gpu.top_operators[1].name, "aten::add");
+}
+
+TEST(Analyzer, RecommendationsCarryTheirNumbers) {
+  // A step that is 60% DataLoader and a GPU busy 10% of it.
+  Analysis a = AnalyzeText(Trace({
+      X("cpu_op", "ProfilerStep#1", "1", 0, 1000),
+      X("cpu_op", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "1", 0, 600),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 700, 5, Rt(1, 0)),
+      X("kernel", "k", "stream 7", 710, 100, Dev(1, 0)),
+  }));
+  ASSERT_EQ(a.recommendations.size(), 2u);
+  EXPECT_EQ(a.recommendations[0].id, "dataloader");
+  EXPECT_NE(a.recommendations[0].text.find("60.0%"), std::string::npos) << a.recommendations[0].text;
+  EXPECT_EQ(a.recommendations[1].id, "gpu_utilization");
+  EXPECT_NE(a.recommendations[1].text.find("10.0%"), std::string::npos) << a.recommendations[1].text;
+}
+
+TEST(Analyzer, RolesFromOldAndNewSpellings) {
+  EXPECT_EQ(RoleOfCategory("cpu_op"), Role::kOperator);
+  EXPECT_EQ(RoleOfCategory("Operator"), Role::kOperator);
+  EXPECT_EQ(RoleOfCategory("Runtime"), Role::kRuntime);
+  EXPECT_EQ(RoleOfCategory("cuda_driver"), Role::kRuntime);
+  EXPECT_EQ(RoleOfCategory("Kernel"), Role::kKernel);
+  EXPECT_EQ(RoleOfCategory("Memcpy"), Role::kMemcpy);
+  EXPECT_EQ(RoleOfCategory("gpu_memset"), Role::kMemset);
+  EXPECT_EQ(RoleOfCategory("gpu_user_annotation"), Role::kUserAnnotation);
+  EXPECT_EQ(RoleOfCategory("python_function"), Role::kPythonFunction);
+  EXPECT_EQ(RoleOfCategory("cuda_sync"), Role::kOther);
+}
+
+}  // namespace
+}  // namespace torch2pprof

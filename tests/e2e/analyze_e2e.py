@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `torch2pprof analyze` on every trace in testdata/.
+
+The binary's JSON is read with Python's json module (numbers as Decimal, so the
+microseconds are compared exactly) and checked against the trace itself: kernel
+totals and calls, and events and time per category, computed here from the trace
+text; and against invariants: each step's parts sum to its total, operator self
+time is at most total time. The text report must fit 120 columns and be the same
+for -top 50, --top 50 and --top=50; CSV must agree with JSON.
+
+Prints one line per check and 'N passed, N failed' last.
+"""
+import argparse
+import collections
+import csv
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from decimal import Decimal
+
+STEP_PARTS = ['kernel_us', 'memcpy_us', 'memset_us', 'communication_us', 'runtime_us', 'dataloader_us',
+              'cpu_exec_us', 'other_us']
+
+
+def events(path):
+    raw = open(path, 'rb').read()
+    if raw[:2] == b'\x1f\x8b':
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw, parse_float=Decimal)
+    return doc.get('traceEvents', []) if isinstance(doc, dict) else doc
+
+
+def model(path):
+    """Per category: X events (dur >= 0) and B/E pairs, and their summed durations in us."""
+    count, total = collections.Counter(), collections.Counter()
+    kernels, kernel_us = 0, Decimal(0)
+    open_b = collections.defaultdict(list)
+    for e in events(path):
+        if not isinstance(e, dict):
+            continue
+        cat = e.get('cat', '') if isinstance(e.get('cat', ''), str) else ''
+        ph = e.get('ph')
+        dur = None
+        if ph == 'X' and 'ts' in e and e.get('dur') is not None and Decimal(str(e['dur'])) >= 0:
+            dur = Decimal(str(e['dur']))
+        elif ph == 'B' and 'ts' in e:
+            open_b[(str(e.get('pid')), str(e.get('tid')))].append(e)
+        elif ph == 'E' and 'ts' in e and open_b[(str(e.get('pid')), str(e.get('tid')))]:
+            b = open_b[(str(e.get('pid')), str(e.get('tid')))].pop()
+            if Decimal(str(e['ts'])) > Decimal(str(b['ts'])):
+                dur, cat = Decimal(str(e['ts'])) - Decimal(str(b['ts'])), b.get('cat', '')
+        if dur is None:
+            continue
+        count[cat] += 1
+        total[cat] += dur
+        if cat.lower() == 'kernel':
+            kernels += 1
+            kernel_us += dur
+    return count, total, kernels, kernel_us
+
+
+class Checks:
+    def __init__(self, binary):
+        self.binary = binary
+        self.passed = self.failed = 0
+
+    def run(self, *args):
+        return subprocess.run([self.binary, 'analyze'] + list(args), capture_output=True, text=True)
+
+    def report(self, name, problems):
+        if problems:
+            self.failed += 1
+            print(f'FAIL {name}: ' + '; '.join(str(p) for p in problems[:5]))
+        else:
+            self.passed += 1
+            print(f'ok   {name}')
+
+    def check(self, trace):
+        problems = []
+        r = self.run('--format', 'json', '-top', '0', trace)
+        if r.returncode != 0:
+            return self.report(trace, [f'exit {r.returncode}: {r.stderr.strip()}'])
+        j = json.loads(r.stdout, parse_float=Decimal)
+        for key in ('trace', 'categories', 'steps', 'operators', 'kernels', 'gpu', 'memory', 'recommendations'):
+            if key not in j:
+                problems.append(f'no {key}')
+        for s in j['steps']:
+            parts = sum(Decimal(s[k]) for k in STEP_PARTS)
+            if parts != Decimal(s['total_us']) or any(Decimal(s[k]) < 0 for k in STEP_PARTS):
+                problems.append(f'step {s["name"]}: parts {parts} != total {s["total_us"]}')
+        for o in j['operators']:
+            if Decimal(o['host_self_us']) > Decimal(o['host_total_us']):
+                problems.append(f'operator {o["name"]}: host self > total')
+            if Decimal(o['device_self_us']) > Decimal(o['device_total_us']):
+                problems.append(f'operator {o["name"]}: device self > total')
+        count, total, kernels, kernel_us = model(trace)
+        got_calls = sum(k['calls'] for k in j['kernels'])
+        got_us = sum(Decimal(k['total_us']) for k in j['kernels'])
+        if (got_calls, got_us) != (kernels, kernel_us):
+            problems.append(f'kernels: {got_calls} calls {got_us} us, trace has {kernels} and {kernel_us}')
+        cats = {c['category']: c for c in j['categories']}
+        for cat in set(count) | set(cats):
+            c = cats.get(cat, {'events': 0, 'total_us': 0})
+            if (c['events'], Decimal(c['total_us'])) != (count[cat], total[cat]):
+                problems.append(f'category {cat!r}: {c["events"]} events {c["total_us"]} us, trace has '
+                                f'{count[cat]} and {total[cat]}')
+        self_sum = sum(Decimal(c['self_us']) for c in j['categories'])
+        busy = sum(Decimal(l['busy_us']) for l in j['trace']['lanes'])
+        if self_sum != busy:
+            problems.append(f'category self time {self_sum} != busy time {busy}')
+
+        texts = [self.run(*a, trace).stdout for a in (['-top', '50'], ['--top', '50'], ['--top=50'])]
+        if not (texts[0] == texts[1] == texts[2]) or not texts[0]:
+            problems.append('-top 50, --top 50 and --top=50 differ')
+        wide = [line for line in texts[0].split('\n') if len(line) > 120]
+        if wide:
+            problems.append(f'{len(wide)} text lines over 120 columns: {wide[0][:60]}...')
+
+        c = self.run('--format', 'csv', '--table', 'steps', '-top', '0', trace)
+        rows = list(csv.DictReader(io.StringIO(c.stdout)))
+        if c.returncode != 0 or len(rows) != len(j['steps']) or any(
+                Decimal(row['total_us']) != Decimal(s['total_us']) for row, s in zip(rows, j['steps'])):
+            problems.append('CSV steps differ from JSON steps')
+        self.report(os.path.relpath(trace), problems)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--testdata', required=True)
+    a = ap.parse_args()
+    c = Checks(a.binary)
+    for sub in ('real', 'convert'):
+        d = os.path.join(a.testdata, sub)
+        for f in sorted(os.listdir(d)):
+            if '.json' in f:
+                try:
+                    c.check(os.path.join(d, f))
+                except Exception as e:  # a crash of a check is a failure too
+                    c.report(f, [f'{type(e).__name__}: {e}'])
+    sample = os.path.join(a.testdata, 'convert', 'exact_decimals.json')
+    for args, status in ((['--format', 'xml'], 2), (['--table', 'steps'], 2), (['--format', 'csv', '--table', 'x'], 2),
+                         (['-top', '-1'], 2)):
+        r = c.run(*args, sample)
+        ok = r.returncode == status and r.stderr.startswith('torch2pprof: ') and r.stdout == ''
+        c.report(f'usage error {" ".join(args)} -> exit {status}', [] if ok else [f'exit {r.returncode}: {r.stderr}'])
+    print(f'{c.passed} passed, {c.failed} failed')
+    return 0 if c.failed == 0 else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

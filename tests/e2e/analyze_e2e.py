@@ -13,7 +13,6 @@ Prints one line per check and 'N passed, N failed' last.
 import argparse
 import collections
 import csv
-import gzip
 import io
 import json
 import os
@@ -21,16 +20,11 @@ import subprocess
 import sys
 from decimal import Decimal
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_text import read_events  # noqa: E402
+
 STEP_PARTS = ['kernel_us', 'memcpy_us', 'memset_us', 'communication_us', 'runtime_us', 'dataloader_us',
               'cpu_exec_us', 'other_us']
-
-
-def events(path):
-    raw = open(path, 'rb').read()
-    if raw[:2] == b'\x1f\x8b':
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw, parse_float=Decimal)
-    return doc.get('traceEvents', []) if isinstance(doc, dict) else doc
 
 
 def model(path):
@@ -38,7 +32,7 @@ def model(path):
     count, total = collections.Counter(), collections.Counter()
     kernels, kernel_us = 0, Decimal(0)
     open_b = collections.defaultdict(list)
-    for e in events(path):
+    for e in read_events(path):
         if not isinstance(e, dict):
             continue
         cat = e.get('cat', '') if isinstance(e.get('cat', ''), str) else ''

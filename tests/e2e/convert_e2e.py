@@ -21,19 +21,14 @@ import sys
 import tempfile
 from decimal import Decimal
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_text import read_events  # noqa: E402
+
 ADDRESS = re.compile(r' at 0x[0-9a-fA-F]+')
 PY_FRAME = re.compile(r'^(.*\.py)\((\d+)\): (.*)$')
 
 
 # ---------------------------------------------------------------- the model
-def read_events(path):
-    raw = open(path, 'rb').read()
-    if raw[:2] == b'\x1f\x8b':
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw, parse_float=Decimal)
-    return doc.get('traceEvents', []) if isinstance(doc, dict) else doc
-
-
 def as_text(v):
     if isinstance(v, Decimal) and v == v.to_integral_value():
         return str(int(v))

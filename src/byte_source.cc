@@ -24,6 +24,15 @@ ByteSource::ByteSource(const std::string& path) : name_(path == "-" ? "<stdin>" 
   }
   struct stat st;
   if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) input_size_ = static_cast<uint64_t>(st.st_size);
+  DetectGzip();
+}
+
+ByteSource::ByteSource(std::string_view data, const std::string& name)
+    : name_(name), input_size_(data.size()), memory_(data), from_memory_(true) {
+  DetectGzip();
+}
+
+void ByteSource::DetectGzip() {
   in_.resize(kInputBuffer);
   // Peek at the magic bytes; they stay in the buffer for whichever path reads them.
   while (in_end_ < 2 && FillInput()) {
@@ -45,6 +54,18 @@ bool ByteSource::FillInput() {
   if (raw_eof_) return false;
   if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
   if (in_end_ == in_.size()) return true;
+  if (from_memory_) {
+    size_t n = std::min(in_.size() - in_end_, memory_.size());
+    if (n == 0) {
+      raw_eof_ = true;
+      return false;
+    }
+    std::memcpy(in_.data() + in_end_, memory_.data(), n);
+    memory_.remove_prefix(n);
+    in_end_ += n;
+    raw_total_ += n;
+    return true;
+  }
   for (;;) {
     ssize_t n = ::read(fd_, in_.data() + in_end_, in_.size() - in_end_);
     if (n < 0 && errno == EINTR) continue;
@@ -75,6 +96,10 @@ size_t ByteSource::Read(char* buf, size_t n) {
   while (produced == 0) {
     if (in_pos_ == in_end_ && !FillInput()) {
       if (member_done_) return 0;
+      if (allow_truncated_) {
+        truncated_ = true;
+        return 0;
+      }
       ThrowInput(name_, static_cast<int64_t>(out_total_),
                  "gzip stream is truncated: the compressed file ends after " + std::to_string(raw_total_) +
                      " bytes, inside the data");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace torch2pprof {
@@ -14,6 +15,8 @@ class ByteSource {
  public:
   // path "-" reads standard input. Throws Error if the file cannot be opened.
   explicit ByteSource(const std::string& path);
+  // Bytes held in memory; `name` stands for the file in errors.
+  ByteSource(std::string_view data, const std::string& name);
   ~ByteSource();
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
@@ -23,13 +26,16 @@ class ByteSource {
   size_t Read(char* buf, size_t n);
 
   const std::string& name() const { return name_; }
+  // A gzip stream cut short then reads as a normal end, and truncated() says so.
+  void set_allow_truncated(bool allow) { allow_truncated_ = allow; }
+  bool truncated() const { return truncated_; }
   bool gzipped() const { return gzip_; }
   uint64_t uncompressed_offset() const { return out_total_; }
   // Size of the file as stored (compressed or not); 0 for pipes and stdin.
   uint64_t input_size() const { return input_size_; }
 
  private:
-  size_t ReadRaw(unsigned char* buf, size_t n);
+  void DetectGzip();
   bool FillInput();
 
   std::string name_;
@@ -43,6 +49,10 @@ class ByteSource {
   std::vector<unsigned char> in_;
   size_t in_pos_ = 0, in_end_ = 0;
   uint64_t input_size_ = 0;
+  std::string_view memory_;  // with the memory constructor
+  bool from_memory_ = false;
+  bool allow_truncated_ = false;
+  bool truncated_ = false;
   uint64_t raw_total_ = 0;  // compressed bytes read from the file
   uint64_t out_total_ = 0;  // uncompressed bytes handed out
 };

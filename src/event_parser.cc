@@ -6,6 +6,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 
 #include "torch2pprof/trace_loader.h"
 
@@ -25,69 +27,197 @@ std::string_view LaneNumberText(std::string_view raw, std::string* scratch) {
 namespace {
 namespace od = simdjson::ondemand;
 
+// Kineto writes some traces that are not JSON: raw control characters and stray
+// quotes inside strings, lone backslashes of Windows paths, bare N/A values,
+// invalid UTF-8. Repair rewrites an event's text so that it parses, changing only
+// what breaks JSON; events it cannot save are skipped and counted by the caller.
+bool IsJsonNumber(std::string_view t) {
+  size_t i = 0, n = t.size();
+  if (i < n && t[i] == '-') ++i;
+  size_t d = i;
+  while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+  if (i == d) return false;
+  if (i < n && t[i] == '.') {
+    size_t f = ++i;
+    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == f) return false;
+  }
+  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
+    size_t e = i;
+    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == e) return false;
+  }
+  return i == n;
+}
+
+size_t Utf8Length(std::string_view s, size_t i) {
+  auto cont = [&](size_t k) { return k < s.size() && (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80; };
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF && cont(i + 1)) return 2;
+  if (c >= 0xE0 && c <= 0xEF && cont(i + 1) && cont(i + 2)) {
+    unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+    return (c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) ? 0 : 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4 && cont(i + 1) && cont(i + 2) && cont(i + 3)) {
+    unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+    return (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F) ? 0 : 4;
+  }
+  return 0;
+}
+
+std::string Repair(std::string_view in) {
+  std::string out;
+  out.reserve(in.size() + 16);
+  bool in_string = false;
+  auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  for (size_t i = 0; i < in.size();) {
+    unsigned char c = static_cast<unsigned char>(in[i]);
+    if (c >= 0x80) {
+      size_t len = Utf8Length(in, i);
+      out += len ? std::string(in.substr(i, len)) : std::string("\xEF\xBF\xBD");  // U+FFFD
+      i += len ? len : 1;
+    } else if (in_string) {
+      if (c == '\\') {
+        char next = i + 1 < in.size() ? in[i + 1] : 0;
+        if (next && std::strchr("\"\\/bfnrt", next)) {
+          out.append(in.substr(i, 2));
+          i += 2;
+        } else if (next == 'u' && i + 5 < in.size() && is_hex(in[i + 2]) && is_hex(in[i + 3]) && is_hex(in[i + 4]) &&
+                   is_hex(in[i + 5])) {
+          out.append(in.substr(i, 6));
+          i += 6;
+        } else {
+          out += "\\\\";  // a lone backslash: C:\Users
+          ++i;
+        }
+      } else if (c == '"') {
+        // A closing quote is followed by , : } or ]; any other is part of the text.
+        size_t j = i + 1;
+        while (j < in.size() && std::isspace(static_cast<unsigned char>(in[j]))) ++j;
+        bool closes = j >= in.size() || std::strchr(",:}]", in[j]);
+        out += closes ? "\"" : "\\\"";
+        in_string = !closes;
+        ++i;
+      } else if (c < 0x20) {
+        char b[8];
+        std::snprintf(b, sizeof b, "\\u%04x", c);
+        out += b;
+        ++i;
+      } else {
+        out += static_cast<char>(c);
+        ++i;
+      }
+    } else if (c == '"') {
+      in_string = true;
+      out += '"';
+      ++i;
+    } else if (std::strchr(",:{}[] \t\r\n", static_cast<char>(c))) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      // A bare token: numbers and JSON's literals stay; N/A, NaN, None... become null.
+      size_t j = i;
+      while (j < in.size() && !std::strchr(",:{}[]\" \t\r\n", in[j])) ++j;
+      std::string_view token = in.substr(i, j - i);
+      bool keep = IsJsonNumber(token) || token == "true" || token == "false" || token == "null";
+      out += keep ? std::string(token) : std::string("null");
+      i = j;
+    }
+  }
+  return out;
+}
+
 class Impl final : public EventParser {
  public:
   void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) override {
     od::document doc;
+    size_t done = 0;
     auto err = parser_.iterate(chunk.data(), len, chunk.size()).get(doc);
-    if (err) LocateStage1Error(chunk, len, starts, sink, err);
-    od::array arr;
-    if ((err = doc.get_array().get(arr))) Fail(doc, chunk, len, starts, 0, sink, err);
-    size_t index = 0;
-    RawEvent ev;
-    for (auto element : arr) {
-      od::object obj;
-      if ((err = element.get_object().get(obj))) Fail(doc, chunk, len, starts, index, sink, err);
-      ev = RawEvent();
-      ev.offset = starts[index].offset;
-      if ((err = ReadEvent(obj, &ev, sink))) Fail(doc, chunk, len, starts, index, sink, err);
-      sink.OnEvent(ev);
-      ++index;
+    if (!err) err = ReadAll(doc, starts, sink, &done);
+    if (!err) return;
+    // Something in this chunk is not JSON: read the rest of it event by event.
+    for (size_t i = done; i < starts.size(); ++i) {
+      size_t a = starts[i].pos;
+      size_t b = i + 1 < starts.size() ? starts[i + 1].pos - 1 : len - 1;  // before the ',' or the final ']'
+      ReadAlone(std::string_view(chunk.data() + a, b - a), starts[i].offset, sink, true);
     }
   }
 
  private:
-  static uint64_t OffsetOf(const std::string& chunk, const std::vector<ChunkStart>& starts, const char* p) {
-    size_t pos = static_cast<size_t>(p - chunk.data());
-    size_t lo = 0, hi = starts.size();
-    while (hi - lo > 1) {
-      size_t mid = (lo + hi) / 2;
-      (starts[mid].pos <= pos ? lo : hi) = mid;
+  simdjson::error_code ReadAll(od::document& doc, const std::vector<ChunkStart>& starts, EventSink& sink,
+                               size_t* done) {
+    od::array arr;
+    if (auto err = doc.get_array().get(arr)) return err;
+    RawEvent ev;
+    for (auto element : arr) {
+      od::object obj;
+      if (auto err = element.get_object().get(obj)) return err;
+      ev = RawEvent();
+      ev.offset = starts[*done].offset;
+      if (auto err = ReadEvent(obj, &ev)) return err;
+      Deliver(ev, sink);
+      ++*done;
     }
-    return starts[lo].offset + (pos >= starts[lo].pos ? pos - starts[lo].pos : 0);
+    return simdjson::SUCCESS;
   }
 
-  [[noreturn]] static void Fail(od::document& doc, const std::string& chunk, size_t len,
-                                const std::vector<ChunkStart>& starts, size_t event, EventSink& sink,
-                                simdjson::error_code err) {
-    uint64_t off = starts[std::min(event, starts.size() - 1)].offset;
-    const char* loc = nullptr;
-    if (doc.current_location().get(loc) == simdjson::SUCCESS && loc >= chunk.data() && loc < chunk.data() + len) {
-      off = std::max(off, OffsetOf(chunk, starts, loc));
+  void Deliver(const RawEvent& ev, EventSink& sink) {
+    if (ev.bad) {
+      sink.Bad(Skip::kBadValue, ev.offset, ev.bad);
+    } else {
+      sink.OnEvent(ev);
     }
-    sink.Fail(off, std::string("invalid JSON in an event: ") + simdjson::error_message(err));
-    __builtin_unreachable();
   }
 
-  // Stage 1 failures (bad UTF-8, an unclosed string) point at no event: re-parse
-  // the chunk's events one by one to name the first bad one.
-  [[noreturn]] static void LocateStage1Error(const std::string& chunk, size_t len,
-                                             const std::vector<ChunkStart>& starts, EventSink& sink,
-                                             simdjson::error_code chunk_err) {
-    std::string one;
-    od::parser p;
-    for (size_t i = 0; i < starts.size(); ++i) {
-      size_t a = starts[i].pos;
-      size_t b = i + 1 < starts.size() ? starts[i + 1].pos - 1 : len - 1;
-      one.assign(chunk.data() + a, b - a);
-      size_t n = one.size();
-      one.append(simdjson::SIMDJSON_PADDING, ' ');
-      od::document d;
-      auto err = p.iterate(one.data(), n, one.size()).get(d);
-      if (err) sink.Fail(starts[i].offset, std::string("invalid JSON in an event: ") + simdjson::error_message(err));
+  // One event on its own; repaired, or split where a broken one swallowed others.
+  void ReadAlone(std::string_view text, uint64_t offset, EventSink& sink, bool may_split) {
+    simdjson::error_code err = ReadText(text, offset, sink);
+    if (!err) return;
+    std::string fixed = Repair(text);
+    if (fixed != text && !ReadText(fixed, offset, sink, /*repaired=*/true)) return;
+    if (may_split) {
+      // "...},\n{..." inside one element: a stray quote hid where events end.
+      std::vector<size_t> cuts;
+      for (size_t k = 1; k + 1 < text.size(); ++k) {
+        if (text[k] != '}') continue;
+        size_t j = k + 1;
+        while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+        if (j >= text.size() || text[j] != ',') continue;
+        ++j;
+        while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+        if (j < text.size() && text[j] == '{') cuts.push_back(k + 1), cuts.push_back(j);
+      }
+      if (!cuts.empty()) {
+        size_t from = 0;
+        for (size_t c = 0; c <= cuts.size(); c += 2) {
+          size_t to = c < cuts.size() ? cuts[c] : text.size();
+          ReadAlone(text.substr(from, to - from), offset + from, sink, false);
+          if (c + 1 < cuts.size()) from = cuts[c + 1];
+        }
+        return;
+      }
     }
-    sink.Fail(starts.front().offset, std::string("invalid JSON in traceEvents: ") + simdjson::error_message(chunk_err));
-    __builtin_unreachable();
+    sink.Bad(Skip::kBadJson, offset, std::string("invalid JSON in an event: ") + simdjson::error_message(err));
+  }
+
+  simdjson::error_code ReadText(std::string_view text, uint64_t offset, EventSink& sink, bool repaired = false) {
+    one_.assign(text.data(), text.size());
+    size_t n = one_.size();
+    one_.append(simdjson::SIMDJSON_PADDING, ' ');
+    od::document doc;
+    od::object obj;
+    RawEvent ev;
+    ev.offset = offset;
+    auto err = one_parser_.iterate(one_.data(), n, one_.size()).get(doc);
+    if (!err) err = doc.get_object().get(obj);
+    if (!err) err = ReadEvent(obj, &ev);
+    if (err) return err;
+    if (repaired) sink.Repaired(offset);
+    Deliver(ev, sink);
+    return simdjson::SUCCESS;
   }
 
   // A value that is not a string: its JSON text, after checking that it is JSON
@@ -105,18 +235,22 @@ class Impl final : public EventParser {
     return s;
   }
 
-  static simdjson::error_code LaneValue(od::value& v, std::string_view* out, std::string* scratch) {
+  static simdjson::error_code LaneValue(od::value& v, std::string_view* out, std::string* scratch, RawEvent* ev) {
     od::json_type type;
     if (auto err = v.type().get(type)) return err;
     if (type == od::json_type::string) return v.get_string().get(*out);
+    if (type == od::json_type::object || type == od::json_type::array) {
+      ev->bad = "pid or tid is an object or array";
+      return simdjson::SUCCESS;
+    }
     std::string_view raw = Trim(v.raw_json_token());
     *out = type == od::json_type::number ? LaneNumberText(raw, scratch) : raw;
     return simdjson::SUCCESS;
   }
 
   // ts and dur: a number, or a string holding one; null counts as absent.
-  static simdjson::error_code TimeValue(od::value& v, int64_t* out, bool* present, uint64_t offset, const char* key,
-                                        EventSink& sink) {
+  static simdjson::error_code TimeValue(od::value& v, int64_t* out, bool* present, RawEvent* ev, const char* bad_type,
+                                        const char* bad_number) {
     od::json_type type;
     if (auto err = v.type().get(type)) return err;
     std::string_view text;
@@ -129,13 +263,10 @@ class Impl final : public EventParser {
     } else if (type == od::json_type::string) {
       if (auto err = v.get_string().get(text)) return err;
     } else {
-      sink.Fail(offset, std::string("event field \"") + key + "\" must be a number of microseconds");
+      ev->bad = bad_type;
+      return simdjson::SUCCESS;
     }
-    if (!ParseMicrosToNanos(text, out)) {
-      sink.Fail(offset, std::string("event field \"") + key +
-                            "\" is not a number of microseconds that fits in 64-bit nanoseconds: " +
-                            std::string(text.substr(0, 40)));
-    }
+    if (!ParseMicrosToNanos(text, out)) ev->bad = bad_number;
     *present = true;
     return simdjson::SUCCESS;
   }
@@ -232,7 +363,7 @@ class Impl final : public EventParser {
     return simdjson::SUCCESS;
   }
 
-  simdjson::error_code ReadEvent(od::object& obj, RawEvent* ev, EventSink& sink) {
+  simdjson::error_code ReadEvent(od::object& obj, RawEvent* ev) {
     for (auto field : obj) {
       od::raw_json_string key;
       if (auto err = field.key().get(key)) return err;
@@ -245,18 +376,22 @@ class Impl final : public EventParser {
             err = v.get_string().get(ev->ph);
             if (err == simdjson::INCORRECT_TYPE && !(err = NonString(v, &ev->ph))) ev->ph = "?";
           } else if (key == "pid") {
-            err = LaneValue(v, &ev->pid, &pid_scratch_);
+            err = LaneValue(v, &ev->pid, &pid_scratch_, ev);
           }
           break;
         case 't':
           if (key == "ts") {
-            err = TimeValue(v, &ev->ts, &ev->has_ts, ev->offset, "ts", sink);
+            err = TimeValue(v, &ev->ts, &ev->has_ts, ev, "\"ts\" is not a number of microseconds",
+                            "\"ts\" is not a number of microseconds that fits in 64-bit nanoseconds");
           } else if (key == "tid") {
-            err = LaneValue(v, &ev->tid, &tid_scratch_);
+            err = LaneValue(v, &ev->tid, &tid_scratch_, ev);
           }
           break;
         case 'd':
-          if (key == "dur") err = TimeValue(v, &ev->dur, &ev->has_dur, ev->offset, "dur", sink);
+          if (key == "dur") {
+            err = TimeValue(v, &ev->dur, &ev->has_dur, ev, "\"dur\" is not a number of microseconds",
+                            "\"dur\" is not a number of microseconds that fits in 64-bit nanoseconds");
+          }
           break;
         case 'n':
           if (key == "name") {
@@ -282,6 +417,8 @@ class Impl final : public EventParser {
   }
 
   od::parser parser_;
+  od::parser one_parser_;  // for events read alone, so parser_'s buffers stay sized for chunks
+  std::string one_;
   std::string pid_scratch_, tid_scratch_;
 };
 

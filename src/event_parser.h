@@ -29,14 +29,19 @@ struct RawEvent {
   int64_t ts = 0;   // ns
   int64_t dur = 0;  // ns
   bool has_ts = false;
-  bool has_dur = false;  // false when absent or null
-  uint64_t offset = 0;   // where the event starts in the uncompressed input
+  bool has_dur = false;       // false when absent or null
+  uint64_t offset = 0;        // where the event starts in the uncompressed input
+  const char* bad = nullptr;  // set: a field has an unusable value (says what)
 };
 
 class EventSink {
  public:
   virtual ~EventSink() = default;
   virtual void OnEvent(const RawEvent& event) = 0;
+  // An event (or text) that cannot be read: counted, or with --strict an error.
+  virtual void Bad(Skip why, uint64_t offset, const std::string& what) = 0;
+  // An event read after repairing its JSON.
+  virtual void Repaired(uint64_t offset) = 0;
   // Reports bad input at an offset of the uncompressed input; never returns.
   [[noreturn]] virtual void Fail(uint64_t offset, const std::string& message) = 0;
 };

@@ -6,6 +6,8 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 
@@ -164,11 +166,59 @@ bool SameFile(const std::string& a, const std::string& b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// The temporary file being written, for the signal handler: SIGINT or SIGTERM
+// mid-write removes it, so no partial file is ever left behind. (Process-wide by
+// nature: a signal handler can reach nothing else.)
+char g_temp_path[4096];
+volatile sig_atomic_t g_temp_active = 0;
+
+void RemoveTempAndDie(int sig) {
+  if (g_temp_active) ::unlink(g_temp_path);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+struct TempGuard {
+  explicit TempGuard(const std::string& path) {
+    std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
+    g_temp_active = 1;
+    old_int_ = ::signal(SIGINT, RemoveTempAndDie);
+    old_term_ = ::signal(SIGTERM, RemoveTempAndDie);
+  }
+  ~TempGuard() {
+    g_temp_active = 0;
+    ::signal(SIGINT, old_int_);
+    ::signal(SIGTERM, old_term_);
+  }
+  void (*old_int_)(int);
+  void (*old_term_)(int);
+};
+
+void WriteInPlace(const std::string& path, const std::string& data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) ThrowOutput(path, std::string("cannot open for writing: ") + std::strerror(errno));
+  try {
+    WriteAll(fd, data, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
+}
+
 }  // namespace
 
 void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input) {
   if (path == "-") {
     WriteAll(1, data, "<stdout>");
+    return;
+  }
+  struct stat out_st;
+  bool exists = ::stat(path.c_str(), &out_st) == 0;
+  if (exists && !S_ISREG(out_st.st_mode) && !S_ISDIR(out_st.st_mode)) {
+    // A device, pipe or socket (/dev/null, /dev/full, a fifo): write to it as it is;
+    // renaming a file over it would replace the device node itself.
+    WriteInPlace(path, data);
     return;
   }
   if (!input.empty() && input != "-" && (path == input || SameFile(path, input))) {
@@ -178,11 +228,11 @@ void WriteOutputFile(const std::string& path, const std::string& data, const std
   std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.empty()) ThrowOutput(path, "the output names a directory, not a file");
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) ThrowOutput(path, "is a directory");
+  if (exists && S_ISDIR(out_st.st_mode)) ThrowOutput(path, "is a directory");
   std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) ThrowOutput(path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
+  TempGuard guard(tmp);
   try {
     mode_t mask = ::umask(0);
     ::umask(mask);

@@ -13,7 +13,15 @@ const std::array<SkipReason, static_cast<int>(Skip::kCount)> kSkipReasons = {{
     {"unmatched_begin", "B events never closed by an E"},
     {"empty_pair", "B/E pairs whose E is not after the B"},
     {"not_an_object", "elements of traceEvents that are not JSON objects"},
+    {"bad_json", "events that are not JSON even after repair"},
+    {"bad_value", "events whose ts, dur, pid or tid has an unusable value"},
+    {"garbage", "text between events that is no JSON value"},
 }};
+
+uint64_t LoadStats::bad_total() const {
+  return skipped[static_cast<int>(Skip::kBadJson)] + skipped[static_cast<int>(Skip::kBadValue)] +
+         skipped[static_cast<int>(Skip::kGarbage)];
+}
 
 uint64_t LoadStats::skipped_total() const {
   uint64_t n = 0;

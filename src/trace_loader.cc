@@ -123,12 +123,23 @@ class ChunkSink {
 // Walks the top level of the trace and cuts traceEvents into chunks.
 class Scanner {
  public:
-  explicit Scanner(ByteSource& src) : src_(src), win_(src) {}
+  Scanner(ByteSource& src, bool strict, bool allow_truncated)
+      : src_(src), win_(src), strict_(strict), allow_truncated_(allow_truncated) {}
 
   void Run(ChunkSink& sink) {
     sink_ = &sink;
     chunk_ = std::make_unique<Chunk>();
     chunk_->Reset();
+    try {
+      RunTopLevel();
+    } catch (const Truncated&) {
+      // --allow-truncated: everything cut before the end is kept.
+      FlushChunk();
+      truncated_ = true;
+    }
+  }
+
+  void RunTopLevel() {
     if (!win_.SkipSpace()) Fail(0, "the input is empty: expected a JSON trace");
     if (Peek() == '\xef') Fail(win_.offset(), "unexpected byte order mark: expected '{' or '['");
     char c = Peek();
@@ -148,6 +159,10 @@ class Scanner {
 
   TraceHeader& header() { return header_; }
   uint64_t not_objects() const { return not_objects_; }
+  uint64_t garbage() const { return garbage_; }
+  const std::vector<uint64_t>& garbage_offsets() const { return garbage_offsets_; }
+  bool truncated() const { return truncated_; }
+  uint64_t events_scanned() const { return events_scanned_; }
 
  private:
   // Events already cut are handed on first, so an earlier error in them wins.
@@ -171,6 +186,7 @@ class Scanner {
   char Peek() { return win_.data()[win_.pos]; }
 
   [[noreturn]] void FailTruncated() {
+    if (allow_truncated_ && seen_events_) throw Truncated{};
     std::string where = in_events_ ? "inside traceEvents after " + std::to_string(events_scanned_) + " events"
                                    : "before the trace was complete";
     Fail(win_.offset(win_.end), "the trace is truncated: the input ends " + where);
@@ -352,7 +368,10 @@ class Scanner {
             element = j;
           }
         } else if (depth == 0) {
-          if (d[j] != ']') Fail(Offset(j), "expected ',' or ']' after an event in traceEvents, found '}'");
+          if (d[j] != ']') {
+            if (strict_) Fail(Offset(j), "expected ',' or ']' after an event in traceEvents, found '}'");
+            continue;  // a stray '}' between events: ScanGap counts it as garbage
+          }
           ScanGap(gap, j, after_element, true);
           win_.pos = j + 1;
           win_.mark = Window::kNoMark;
@@ -387,41 +406,71 @@ class Scanner {
 
   // The bytes between two elements of traceEvents (or after '[', or before ']'):
   // white space, the separating comma, and elements that are no objects or arrays.
+  // Anything else (a log line, a missing comma) is garbage: counted once per run.
   void ScanGap(size_t from, size_t to, bool after_element, bool at_end) {
     const char* d = win_.data();
-    bool need_comma = after_element;
+    bool need_comma = after_element, in_garbage = false;
     for (size_t k = from; k < to;) {
       char c = d[k];
       if (IsSpace(c)) {
         ++k;
-      } else if (need_comma) {
-        if (c != ',') Fail(Offset(k), "expected ',' or ']' after an event in traceEvents, found " + Describe(c));
-        need_comma = false;
+        continue;
+      }
+      if (c == ',') {
+        if (!need_comma && !in_garbage) Garbage(k, "expected an event in traceEvents, found ','");
+        need_comma = in_garbage = false;
         ++k;
-      } else if (c == ',') {
-        Fail(Offset(k), "expected an event in traceEvents, found ','");
+        continue;
+      }
+      size_t e = k + 1;
+      if (c == '"') {
+        while (e < to && !(d[e] == '"' && d[e - 1] != '\\')) ++e;
+        e = std::min(e + 1, to);
       } else {
-        // A string, number or literal element: not an event.
-        size_t e = k + 1;
-        if (c == '"') {
-          while (e < to && !(d[e] == '"' && d[e - 1] != '\\')) ++e;
-          ++e;
-        } else {
-          while (e < to && !IsSpace(d[e]) && d[e] != ',') ++e;
-        }
+        while (e < to && !IsSpace(d[e]) && d[e] != ',') ++e;
+      }
+      std::string_view token(d + k, e - k);
+      bool scalar = (c == '"' && token.size() >= 2 && token.back() == '"') || token == "true" || token == "false" ||
+                    token == "null" || IsNumberToken(token);
+      if (!need_comma && !in_garbage && scalar) {
         ++events_scanned_;
         ++not_objects_;
         need_comma = true;
-        k = e;
+      } else if (!in_garbage) {
+        Garbage(k, std::string(need_comma ? "expected ',' or ']' after an event in traceEvents, found "
+                                          : "expected an event in traceEvents, found ") +
+                       Describe(c));
+        in_garbage = true;
       }
+      k = e;
     }
-    if (need_comma && !at_end) {
-      Fail(Offset(to), "expected ',' or ']' after an event in traceEvents, found " + Describe(d[to]));
+    if (need_comma && !at_end && !in_garbage) {
+      Garbage(to, "expected ',' or ']' after an event in traceEvents, found " + Describe(d[to]));
     }
+  }
+
+  static bool IsNumberToken(std::string_view t) {
+    int64_t ignored;
+    return !t.empty() && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) &&
+           (ParseMicrosToNanos(t, &ignored) || t.find_first_not_of("-+.eE0123456789") == std::string_view::npos);
+  }
+
+  struct Truncated {};
+
+  // Text between events that is no JSON value: counted (or, strict, an error).
+  void Garbage(size_t at, const std::string& what) {
+    if (strict_) Fail(Offset(at), what + " (--strict)");
+    ++garbage_;
+    if (garbage_offsets_.size() < kMaxBadOffsets) garbage_offsets_.push_back(win_.offset(at));
   }
 
   ByteSource& src_;
   Window win_;
+  bool strict_;
+  bool allow_truncated_;
+  bool truncated_ = false;
+  uint64_t garbage_ = 0;
+  std::vector<uint64_t> garbage_offsets_;
   ChunkSink* sink_ = nullptr;
   std::unique_ptr<Chunk> chunk_;
   TraceHeader header_;
@@ -435,7 +484,20 @@ class Scanner {
 // Turns parsed events into lanes and intervals.
 class EventBuilder final : public EventSink {
  public:
-  EventBuilder(Trace* trace, const std::string& file, bool details) : trace_(*trace), file_(file), details_(details) {}
+  EventBuilder(Trace* trace, const std::string& file, bool details, bool strict)
+      : trace_(*trace), file_(file), details_(details), strict_(strict) {}
+
+  void Bad(Skip why, uint64_t offset, const std::string& what) override {
+    ++trace_.stats.events;  // it was an element of traceEvents all the same
+    if (strict_) Fail(offset, what + " (--strict)");
+    Skipped(why);
+    if (trace_.stats.bad_offsets.size() < kMaxBadOffsets) trace_.stats.bad_offsets.push_back(offset);
+  }
+
+  void Repaired(uint64_t offset) override {
+    if (strict_) Fail(offset, "invalid JSON in an event (--strict)");
+    ++trace_.stats.repaired;
+  }
 
   void Parse(const Chunk& chunk) { parser_->Parse(chunk.text, chunk.len, chunk.starts, *this); }
 
@@ -572,6 +634,7 @@ class EventBuilder final : public EventSink {
   Trace& trace_;
   std::string file_;
   bool details_;
+  bool strict_;
   std::unique_ptr<EventParser> parser_ = MakeEventParser();
   std::string lane_key_;
   std::unordered_map<std::string, uint32_t> lane_index_;
@@ -660,17 +723,19 @@ class ChunkQueue final : public ChunkSink {
 
 }  // namespace
 
-Trace LoadTrace(const LoadOptions& options) {
+namespace {
+
+Trace Load(ByteSource& src, const LoadOptions& options) {
   Trace trace;
-  ByteSource src(options.path);
   trace.file = src.name();
+  src.set_allow_truncated(options.allow_truncated);
   // Reserving address space for the expected intervals avoids the copies (and the
   // transient 3x memory) of vector growth; pages never written are never resident.
   // Kineto writes ~150-300 bytes per event and gzip shrinks it 14-16x.
   uint64_t expected_json = src.input_size() * (src.gzipped() ? 20 : 1);
   trace.intervals.reserve(static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31)));
-  EventBuilder builder(&trace, trace.file, options.details);
-  Scanner scanner(src);
+  EventBuilder builder(&trace, trace.file, options.details, options.strict);
+  Scanner scanner(src, options.strict, options.allow_truncated);
   if (options.threads <= 1) {
     DirectSink sink(builder);
     scanner.Run(sink);
@@ -702,8 +767,55 @@ Trace LoadTrace(const LoadOptions& options) {
   trace.stats.json_bytes = src.uncompressed_offset();
   trace.stats.events += scanner.not_objects();
   trace.stats.skipped[static_cast<int>(Skip::kNotAnObject)] += scanner.not_objects();
+  trace.stats.skipped[static_cast<int>(Skip::kGarbage)] += scanner.garbage();
+  std::vector<uint64_t>& bad = trace.stats.bad_offsets;
+  bad.insert(bad.end(), scanner.garbage_offsets().begin(), scanner.garbage_offsets().end());
+  std::sort(bad.begin(), bad.end());
+  if (bad.size() > kMaxBadOffsets) bad.resize(kMaxBadOffsets);
+  trace.stats.truncated = scanner.truncated() || src.truncated();
+  if (trace.stats.truncated) trace.stats.truncated_at = src.uncompressed_offset();
   builder.Finish();
   return trace;
+}
+
+}  // namespace
+
+Trace LoadTrace(const LoadOptions& options) {
+  ByteSource src(options.path);
+  return Load(src, options);
+}
+
+std::vector<std::string> LoadWarnings(const Trace& trace) {
+  std::vector<std::string> out;
+  const LoadStats& st = trace.stats;
+  if (st.bad_total() > 0) {
+    std::string why, where;
+    for (Skip k : {Skip::kBadJson, Skip::kBadValue, Skip::kGarbage}) {
+      uint64_t n = st.skipped[static_cast<int>(k)];
+      if (n)
+        why += (why.empty() ? "" : ", ") + std::string(kSkipReasons[static_cast<int>(k)].key) + " " + std::to_string(n);
+    }
+    for (uint64_t off : st.bad_offsets) where += (where.empty() ? "" : ", ") + std::to_string(off);
+    out.push_back(trace.file + ": warning: skipped " + std::to_string(st.bad_total()) + " unreadable events or text (" +
+                  why + ") at bytes " + where + (st.bad_total() > st.bad_offsets.size() ? ", ..." : "") +
+                  "; --strict makes this an error");
+  }
+  if (st.repaired > 0) {
+    out.push_back(trace.file + ": warning: repaired and kept " + std::to_string(st.repaired) +
+                  " events with broken JSON (control characters, lone backslashes, stray quotes, invalid UTF-8 or "
+                  "bare values in strings)");
+  }
+  if (st.truncated) {
+    out.push_back(trace.file + ": byte " + std::to_string(st.truncated_at) +
+                  ": warning: the trace is truncated; kept the " + std::to_string(st.events) +
+                  " complete events before the cut");
+  }
+  return out;
+}
+
+Trace LoadTraceFromMemory(std::string_view data, const std::string& name, const LoadOptions& options) {
+  ByteSource src(data, name);
+  return Load(src, options);
 }
 
 }  // namespace torch2pprof

@@ -88,6 +88,9 @@ enum class Skip : int {
   kUnmatchedBegin,    // B never closed by an E
   kEmptyPair,         // B/E pair whose E is not after its B
   kNotAnObject,       // an element of traceEvents that is not a JSON object
+  kBadJson,           // an event that is not JSON even after repair
+  kBadValue,          // an event whose ts, dur, pid or tid has an unusable value
+  kGarbage,           // text between events that is no JSON value (log lines, missing commas)
   kCount
 };
 
@@ -103,7 +106,16 @@ struct LoadStats {
   std::map<std::string, uint64_t> phases;                          // events by ph ("X", "B", "M", ...)
   std::array<uint64_t, static_cast<int>(Skip::kCount)> skipped{};  // by Skip
   uint64_t skipped_total() const;
+  // Broken input that was read anyway: events converted after repair (raw control
+  // characters, lone backslashes, stray quotes, invalid UTF-8, bare N/A), and the
+  // offsets of the first events skipped as kBadJson, kBadValue or kGarbage.
+  uint64_t repaired = 0;
+  std::vector<uint64_t> bad_offsets;  // at most kMaxBadOffsets, in file order
+  uint64_t bad_total() const;
+  bool truncated = false;     // the input ended early (with allow_truncated)
+  uint64_t truncated_at = 0;  // uncompressed bytes read when it ended
 };
+inline constexpr size_t kMaxBadOffsets = 5;
 
 // Top-level keys other than traceEvents.
 struct TraceHeader {

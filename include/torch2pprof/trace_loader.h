@@ -3,19 +3,30 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "torch2pprof/trace.h"
 
 namespace torch2pprof {
 
 struct LoadOptions {
-  std::string path;      // a file, or "-" for standard input
-  int threads = 1;       // > 1: read and parse on two threads; the result never depends on it
-  bool details = false;  // also keep args, zero-length X events and [memory] events (analyze)
+  std::string path;              // a file, or "-" for standard input
+  int threads = 1;               // > 1: read and parse on two threads; the result never depends on it
+  bool details = false;          // also keep args, zero-length X events and [memory] events (analyze)
+  bool strict = false;           // an event that cannot be read is an error, not a counted skip
+  bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
 };
+
+// Loads a trace held in memory (tests, the fuzzer); `name` stands for the file in errors.
+Trace LoadTraceFromMemory(std::string_view data, const std::string& name, const LoadOptions& options);
 
 // Throws Error (kind kInput) naming the file and the byte offset of bad input.
 Trace LoadTrace(const LoadOptions& options);
+
+// One line per thing the user should know about a load that succeeded: events
+// skipped as unreadable (count, reasons, first byte offsets), events repaired, a
+// truncated end. Each line starts with the file name.
+std::vector<std::string> LoadWarnings(const Trace& trace);
 
 // Exact decimal microseconds (JSON number text, e.g. "1712195495519695.8" or "1.5e3")
 // to integer nanoseconds, rounding half to even below 1 ns. False if the text is not

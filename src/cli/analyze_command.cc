@@ -10,7 +10,7 @@
 
 namespace torch2pprof::cli {
 
-int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& /*err*/) {
+int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   ReportOptions report{args.top, args.table.empty() ? "operators" : args.table};
   if (args.format == "csv") {
     bool known = false;
@@ -20,11 +20,12 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& /*err*/
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
   int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Trace trace = LoadTrace(LoadOptions{args.input, threads, /*details=*/true});
+  Trace trace = LoadTrace(LoadOptions{args.input, threads, /*details=*/true, args.in.strict, args.in.allow_truncated});
   if (trace.intervals.empty() && trace.zero_length.empty()) {
     ThrowInput(trace.file, -1,
                "the trace has no X or B/E events among its " + std::to_string(trace.stats.events) + " events");
   }
+  PrintWarnings(trace, err);
   std::vector<LaneStacks> lanes = BuildLanes(trace, BuildOptions{threads});
   Analysis analysis = Analyze(trace, lanes, AnalyzeOptions{args.group_by == "shape"});
   if (args.format == "json") {

@@ -14,7 +14,14 @@ namespace {
 
 const char* const kCommands[] = {"convert", "analyze", "help"};
 // Long options that may also be written with one dash, as Go tools do (-top 50).
-const char* const kLongOptions[] = {"threads", "output", "help", "version", "top", "format", "table", "group-by"};
+const char* const kLongOptions[] = {"threads", "output", "help",     "version",         "top",
+                                    "format",  "table",  "group-by", "allow-truncated", "strict"};
+
+void AddInputOptions(CLI::App* cmd, InputArgs* in) {
+  cmd->add_flag("--strict", in->strict, "An event that cannot be read is an error (default: skip it, count it, warn)");
+  cmd->add_flag("--allow-truncated", in->allow_truncated,
+                "A trace cut off mid-write keeps the events complete before the cut (default: an error)");
+}
 
 bool IsCommand(const std::string& s) {
   for (const char* c : kCommands) {
@@ -85,6 +92,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   conv->add_option("-o,--output", convert.output, "Profile to write (alternative to the second argument)");
   conv->add_option("--threads", convert.threads, "Worker threads (default: all cores); never changes the output")
       ->check(CLI::Range(0, 1024));
+  AddInputOptions(conv, &convert.in);
   conv->footer(
       "Sample types: wall (self time in ns; flat = exclusive, cum = inclusive) and calls.\n"
       "Labels: pid, tid, thread. Try: go tool pprof -top -tagfocus=tid=1234 out.pb.gz");
@@ -99,6 +107,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  AddInputOptions(an, &analyze.in);
   an->footer(
       "Times follow torch-tb-profiler's definitions (README: analyze). JSON times are microseconds exact to the ns.\n"
       "Examples: torch2pprof analyze -top 50 trace.json.gz\n"

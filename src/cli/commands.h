@@ -4,12 +4,21 @@
 #include <iosfwd>
 #include <string>
 
+#include "torch2pprof/trace.h"
+
 namespace torch2pprof::cli {
+
+// How broken input is treated; shared by the commands that read traces.
+struct InputArgs {
+  bool strict = false;           // an unreadable event is an error
+  bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
+};
 
 struct ConvertArgs {
   std::string input;
   std::string output;
   int threads = 0;  // 0: all cores
+  InputArgs in;
 };
 
 struct AnalyzeArgs {
@@ -19,7 +28,11 @@ struct AnalyzeArgs {
   std::string table;              // csv: which table
   std::string group_by = "name";  // operators by name, or by name and input shape
   int threads = 0;
+  InputArgs in;
 };
+
+// Prints LoadWarnings to err, each line prefixed "torch2pprof: ".
+void PrintWarnings(const torch2pprof::Trace& trace, std::ostream& err);
 
 // Throw torch2pprof::Error; return the exit status.
 int RunConvert(const ConvertArgs& args, std::ostream& out, std::ostream& err);

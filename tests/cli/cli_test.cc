@@ -74,10 +74,17 @@ TEST(Cli, BadInputExitsOneNamingFileAndOffset) {
   TempDir dir;
   std::string bad = dir.Write("bad.json", R"({"traceEvents": [{"ph": "X"} oops])");
   std::string out = dir.path() + "/out.pb.gz";
-  Result r = RunArgs({"convert", bad, out});
+  Result r = RunArgs({"convert", "--strict", bad, out});
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "torch2pprof: " + bad + ": byte 29: expected ',' or ']' after an event in traceEvents, found 'o'\n");
+  EXPECT_EQ(r.err, "torch2pprof: " + bad +
+                       ": byte 29: expected ',' or ']' after an event in traceEvents, found 'o' (--strict)\n");
   EXPECT_FALSE(std::ifstream(out).good());  // no output at all
+  // Without --strict the text is skipped, and the missing final '}' is what fails.
+  Result lenient = RunArgs({"convert", bad, out});
+  EXPECT_EQ(lenient.status, 1);
+  EXPECT_EQ(lenient.err, "torch2pprof: " + bad +
+                             ": byte 34: the trace is truncated: the input ends before the trace was complete\n");
+  EXPECT_FALSE(std::ifstream(out).good());
 
   Result missing = RunArgs({"convert", dir.path() + "/missing.json", out});
   EXPECT_EQ(missing.status, 1);

@@ -10,6 +10,7 @@ packages=(
   libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
   golang-go python3                                  # end-to-end tests: go tool pprof, the reference model
   clang-format                                       # style check
+  clang libclang-rt-14-dev                           # libFuzzer
   time                                               # /usr/bin/time -v for the benchmark's peak RSS
 )
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, step 2: build and run every test — unit tests, end-to-end tests read
 # back by go tool pprof, the style check — then again under AddressSanitizer and
-# UndefinedBehaviorSanitizer. T2P_SKIP_SANITIZERS=1 skips the second pass.
+# UndefinedBehaviorSanitizer, then the fuzz target replays its seeds and fuzzes for
+# 60 seconds. T2P_SKIP_SANITIZERS=1 / T2P_SKIP_FUZZ=1 skip those passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -16,4 +17,15 @@ if [ "${T2P_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-asan -j "$jobs"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && ctest --output-on-failure -j "$jobs")
+fi
+
+if [ "${T2P_SKIP_FUZZ:-0}" != 1 ]; then
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DTORCH2PPROF_FUZZ=ON -DTORCH2PPROF_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build-fuzz -j "$jobs"
+  (cd build-fuzz && ctest --output-on-failure)
+  corpus=$(mktemp -d)
+  build-fuzz/fuzz/fuzz_convert "$corpus" testdata/convert tests/bad_inputs fuzz/regressions \
+    -max_len=65536 -timeout=10 -rss_limit_mb=4096 -max_total_time=60 -print_final_stats=1 2>&1 | tail -n 12
+  rm -rf "$corpus"
 fi

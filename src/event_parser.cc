@@ -396,7 +396,15 @@ class Impl final : public EventParser {
         case 'n':
           if (key == "name") {
             err = v.get_string().get(ev->name);
-            if (err == simdjson::INCORRECT_TYPE) err = NonString(v, &ev->name);
+            if (err == simdjson::INCORRECT_TYPE) {
+              od::json_type type;
+              err = v.type().get(type);
+              if (!err && (type == od::json_type::object || type == od::json_type::array)) {
+                ev->bad = "name is an object or array";
+              } else if (!err) {
+                err = NonString(v, &ev->name);  // a number or literal: its JSON text
+              }
+            }
           }
           break;
         case 'c':

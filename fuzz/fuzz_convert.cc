@@ -1,0 +1,44 @@
+// libFuzzer target over the whole pipeline: the loader (both thread modes, strict
+// and lenient, with and without details), the lane builder, the aggregator, the
+// pprof encoder and the analyzer with its three renderers. Bad input must end in a
+// torch2pprof::Error, never in a crash, a hang or a sanitizer report.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "torch2pprof/aggregator.h"
+#include "torch2pprof/analyzer.h"
+#include "torch2pprof/error.h"
+#include "torch2pprof/lane_builder.h"
+#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/report.h"
+#include "torch2pprof/trace_loader.h"
+
+using namespace torch2pprof;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  // The first byte picks the options, so one corpus covers every mode.
+  uint8_t mode = size ? data[0] : 0;
+  LoadOptions options;
+  options.threads = (mode & 1) ? 2 : 1;
+  options.details = (mode & 2) != 0;
+  options.strict = (mode & 4) != 0;
+  options.allow_truncated = (mode & 8) != 0;
+  try {
+    Trace trace = LoadTraceFromMemory(input, "fuzz.json", options);
+    LoadWarnings(trace);
+    std::vector<LaneStacks> lanes = BuildLanes(trace, BuildOptions{options.threads});
+    Profile profile = Aggregate(trace, lanes);
+    if (!ValidateProfile(profile).empty()) __builtin_trap();
+    Gzip(EncodeProfile(profile));
+    if (options.details) {
+      Analysis a = Analyze(trace, lanes, AnalyzeOptions{(mode & 16) != 0});
+      RenderText(a, ReportOptions{});
+      RenderJson(a, ReportOptions{0, ""});
+      RenderCsv(a, ReportOptions{5, "steps"});
+    }
+  } catch (const Error&) {
+  }
+  return 0;
+}

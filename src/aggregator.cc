@@ -138,59 +138,225 @@ Frame MakeFrame(std::string_view system_name) {
   return f;
 }
 
+namespace {
+
+constexpr int kCalls = 0, kWall = 1, kGpu = 2;
+
+// Where something was launched from: a call-tree node, its step, its thread.
+struct Launch {
+  uint32_t node;
+  int64_t step;
+  uint32_t lane;
+};
+
+class ProfileBuilder {
+ public:
+  ProfileBuilder(const Trace& trace, Profile* p) : t_(trace), p_(*p), frame_of_name_(trace.strings.size(), -1) {
+    p_.tree.push_back(TreeNode{0, 0});
+  }
+
+  uint32_t Frame(uint32_t name) {
+    if (frame_of_name_[name] < 0)
+      frame_of_name_[name] = static_cast<int32_t>(FrameFor(FrameSystemName(t_.strings.Get(name))));
+    return static_cast<uint32_t>(frame_of_name_[name]);
+  }
+
+  uint32_t FrameFor(const std::string& system_name) {
+    auto [it, inserted] = frame_index_.emplace(system_name, static_cast<uint32_t>(p_.frames.size()));
+    if (inserted) p_.frames.push_back(MakeFrame(system_name));
+    return it->second;
+  }
+
+  uint32_t Node(uint32_t parent, uint32_t frame) {
+    auto [it, inserted] =
+        child_.emplace((static_cast<uint64_t>(parent) << 32) | frame, static_cast<uint32_t>(p_.tree.size()));
+    if (inserted) p_.tree.push_back(TreeNode{parent, frame});
+    return it->second;
+  }
+
+  // Labels: the thread's pid, tid and name, the step, and for device samples the
+  // device and stream the work ran on.
+  uint32_t Labels(uint32_t lane, int64_t step, int64_t device_lane = -1) {
+    std::string key = std::to_string(lane) + "/" + std::to_string(step) + "/" + std::to_string(device_lane);
+    auto [it, inserted] = label_index_.emplace(key, static_cast<uint32_t>(p_.label_sets.size()));
+    if (!inserted) return it->second;
+    const Lane& l = t_.lanes[lane];
+    std::vector<Label> labels = {{"pid", l.pid, 0, false}, {"tid", l.tid, 0, false}};
+    if (!l.thread_name.empty()) labels.push_back({"thread", l.thread_name, 0, false});
+    if (step >= 0) labels.push_back({"step", "", step, true});
+    if (device_lane >= 0) {
+      const Lane& d = t_.lanes[static_cast<size_t>(device_lane)];
+      labels.push_back({"device", d.device >= 0 ? std::to_string(d.device) : d.pid, 0, false});
+      labels.push_back({"stream", d.tid, 0, false});
+    }
+    p_.label_sets.push_back(std::move(labels));
+    return it->second;
+  }
+
+  void Add(uint32_t node, uint32_t labels, int index, int64_t value) {
+    auto [it, inserted] =
+        sample_.emplace((static_cast<uint64_t>(node) << 32) | labels, static_cast<uint32_t>(p_.samples.size()));
+    if (inserted) p_.samples.push_back(Sample{node, labels, std::vector<int64_t>(p_.sample_types.size(), 0)});
+    p_.samples[it->second].values[static_cast<size_t>(index)] += value;
+  }
+
+ private:
+  const Trace& t_;
+  Profile& p_;
+  std::vector<int32_t> frame_of_name_;
+  std::unordered_map<std::string, uint32_t> frame_index_;
+  std::unordered_map<uint64_t, uint32_t> child_;
+  std::unordered_map<std::string, uint32_t> label_index_;
+  std::unordered_map<uint64_t, uint32_t> sample_;
+};
+
+// N of "ProfilerStep#N", or -1.
+int64_t StepNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix || name.size() == kPrefix.size() || name.size() > kPrefix.size() + 18) {
+    return -1;
+  }
+  int64_t n = 0;
+  for (char c : name.substr(kPrefix.size())) {
+    if (!IsDigit(c)) return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
 Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
   Profile p;
   p.sample_types = {{"calls", "count"}, {"wall", "nanoseconds"}};
+  std::vector<Role> role_of_cat(trace.strings.size(), Role::kOther);
+  for (uint32_t i = 0; i < trace.strings.size(); ++i) role_of_cat[i] = RoleOfCategory(trace.strings.Get(i));
+  auto role = [&](const Interval& iv) { return role_of_cat[iv.cat]; };
+  bool has_device = false;
+  for (const Interval& iv : trace.intervals) has_device |= IsDeviceRole(role(iv));
+  if (has_device) p.sample_types.push_back({"gpu", "nanoseconds"});
   p.default_sample_type = "wall";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
-  p.tree.push_back(TreeNode{0, 0});
+  ProfileBuilder b(trace, &p);
 
-  // Event names -> frames, once per distinct name; cleaned names that coincide share a frame.
-  std::vector<int32_t> frame_of_name(trace.strings.size(), -1);
-  std::unordered_map<std::string, uint32_t> frame_index;
-  auto frame_for = [&](uint32_t name) -> uint32_t {
-    if (frame_of_name[name] >= 0) return static_cast<uint32_t>(frame_of_name[name]);
-    std::string sys = FrameSystemName(trace.strings.Get(name));
-    auto [it, inserted] = frame_index.emplace(sys, static_cast<uint32_t>(p.frames.size()));
-    if (inserted) p.frames.push_back(MakeFrame(sys));
-    frame_of_name[name] = static_cast<int32_t>(it->second);
-    return it->second;
+  // Launch points that are no intervals: zero-length launch calls and flow starts.
+  struct Point {
+    int64_t ts;
+    size_t index;  // into trace.zero_length, or into trace.flows
+    bool flow;
   };
+  std::vector<std::vector<Point>> points(trace.lanes.size());
+  for (size_t i = 0; i < trace.zero_length.size(); ++i) {
+    const Interval& z = trace.zero_length[i];
+    if (z.link && !IsDeviceRole(role(z))) points[z.lane].push_back({z.start_ns, i, false});
+  }
+  for (size_t i = 0; i < trace.flows.size(); ++i) {
+    if (trace.flows[i].phase == 's') points[trace.flows[i].lane].push_back({trace.flows[i].ts_ns, i, true});
+  }
+  std::unordered_map<uint32_t, Launch> launch_of_link;
+  std::unordered_map<uint64_t, Launch> launch_of_flow;
 
-  std::unordered_map<uint64_t, uint32_t> child;  // (parent node << 32 | frame) -> node
   std::vector<uint32_t> node_of_piece;
+  std::vector<int64_t> step_of_piece;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (const LaneStacks& ls : lanes) {
-    const Lane& lane = trace.lanes[ls.lane];
-    std::vector<Label> labels = {{"pid", lane.pid, 0, false}, {"tid", lane.tid, 0, false}};
-    if (!lane.thread_name.empty()) labels.push_back({"thread", lane.thread_name, 0, false});
-    uint32_t label_set = static_cast<uint32_t>(p.label_sets.size());
-    p.label_sets.push_back(std::move(labels));
-
-    // Samples of this lane by node; a lane's label set is its own, so nodes suffice as keys.
-    std::unordered_map<uint32_t, uint32_t> sample_of_node;
     node_of_piece.resize(ls.pieces.size());
+    step_of_piece.resize(ls.pieces.size());
     for (size_t i = 0; i < ls.pieces.size(); ++i) {
       const Piece& pc = ls.pieces[i];
       const Interval& iv = trace.intervals[pc.interval];
       uint32_t parent = pc.parent < 0 ? 0 : node_of_piece[static_cast<size_t>(pc.parent)];
-      uint32_t frame = frame_for(iv.name);
-      uint64_t key = (static_cast<uint64_t>(parent) << 32) | frame;
-      auto [it, inserted] = child.emplace(key, static_cast<uint32_t>(p.tree.size()));
-      if (inserted) p.tree.push_back(TreeNode{parent, frame});
-      uint32_t node = it->second;
+      int64_t step = StepNumber(trace.strings.Get(iv.name));
+      if (step < 0) step = pc.parent < 0 ? -1 : step_of_piece[static_cast<size_t>(pc.parent)];
+      uint32_t node = b.Node(parent, b.Frame(iv.name));
       node_of_piece[i] = node;
+      step_of_piece[i] = step;
       first = std::min(first, pc.start_ns);
       last = std::max(last, pc.end_ns);
+      if (pc.first && iv.link && !IsDeviceRole(role(iv))) launch_of_link.emplace(iv.link, Launch{node, step, ls.lane});
       if (pc.self_ns == 0 && !pc.first) continue;
-      auto [s, added] = sample_of_node.emplace(node, static_cast<uint32_t>(p.samples.size()));
-      if (added) p.samples.push_back(Sample{node, label_set, {0, 0}});
-      std::vector<int64_t>& v = p.samples[s->second].values;
-      v[0] += pc.first ? 1 : 0;
-      v[1] += pc.self_ns;
+      uint32_t labels = b.Labels(ls.lane, step);
+      if (pc.first) b.Add(node, labels, kCalls, 1);
+      b.Add(node, labels, kWall, pc.self_ns);
+    }
+    // What was open at each point: the last piece started at or before it, or the
+    // innermost of its ancestors still open (pieces are in depth-first order).
+    auto& pts = points[ls.lane];
+    std::sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) { return x.ts < y.ts; });
+    size_t k = 0;
+    for (const Point& pt : pts) {
+      while (k < ls.pieces.size() && ls.pieces[k].start_ns <= pt.ts) ++k;
+      int64_t c = static_cast<int64_t>(k) - 1;
+      while (c >= 0 && ls.pieces[static_cast<size_t>(c)].end_ns <= pt.ts) c = ls.pieces[static_cast<size_t>(c)].parent;
+      uint32_t node = c < 0 ? 0 : node_of_piece[static_cast<size_t>(c)];
+      int64_t step = c < 0 ? -1 : step_of_piece[static_cast<size_t>(c)];
+      if (pt.flow) {
+        launch_of_flow.emplace(trace.flows[pt.index].id, Launch{node, step, ls.lane});
+      } else {
+        const Interval& z = trace.zero_length[pt.index];
+        launch_of_link.emplace(z.link, Launch{b.Node(node, b.Frame(z.name)), step, ls.lane});
+      }
+    }
+    pts.clear();
+  }
+  for (size_t lane = 0; lane < points.size(); ++lane) {
+    for (const Point& pt : points[lane]) {  // lanes without intervals: launched from the root
+      if (pt.flow) {
+        launch_of_flow.emplace(trace.flows[pt.index].id, Launch{0, -1, static_cast<uint32_t>(lane)});
+      } else {
+        const Interval& z = trace.zero_length[pt.index];
+        launch_of_link.emplace(z.link, Launch{b.Node(0, b.Frame(z.name)), -1, static_cast<uint32_t>(lane)});
+      }
     }
   }
+
+  if (has_device) {
+    // Flow ends bind to the device event on their lane that starts at, or encloses, them.
+    std::vector<std::vector<uint32_t>> device_on_lane(trace.lanes.size());
+    for (uint32_t i = 0; i < trace.intervals.size(); ++i) {
+      if (IsDeviceRole(role(trace.intervals[i]))) device_on_lane[trace.intervals[i].lane].push_back(i);
+    }
+    for (auto& v : device_on_lane) {
+      std::stable_sort(v.begin(), v.end(), [&](uint32_t x, uint32_t y) {
+        return trace.intervals[x].start_ns < trace.intervals[y].start_ns;
+      });
+    }
+    std::unordered_map<uint32_t, uint64_t> flow_of_device;
+    for (const Flow& f : trace.flows) {
+      if (f.phase != 'f') continue;
+      const auto& v = device_on_lane[f.lane];
+      auto it = std::upper_bound(v.begin(), v.end(), f.ts_ns,
+                                 [&](int64_t ts, uint32_t i) { return ts < trace.intervals[i].start_ns; });
+      if (it == v.begin()) continue;
+      uint32_t d = *(it - 1);
+      if (trace.intervals[d].start_ns == f.ts_ns || trace.intervals[d].end_ns > f.ts_ns)
+        flow_of_device.emplace(d, f.id);
+    }
+    for (uint32_t i = 0; i < trace.intervals.size(); ++i) {
+      const Interval& d = trace.intervals[i];
+      if (!IsDeviceRole(role(d))) continue;
+      const Launch* launch = nullptr;
+      auto by_link = d.link ? launch_of_link.find(d.link) : launch_of_link.end();
+      if (by_link != launch_of_link.end()) {
+        launch = &by_link->second;
+      } else if (auto f = flow_of_device.find(i); f != flow_of_device.end()) {
+        auto by_flow = launch_of_flow.find(f->second);
+        if (by_flow != launch_of_flow.end()) launch = &by_flow->second;
+      }
+      if (launch) {
+        b.Add(b.Node(launch->node, b.Frame(d.name)), b.Labels(launch->lane, launch->step, d.lane), kGpu,
+              d.end_ns - d.start_ns);
+      } else {
+        const Lane& dl = trace.lanes[d.lane];
+        std::string where = "device " + (dl.device >= 0 ? std::to_string(dl.device) : dl.pid) + " stream " + dl.tid +
+                            " (no launch found)";
+        b.Add(b.Node(b.Node(0, b.FrameFor(where)), b.Frame(d.name)), b.Labels(d.lane, -1, d.lane), kGpu,
+              d.end_ns - d.start_ns);
+      }
+    }
+  }
+
   if (first <= last) {
     p.duration_nanos = last - first;
     p.time_nanos = WallClockStart(trace, first);
@@ -202,6 +368,7 @@ Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
     if (trace.stats.skipped[i])
       skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
   }
+  if (trace.stats.repaired) skipped += "; repaired " + std::to_string(trace.stats.repaired);
   p.comments.push_back(skipped);
   return p;
 }

@@ -85,7 +85,7 @@ struct Ev {
   int64_t dur() const { return end - start; }
 };
 
-bool IsDevice(Role r) { return r == Role::kKernel || r == Role::kMemcpy || r == Role::kMemset; }
+bool IsDevice(Role r) { return IsDeviceRole(r); }
 
 bool IsCommunicationName(std::string_view name) {
   for (std::string_view prefix : {"nccl:", "gloo:"}) {
@@ -654,46 +654,6 @@ class Analyzer {
 };
 
 }  // namespace
-
-Role RoleOfCategory(std::string_view category) {
-  std::string c = Lower(category);
-  if (c == "cpu_op" || c == "operator" || c == "python") return Role::kOperator;
-  if (c == "cuda_runtime" || c == "runtime" || c == "mtia_runtime" || c == "xpu_runtime" || c == "glow_runtime" ||
-      c == "privateuse1_runtime" || c == "cuda_driver") {
-    return Role::kRuntime;
-  }
-  if (c == "kernel") return Role::kKernel;
-  if (c == "gpu_memcpy" || c == "memcpy") return Role::kMemcpy;
-  if (c == "gpu_memset" || c == "memset") return Role::kMemset;
-  if (c == "user_annotation" || c == "gpu_user_annotation") return Role::kUserAnnotation;
-  if (c == "python_function") return Role::kPythonFunction;
-  if (c == "trace") return Role::kTrace;
-  return Role::kOther;
-}
-
-const char* RoleName(Role role) {
-  switch (role) {
-    case Role::kOperator:
-      return "operator";
-    case Role::kRuntime:
-      return "runtime";
-    case Role::kKernel:
-      return "kernel";
-    case Role::kMemcpy:
-      return "memcpy";
-    case Role::kMemset:
-      return "memset";
-    case Role::kUserAnnotation:
-      return "annotation";
-    case Role::kPythonFunction:
-      return "python";
-    case Role::kTrace:
-      return "trace";
-    case Role::kOther:
-      break;
-  }
-  return "other";
-}
 
 Analysis Analyze(const Trace& trace, const std::vector<LaneStacks>& lanes, const AnalyzeOptions& options) {
   return Analyzer(trace, lanes, options).Run();

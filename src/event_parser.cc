@@ -416,6 +416,23 @@ class Impl final : public EventParser {
         case 'a':
           if (key == "args") err = ReadArgs(v, ev);
           break;
+        case 'i':
+          if (key == "id") {
+            std::string_view text;
+            err = v.get_uint64().get(ev->id);
+            if (!err) {
+              ev->has_id = true;
+            } else if (err == simdjson::INCORRECT_TYPE && !(err = v.get_string().get(text))) {
+              // Chrome also writes ids as strings ("0x1f"); others are left unlinked.
+              char* end = nullptr;
+              std::string t(text);
+              ev->id = std::strtoull(t.c_str(), &end, 0);
+              ev->has_id = !t.empty() && end && *end == '\0';
+            } else {
+              err = simdjson::SUCCESS;
+            }
+          }
+          break;
         default:
           break;
       }

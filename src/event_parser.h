@@ -32,6 +32,8 @@ struct RawEvent {
   bool has_dur = false;       // false when absent or null
   uint64_t offset = 0;        // where the event starts in the uncompressed input
   const char* bad = nullptr;  // set: a field has an unusable value (says what)
+  uint64_t id = 0;            // "id" of flow events
+  bool has_id = false;
 };
 
 class EventSink {

@@ -1,8 +1,16 @@
 #include "torch2pprof/trace.h"
 
+#include <cctype>
 #include <cstring>
 
 namespace torch2pprof {
+namespace {
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
 
 const std::array<SkipReason, static_cast<int>(Skip::kCount)> kSkipReasons = {{
     {"zero_duration", "X events with dur 0 (instants carry no time)"},
@@ -39,6 +47,49 @@ int64_t WallClockStart(const Trace& trace, int64_t first_start) {
     return with_base;
   }
   return plausible(first_start) ? first_start : 0;
+}
+
+Role RoleOfCategory(std::string_view category) {
+  std::string c = Lower(category);
+  if (c == "cpu_op" || c == "operator" || c == "python") return Role::kOperator;
+  if (c == "cuda_runtime" || c == "runtime" || c == "mtia_runtime" || c == "xpu_runtime" || c == "glow_runtime" ||
+      c == "privateuse1_runtime" || c == "cuda_driver") {
+    return Role::kRuntime;
+  }
+  if (c == "kernel") return Role::kKernel;
+  if (c == "gpu_memcpy" || c == "memcpy") return Role::kMemcpy;
+  if (c == "gpu_memset" || c == "memset") return Role::kMemset;
+  if (c == "user_annotation" || c == "gpu_user_annotation") return Role::kUserAnnotation;
+  if (c == "python_function") return Role::kPythonFunction;
+  if (c == "trace") return Role::kTrace;
+  if (c == "mtia_ccp_events") return Role::kDeviceOther;
+  return Role::kOther;
+}
+
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kOperator:
+      return "operator";
+    case Role::kRuntime:
+      return "runtime";
+    case Role::kKernel:
+      return "kernel";
+    case Role::kMemcpy:
+      return "memcpy";
+    case Role::kMemset:
+      return "memset";
+    case Role::kUserAnnotation:
+      return "annotation";
+    case Role::kPythonFunction:
+      return "python";
+    case Role::kTrace:
+      return "trace";
+    case Role::kDeviceOther:
+      return "device";
+    case Role::kOther:
+      break;
+  }
+  return "other";
 }
 
 StringTable::StringTable() { Intern(""); }

@@ -527,24 +527,25 @@ class EventBuilder final : public EventSink {
         if (!ev.has_ts) return Skipped(Skip::kNoTimestamp);
         if (!ev.has_dur) return Skipped(Skip::kNoDuration);
         if (ev.dur == 0) {
-          if (details_) {
+          // Zero-length launch calls still launch kernels: kept when they carry a correlation.
+          if (details_ || Link(ev)) {
             uint32_t lane = LaneId(ev.pid, ev.tid);
-            trace_.zero_length.push_back(MakeInterval(ev.ts, ev.ts, ev.name, ev.cat, lane));
-            trace_.zero_length_args.push_back(Args(ev));
+            trace_.zero_length.push_back(MakeInterval(ev.ts, ev.ts, ev, lane));
+            if (details_) trace_.zero_length_args.push_back(Args(ev));
           }
           return Skipped(Skip::kZeroDuration);
         }
         if (ev.dur < 0) return Skipped(Skip::kNegativeDuration);
         int64_t end;
         if (__builtin_add_overflow(ev.ts, ev.dur, &end)) Fail(ev.offset, "ts + dur does not fit in 64-bit nanoseconds");
-        AddInterval(ev.ts, end, ev.name, ev.cat, LaneId(ev.pid, ev.tid));
+        AddInterval(ev.ts, end, ev, LaneId(ev.pid, ev.tid));
         if (details_) trace_.args.push_back(Args(ev));
         break;
       }
       case 'B': {
         if (!ev.has_ts) return Skipped(Skip::kNoTimestamp);
         uint32_t lane = LaneId(ev.pid, ev.tid);
-        AddInterval(ev.ts, kDead, ev.name, ev.cat, lane);
+        AddInterval(ev.ts, kDead, ev, lane);
         if (details_) trace_.args.push_back(Args(ev));
         open_[lane].push_back(static_cast<uint32_t>(trace_.intervals.size() - 1));
         ++pending_;
@@ -564,9 +565,15 @@ class EventBuilder final : public EventSink {
         }
         break;
       }
+      case 's':
+      case 'f':
+        if (ev.has_id && ev.has_ts && (ev.cat == "ac2g" || ev.cat == "async_cpu_to_gpu")) {
+          trace_.flows.push_back(Flow{ev.ts, ev.id, LaneId(ev.pid, ev.tid), ev.ph[0]});
+        }
+        break;
       case 'i':
       case 'I':
-        if (details_ && ev.name == "[memory]" && ev.has_ts) {
+        if (ev.name == "[memory]" && ev.has_ts) {
           trace_.memory.push_back(MemoryEvent{ev.ts, LaneId(ev.pid, ev.tid), ev.device_type, ev.device_id, ev.bytes,
                                               ev.addr, ev.total_allocated, ev.total_reserved});
         }
@@ -593,14 +600,21 @@ class EventBuilder final : public EventSink {
     }
   }
 
-  Interval MakeInterval(int64_t start, int64_t end, std::string_view name, std::string_view cat, uint32_t lane) {
-    uint32_t name_id = trace_.strings.Intern(name);
-    uint32_t cat_id = cat.empty() ? 0 : trace_.strings.Intern(cat);
-    return Interval{start, end, name_id, cat_id, lane, 0};
+  // correlation + 1, or 0: CUPTI correlation ids are 32-bit.
+  static uint32_t Link(const RawEvent& ev) {
+    int64_t c = ev.args.correlation;
+    return c >= 0 && c < 0xFFFFFFFFLL ? static_cast<uint32_t>(c + 1) : 0;
   }
 
-  void AddInterval(int64_t start, int64_t end, std::string_view name, std::string_view cat, uint32_t lane) {
-    trace_.intervals.push_back(MakeInterval(start, end, name, cat, lane));
+  Interval MakeInterval(int64_t start, int64_t end, const RawEvent& ev, uint32_t lane) {
+    uint32_t name_id = trace_.strings.Intern(ev.name);
+    uint32_t cat_id = ev.cat.empty() ? 0 : trace_.strings.Intern(ev.cat);
+    if (ev.args.device >= 0 && trace_.lanes[lane].device < 0) trace_.lanes[lane].device = ev.args.device;
+    return Interval{start, end, name_id, cat_id, lane, Link(ev)};
+  }
+
+  void AddInterval(int64_t start, int64_t end, const RawEvent& ev, uint32_t lane) {
+    trace_.intervals.push_back(MakeInterval(start, end, ev, lane));
   }
 
   EventArgs Args(const RawEvent& ev) {

@@ -121,3 +121,59 @@ TEST(Aggregator, PythonStacksFromAKinetoStyleTrace) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+using testing::ConvertText;
+
+// GPU attribution: values by hand from the events in each test.
+TEST(AggregatorGpu, KernelsHangUnderTheStackThatLaunchedThem) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#5", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 50},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"correlation": 7}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 30, "dur": 0, "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 40, "dur": 30, "args": {"correlation": 7, "device": 0}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD", "pid": 0, "tid": 7, "ts": 75, "dur": 4, "args": {"correlation": 8, "device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 7, "ts": 90, "dur": 2, "args": {"correlation": 99, "device": 0}},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}}])");
+  EXPECT_EQ(d.problem, "");
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "gpu/nanoseconds"}));
+  const std::string cpu = "device=0,pid=1,step=5,stream=7,tid=1|";
+  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep#5;aten::mm;cudaLaunchKernel;gemm"), (std::vector<int64_t>{0, 0, 30000}));
+  // A zero-length launch call is a frame of its own under what was open then.
+  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep#5;aten::mm;cudaLaunchKernel;Memcpy DtoD"),
+            (std::vector<int64_t>{0, 0, 4000}));
+  EXPECT_EQ(d.stacks.at("device=0,pid=0,stream=7,thread=stream 7,tid=7|device 0 stream 7 (no launch found);orphan"),
+            (std::vector<int64_t>{0, 0, 2000}));
+  // The stream keeps its own wall samples; CPU samples carry the step.
+  EXPECT_EQ(d.stacks.at("pid=0,thread=stream 7,tid=7|gemm"), (std::vector<int64_t>{1, 30000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,step=5,tid=1|ProfilerStep#5;aten::mm"), (std::vector<int64_t>{1, 45000, 0}));
+  int64_t gpu = 0;
+  for (const auto& [k, v] : d.stacks) gpu += v[2];
+  EXPECT_EQ(gpu, 30000 + 4000 + 2000);
+}
+
+TEST(AggregatorGpu, FlowEventsLinkWhereThereIsNoCorrelation) {
+  // MTIA-style: device work linked only by an ac2g s/f pair; old category spellings.
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "Operator", "name": "forward", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 42, "pid": 1, "tid": 1, "ts": 10},
+    {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 42, "pid": 17, "tid": 3, "ts": 50, "bp": "e"},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "pe_exe", "pid": 17, "tid": 3, "ts": 50, "dur": 20},
+    {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": "0x2b", "pid": 1, "tid": 1, "ts": 20},
+    {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": "0x2b", "pid": 0, "tid": 7, "ts": 81, "bp": "e"},
+    {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": 7, "ts": 80, "dur": 6}])");
+  EXPECT_EQ(d.stacks.at("device=17,pid=1,stream=3,tid=1|forward;pe_exe"), (std::vector<int64_t>{0, 0, 20000}));
+  // An "f" bound to the enclosing slice ("bp": "e") links the kernel it falls in.
+  EXPECT_EQ(d.stacks.at("device=0,pid=1,stream=7,tid=1|forward;k"), (std::vector<int64_t>{0, 0, 6000}));
+}
+
+TEST(AggregatorGpu, NoDeviceWorkNoGpuSampleType) {
+  auto d = ConvertText(R"([{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}])");
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds"}));
+}
+
+}  // namespace
+}  // namespace torch2pprof

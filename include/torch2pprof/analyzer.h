@@ -13,21 +13,6 @@
 
 namespace torch2pprof {
 
-// What an event is, from its category (case-insensitive; old and new spellings).
-enum class Role {
-  kOther,           // any other category
-  kOperator,        // cpu_op, Operator, python
-  kRuntime,         // cuda_runtime, Runtime, mtia_runtime, ..., and cuda_driver
-  kKernel,          // kernel
-  kMemcpy,          // gpu_memcpy, Memcpy
-  kMemset,          // gpu_memset, Memset
-  kUserAnnotation,  // user_annotation, gpu_user_annotation
-  kPythonFunction,  // python_function
-  kTrace,           // Trace: the whole-profile span
-};
-Role RoleOfCategory(std::string_view category);
-const char* RoleName(Role role);
-
 struct AnalyzeOptions {
   bool group_by_shape = false;  // operators grouped by name and Input Dims
 };

@@ -44,7 +44,36 @@ struct Lane {
   std::string tid;           // the trace's tid as text
   std::string thread_name;   // from ph "M" thread_name, or empty
   std::string process_name;  // from ph "M" process_name of this pid, or empty
+  int32_t device = -1;       // args.device of its device events (GPU streams), or -1
 };
+
+// An ac2g flow event: "s" where the CPU launched work, "f" where the device ran it.
+struct Flow {
+  int64_t ts_ns;
+  uint64_t id;
+  uint32_t lane;
+  char phase;  // 's' or 'f'
+};
+
+// What an event is, from its category (case-insensitive; old and new spellings).
+enum class Role {
+  kOther,           // any other category
+  kOperator,        // cpu_op, Operator, python
+  kRuntime,         // cuda_runtime, Runtime, mtia_runtime, ..., and cuda_driver
+  kKernel,          // kernel
+  kMemcpy,          // gpu_memcpy, Memcpy
+  kMemset,          // gpu_memset, Memset
+  kUserAnnotation,  // user_annotation, gpu_user_annotation
+  kPythonFunction,  // python_function
+  kTrace,           // Trace: the whole-profile span
+  kDeviceOther,     // other device-side work: mtia_ccp_events
+};
+Role RoleOfCategory(std::string_view category);
+const char* RoleName(Role role);
+// Device-side work: kernels, memcpy, memset and their MTIA equivalents.
+inline bool IsDeviceRole(Role r) {
+  return r == Role::kKernel || r == Role::kMemcpy || r == Role::kMemset || r == Role::kDeviceOther;
+}
 
 // One timed event: an X event with dur > 0, or a matched B/E pair.
 struct Interval {
@@ -53,7 +82,7 @@ struct Interval {
   uint32_t name;     // StringTable id of the event name, as written
   uint32_t cat;      // StringTable id of the category ("" when absent)
   uint32_t lane;     // index into Trace::lanes
-  uint32_t flags;    // reserved for later stages; 0
+  uint32_t link;     // args.correlation + 1 (runtime calls and device work); 0: none
 };
 
 // The args of an X event that analyze reads (kept with LoadOptions::details).
@@ -133,11 +162,14 @@ struct Trace {
   std::vector<Interval> intervals;  // in file order (of the X, or of the B)
   TraceHeader header;
   LoadStats stats;
+  // X events with dur 0 (end == start) in file order: those with a correlation
+  // (zero-length launch calls) always, all of them with LoadOptions::details.
+  std::vector<Interval> zero_length;
+  std::vector<Flow> flows;          // ac2g / async_cpu_to_gpu flow events, file order
+  std::vector<MemoryEvent> memory;  // "[memory]" events in file order
   // With LoadOptions::details only:
   std::vector<EventArgs> args;              // parallel to intervals
-  std::vector<Interval> zero_length;        // X events with dur 0 (end == start), file order
   std::vector<EventArgs> zero_length_args;  // parallel to zero_length
-  std::vector<MemoryEvent> memory;          // "[memory]" events in file order
 };
 
 // Wall-clock nanoseconds of the trace time `first_start`, where the trace tells it:

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_text import read_events  # noqa: E402
 
 ADDRESS = re.compile(r' at 0x[0-9a-fA-F]+')
+DEVICE = {'kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset', 'mtia_ccp_events'}
 PY_FRAME = re.compile(r'^(.*\.py)\((\d+)\): (.*)$')
 
 
@@ -64,6 +65,26 @@ class Model:
                 if ns(e['ts']) > s:
                     per_lane[lane].append((s, ns(e['ts']), o, n))
         self.busy, self.calls, self.partial, self.straddling = {}, {}, {}, {}
+        # Device work: total, per (device, stream), and per (launching call, device event)
+        # where a non-device event has the same correlation.
+        self.gpu_total, self.gpu_by_stream, self.gpu_by_launch = 0, collections.Counter(), collections.Counter()
+        launcher = {}
+        evs = [e for e in read_events(path) if isinstance(e, dict)]
+        for e in evs:
+            a = e.get('args') if isinstance(e.get('args'), dict) else {}
+            if e.get('ph') == 'X' and str(e.get('cat', '')).lower() not in DEVICE and 'correlation' in a:
+                launcher.setdefault(a['correlation'], ADDRESS.sub('', str(e.get('name', ''))))
+        for e in evs:
+            a = e.get('args') if isinstance(e.get('args'), dict) else {}
+            if e.get('ph') == 'X' and str(e.get('cat', '')).lower() in DEVICE and e.get('dur') is not None:
+                d = ns(e['dur'])
+                if d <= 0:
+                    continue
+                self.gpu_total += d
+                device = str(a['device']) if 'device' in a else as_text(e.get('pid'))
+                self.gpu_by_stream[(device, as_text(e.get('tid')))] += d
+                if a.get('correlation') in launcher:
+                    self.gpu_by_launch[(launcher[a['correlation']], ADDRESS.sub('', str(e.get('name', ''))))] += d
         self.flat, self.cum = collections.Counter(), collections.Counter()
         starts = [iv[0] for L in per_lane.values() for iv in L]
         ends = [iv[1] for L in per_lane.values() for iv in L]
@@ -205,8 +226,28 @@ class Checks:
         if top.returncode != 0 or 'flat%' not in top.stdout:
             problems.append('go tool pprof -top failed')
         raw, model = Raw(out), Model(trace)
-        if raw.types != ['calls', 'wall'] or raw.default != 'wall':
-            problems.append(f'sample types {raw.types}, default {raw.default}')
+        want_types = ['calls', 'wall'] + (['gpu'] if model.gpu_total else [])
+        if raw.types != want_types or raw.default != 'wall':
+            problems.append(f'sample types {raw.types}, default {raw.default}, want {want_types}')
+        if model.gpu_total:
+            gpu_total, by_stream, by_launch = 0, collections.Counter(), collections.Counter()
+            for smp in raw.samples:
+                g = raw.value(smp, 'gpu')
+                if not g:
+                    continue
+                gpu_total += g
+                by_stream[(smp['labels'].get('device'), smp['labels'].get('stream'))] += g
+                frames = [self.system_name(raw.locations[x]) for x in smp['stack']]
+                if len(frames) >= 2:
+                    by_launch[(frames[1], frames[0])] += g
+            if gpu_total != model.gpu_total:
+                problems.append(f'gpu total {gpu_total} != device time {model.gpu_total}')
+            if by_stream != model.gpu_by_stream:
+                problems.append(f'gpu by (device, stream) {dict(by_stream)} != {dict(model.gpu_by_stream)}')
+            for key, want in model.gpu_by_launch.items():
+                if by_launch[key] != want:
+                    problems.append(f'gpu under launch {key}: {by_launch[key]} != {want}')
+                    break
         wall, calls = collections.Counter(), collections.Counter()
         flat, cum = collections.Counter(), collections.Counter()
         clean = {lane for lane, n in model.partial.items() if n == 0}

@@ -98,6 +98,26 @@ bool IsCommunicationName(std::string_view name) {
   return false;
 }
 
+// Header values of the wrong type are ignored, never thrown about.
+std::string JsonString(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int64_t JsonInt(const nlohmann::json& o, const char* key, int64_t fallback = -1) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_number()) return fallback;
+  if (it->is_number_float()) {
+    double d = it->get<double>();
+    return d >= -9.2e18 && d <= 9.2e18 ? static_cast<int64_t>(d) : fallback;
+  }
+  if (it->is_number_unsigned()) {
+    uint64_t u = it->get<uint64_t>();
+    return u <= static_cast<uint64_t>(kMax) ? static_cast<int64_t>(u) : fallback;
+  }
+  return it->get<int64_t>();
+}
+
 class Analyzer {
  public:
   Analyzer(const Trace& trace, const std::vector<LaneStacks>& lanes, const AnalyzeOptions& options)
@@ -198,21 +218,22 @@ class Analyzer {
       for (const auto& d : props) {
         if (!d.is_object()) continue;
         DeviceInfo info;
-        info.id = d.value("id", int64_t{-1});
-        info.name = d.value("name", std::string());
-        info.total_memory = d.value("totalGlobalMem", int64_t{-1});
-        info.sms = d.value("numSms", int64_t{-1});
-        if (d.contains("computeMajor")) {
-          info.compute = std::to_string(d.value("computeMajor", 0)) + "." + std::to_string(d.value("computeMinor", 0));
+        info.id = JsonInt(d, "id");
+        info.name = JsonString(d, "name");
+        info.total_memory = JsonInt(d, "totalGlobalMem");
+        info.sms = JsonInt(d, "numSms");
+        if (JsonInt(d, "computeMajor") >= 0) {
+          info.compute =
+              std::to_string(JsonInt(d, "computeMajor")) + "." + std::to_string(JsonInt(d, "computeMinor", 0));
         }
         o.devices.push_back(info);
       }
     }
     nlohmann::json dist = header("distributedInfo");
     if (dist.is_object()) {
-      o.rank = dist.value("rank", int64_t{-1});
-      o.world_size = dist.value("world_size", int64_t{-1});
-      o.backend = dist.value("backend", std::string());
+      o.rank = JsonInt(dist, "rank");
+      o.world_size = JsonInt(dist, "world_size");
+      o.backend = JsonString(dist, "backend");
     }
   }
 

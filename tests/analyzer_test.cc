@@ -377,6 +377,22 @@ TEST(Analyzer, RecommendationsCarryTheirNumbers) {
   EXPECT_NE(a.recommendations[1].text.find("10.0%"), std::string::npos) << a.recommendations[1].text;
 }
 
+// Found by fuzzing: header values of unexpected types are ignored, not thrown about.
+TEST(Analyzer, HeaderValuesOfWrongTypesAreIgnored) {
+  Analysis a = AnalyzeText(R"({"deviceProperties": [{"id": "0", "name": 7, "totalGlobalMem": "big", "numSms": 1e30,
+      "computeMajor": [8]}, 3, {"id": 1, "name": "A100", "computeMajor": 8, "computeMinor": 0}],
+      "distributedInfo": {"rank": "3", "world_size": -1.5e30, "backend": {}},
+      "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]})");
+  ASSERT_EQ(a.trace.devices.size(), 2u);
+  EXPECT_EQ(a.trace.devices[0].id, -1);
+  EXPECT_EQ(a.trace.devices[0].name, "");
+  EXPECT_EQ(a.trace.devices[0].compute, "");
+  EXPECT_EQ(a.trace.devices[1].name, "A100");
+  EXPECT_EQ(a.trace.devices[1].compute, "8.0");
+  EXPECT_EQ(a.trace.rank, -1);
+  EXPECT_EQ(a.trace.backend, "");
+}
+
 TEST(Analyzer, RolesFromOldAndNewSpellings) {
   EXPECT_EQ(RoleOfCategory("cpu_op"), Role::kOperator);
   EXPECT_EQ(RoleOfCategory("Operator"), Role::kOperator);

@@ -150,6 +150,10 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   } catch (const std::bad_alloc&) {
     err << "torch2pprof: out of memory\n";
     return kExitBadInput;
+  } catch (const std::exception& e) {
+    // A bug, but still one line and a status, never an abort.
+    err << "torch2pprof: internal error: " << e.what() << "\n";
+    return kExitBadInput;
   }
   err << app.help();  // no command: usage goes where errors go
   return kExitUsage;

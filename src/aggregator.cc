@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "torch2pprof/version.h"
@@ -140,7 +141,14 @@ Frame MakeFrame(std::string_view system_name) {
 
 namespace {
 
-constexpr int kCalls = 0, kWall = 1, kGpu = 2;
+constexpr int kCalls = 0, kWall = 1;
+
+// "cpu", "cuda:0", or "type 2:0" for other device types of [memory] events.
+std::string MemoryDevice(const MemoryEvent& m) {
+  if (m.device_type == 0) return "cpu";
+  return (m.device_type == 1 ? std::string("cuda:") : "type " + std::to_string(m.device_type) + ":") +
+         std::to_string(m.device_id);
+}
 
 // Where something was launched from: a call-tree node, its step, its thread.
 struct Launch {
@@ -176,8 +184,9 @@ class ProfileBuilder {
 
   // Labels: the thread's pid, tid and name, the step, and for device samples the
   // device and stream the work ran on.
-  uint32_t Labels(uint32_t lane, int64_t step, int64_t device_lane = -1) {
-    std::string key = std::to_string(lane) + "/" + std::to_string(step) + "/" + std::to_string(device_lane);
+  uint32_t Labels(uint32_t lane, int64_t step, int64_t device_lane = -1, const std::string& memory_device = "") {
+    std::string key =
+        std::to_string(lane) + "/" + std::to_string(step) + "/" + std::to_string(device_lane) + "/" + memory_device;
     auto [it, inserted] = label_index_.emplace(key, static_cast<uint32_t>(p_.label_sets.size()));
     if (!inserted) return it->second;
     const Lane& l = t_.lanes[lane];
@@ -189,6 +198,7 @@ class ProfileBuilder {
       labels.push_back({"device", d.device >= 0 ? std::to_string(d.device) : d.pid, 0, false});
       labels.push_back({"stream", d.tid, 0, false});
     }
+    if (!memory_device.empty()) labels.push_back({"device", memory_device, 0, false});
     p_.label_sets.push_back(std::move(labels));
     return it->second;
   }
@@ -234,26 +244,37 @@ Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
   auto role = [&](const Interval& iv) { return role_of_cat[iv.cat]; };
   bool has_device = false;
   for (const Interval& iv : trace.intervals) has_device |= IsDeviceRole(role(iv));
+  const int kGpu = has_device ? static_cast<int>(p.sample_types.size()) : -1;
   if (has_device) p.sample_types.push_back({"gpu", "nanoseconds"});
+  const int kAllocObjects = trace.memory.empty() ? -1 : static_cast<int>(p.sample_types.size());
+  if (!trace.memory.empty()) {
+    p.sample_types.insert(
+        p.sample_types.end(),
+        {{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}});
+  }
   p.default_sample_type = "wall";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
   ProfileBuilder b(trace, &p);
 
   // Launch points that are no intervals: zero-length launch calls and flow starts.
+  enum class Kind { kLaunch, kFlow, kMemory };
   struct Point {
     int64_t ts;
-    size_t index;  // into trace.zero_length, or into trace.flows
-    bool flow;
+    size_t index;  // into trace.zero_length, trace.flows or trace.memory
+    Kind kind;
   };
   std::vector<std::vector<Point>> points(trace.lanes.size());
   for (size_t i = 0; i < trace.zero_length.size(); ++i) {
     const Interval& z = trace.zero_length[i];
-    if (z.link && !IsDeviceRole(role(z))) points[z.lane].push_back({z.start_ns, i, false});
+    if (z.link && !IsDeviceRole(role(z))) points[z.lane].push_back({z.start_ns, i, Kind::kLaunch});
   }
   for (size_t i = 0; i < trace.flows.size(); ++i) {
-    if (trace.flows[i].phase == 's') points[trace.flows[i].lane].push_back({trace.flows[i].ts_ns, i, true});
+    if (trace.flows[i].phase == 's') points[trace.flows[i].lane].push_back({trace.flows[i].ts_ns, i, Kind::kFlow});
   }
+  for (size_t i = 0; i < trace.memory.size(); ++i)
+    points[trace.memory[i].lane].push_back({trace.memory[i].ts_ns, i, Kind::kMemory});
+  std::vector<Launch> at_memory(trace.memory.size(), Launch{0, -1, 0});
   std::unordered_map<uint32_t, Launch> launch_of_link;
   std::unordered_map<uint64_t, Launch> launch_of_flow;
 
@@ -291,8 +312,10 @@ Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
       while (c >= 0 && ls.pieces[static_cast<size_t>(c)].end_ns <= pt.ts) c = ls.pieces[static_cast<size_t>(c)].parent;
       uint32_t node = c < 0 ? 0 : node_of_piece[static_cast<size_t>(c)];
       int64_t step = c < 0 ? -1 : step_of_piece[static_cast<size_t>(c)];
-      if (pt.flow) {
+      if (pt.kind == Kind::kFlow) {
         launch_of_flow.emplace(trace.flows[pt.index].id, Launch{node, step, ls.lane});
+      } else if (pt.kind == Kind::kMemory) {
+        at_memory[pt.index] = Launch{node, step, ls.lane};
       } else {
         const Interval& z = trace.zero_length[pt.index];
         launch_of_link.emplace(z.link, Launch{b.Node(node, b.Frame(z.name)), step, ls.lane});
@@ -302,8 +325,10 @@ Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
   }
   for (size_t lane = 0; lane < points.size(); ++lane) {
     for (const Point& pt : points[lane]) {  // lanes without intervals: launched from the root
-      if (pt.flow) {
+      if (pt.kind == Kind::kFlow) {
         launch_of_flow.emplace(trace.flows[pt.index].id, Launch{0, -1, static_cast<uint32_t>(lane)});
+      } else if (pt.kind == Kind::kMemory) {
+        at_memory[pt.index] = Launch{0, -1, static_cast<uint32_t>(lane)};
       } else {
         const Interval& z = trace.zero_length[pt.index];
         launch_of_link.emplace(z.link, Launch{b.Node(0, b.Frame(z.name)), -1, static_cast<uint32_t>(lane)});
@@ -353,6 +378,57 @@ Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
                             " (no launch found)";
         b.Add(b.Node(b.Node(0, b.FrameFor(where)), b.Frame(d.name)), b.Labels(d.lane, -1, d.lane), kGpu,
               d.end_ns - d.start_ns);
+      }
+    }
+  }
+
+  // An allocation with nothing open on its thread still needs a stack.
+  auto MemoryNode = [&](const Launch& at) { return at.node ? at.node : b.Node(0, b.FrameFor("(outside any event)")); };
+  if (kAllocObjects >= 0) {
+    // Allocations where they happened; and, per device, what was still allocated at
+    // the moment the allocated total peaked (frees matched by address).
+    std::map<std::pair<int32_t, int32_t>, std::vector<size_t>> by_device;
+    for (size_t i = 0; i < trace.memory.size(); ++i) {
+      by_device[{trace.memory[i].device_type, trace.memory[i].device_id}].push_back(i);
+    }
+    for (auto& [device, events] : by_device) {
+      std::stable_sort(events.begin(), events.end(),
+                       [&](size_t x, size_t y) { return trace.memory[x].ts_ns < trace.memory[y].ts_ns; });
+      std::string name = MemoryDevice(trace.memory[events.front()]);
+      int64_t running = 0, peak = std::numeric_limits<int64_t>::min();
+      size_t peak_at = 0;
+      for (size_t k = 0; k < events.size(); ++k) {
+        const MemoryEvent& m = trace.memory[events[k]];
+        running += m.bytes;
+        int64_t level = m.total_allocated >= 0 ? m.total_allocated : running;
+        if (level > peak) peak = level, peak_at = k;
+        if (m.bytes <= 0) continue;
+        const Launch& at = at_memory[events[k]];
+        uint32_t labels = b.Labels(at.lane, at.step, -1, name);
+        b.Add(MemoryNode(at), labels, kAllocObjects, 1);
+        b.Add(MemoryNode(at), labels, kAllocObjects + 1, m.bytes);
+      }
+      std::unordered_map<uint64_t, size_t> live;  // address -> allocating event
+      std::vector<size_t> unaddressed;            // allocations without an address never end
+      for (size_t k = 0; k <= peak_at; ++k) {
+        const MemoryEvent& m = trace.memory[events[k]];
+        if (m.bytes > 0) {
+          if (m.addr)
+            live[m.addr] = events[k];
+          else
+            unaddressed.push_back(events[k]);
+        } else if (m.bytes < 0 && m.addr) {
+          live.erase(m.addr);
+        }
+      }
+      std::vector<size_t> at_peak = unaddressed;
+      for (const auto& [addr, i] : live) at_peak.push_back(i);
+      std::sort(at_peak.begin(), at_peak.end());  // file order: deterministic samples
+      for (size_t i : at_peak) {
+        const Launch& at = at_memory[i];
+        uint32_t labels = b.Labels(at.lane, at.step, -1, name);
+        b.Add(MemoryNode(at), labels, kAllocObjects + 2, 1);
+        b.Add(MemoryNode(at), labels, kAllocObjects + 3, trace.memory[i].bytes);
       }
     }
   }

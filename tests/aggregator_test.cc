@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
@@ -173,6 +175,33 @@ TEST(AggregatorGpu, FlowEventsLinkWhereThereIsNoCorrelation) {
 TEST(AggregatorGpu, NoDeviceWorkNoGpuSampleType) {
   auto d = ConvertText(R"([{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}])");
   EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds"}));
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+TEST(AggregatorMemory, AllocationsWhereTheyHappenAndWhatIsLiveAtThePeak) {
+  Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/convert/memory.json"});
+  auto p = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(trace, BuildLanes(trace)))));
+  EXPECT_EQ(p.problem, "");
+  EXPECT_EQ(p.sample_types,
+            (std::vector<std::string>{"calls/count", "wall/nanoseconds", "alloc_objects/count", "alloc_space/bytes",
+                                      "inuse_objects/count", "inuse_space/bytes"}));
+  const std::string cuda0 = "device=cuda:0,pid=1,step=2,tid=1|ProfilerStep#2;";
+  // cuda:0 peaks at 2500 bytes (ts 55): live then are addr 200 (500, aten::add) and the
+  // reused addr 100 (2000, aten::cat); the first allocation at 100 was freed at ts 30.
+  EXPECT_EQ(p.stacks.at(cuda0 + "aten::empty"), (std::vector<int64_t>{0, 0, 1, 1000, 0, 0}));
+  EXPECT_EQ(p.stacks.at(cuda0 + "aten::add"), (std::vector<int64_t>{0, 0, 1, 500, 1, 500}));
+  EXPECT_EQ(p.stacks.at(cuda0 + "aten::cat"), (std::vector<int64_t>{0, 0, 1, 2000, 1, 2000}));
+  // The CPU allocation was live at its own peak (64 bytes at ts 6).
+  EXPECT_EQ(p.stacks.at("device=cpu,pid=1,step=2,tid=1|ProfilerStep#2;aten::empty"),
+            (std::vector<int64_t>{0, 0, 1, 64, 1, 64}));
+  // Thread 2 has no intervals: the allocation still gets a stack.
+  EXPECT_EQ(p.stacks.at("device=cuda:1,pid=1,tid=2|(outside any event)"),
+            (std::vector<int64_t>{0, 0, 1, 4096, 1, 4096}));
 }
 
 }  // namespace

@@ -74,6 +74,35 @@ class Model:
             a = e.get('args') if isinstance(e.get('args'), dict) else {}
             if e.get('ph') == 'X' and str(e.get('cat', '')).lower() not in DEVICE and 'correlation' in a:
                 launcher.setdefault(a['correlation'], ADDRESS.sub('', str(e.get('name', ''))))
+        # Memory per device: allocations, and bytes live (by address) at the first peak
+        # of the allocated total (Total Allocated when the event has it, else the sum of Bytes).
+        mem = collections.defaultdict(list)
+        for e in evs:
+            a = e.get('args') if isinstance(e.get('args'), dict) else {}
+            if e.get('ph') in ('i', 'I') and e.get('name') == '[memory]' and 'ts' in e:
+                t, i = int(a.get('Device Type', -1)), int(a.get('Device Id', -1))
+                dev = 'cpu' if t == 0 else (f'cuda:{i}' if t == 1 else f'type {t}:{i}')
+                mem[dev].append((ns(e['ts']), int(a.get('Bytes', 0)), int(a.get('Addr', 0)), a.get('Total Allocated')))
+        self.alloc, self.inuse = {}, {}
+        for dev, ms in mem.items():
+            ms.sort(key=lambda m: m[0])
+            self.alloc[dev] = (sum(1 for m in ms if m[1] > 0), sum(m[1] for m in ms if m[1] > 0))
+            running, peak, peak_at = 0, None, 0
+            for k, (_, b, _, total) in enumerate(ms):
+                running += b
+                level = int(total) if total is not None else running
+                if peak is None or level > peak:
+                    peak, peak_at = level, k
+            live, forever = {}, []
+            for _, b, addr, _ in ms[:peak_at + 1]:
+                if b > 0:
+                    if addr:
+                        live[addr] = b
+                    else:
+                        forever.append(b)
+                elif b < 0 and addr:
+                    live.pop(addr, None)
+            self.inuse[dev] = (len(live) + len(forever), sum(live.values()) + sum(forever))
         for e in evs:
             a = e.get('args') if isinstance(e.get('args'), dict) else {}
             if e.get('ph') == 'X' and str(e.get('cat', '')).lower() in DEVICE and e.get('dur') is not None:
@@ -226,7 +255,20 @@ class Checks:
         if top.returncode != 0 or 'flat%' not in top.stdout:
             problems.append('go tool pprof -top failed')
         raw, model = Raw(out), Model(trace)
-        want_types = ['calls', 'wall'] + (['gpu'] if model.gpu_total else [])
+        want_types = ['calls', 'wall'] + (['gpu'] if model.gpu_total else []) + (
+            ['alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space'] if model.alloc else [])
+        if model.alloc and raw.types == want_types:
+            alloc, inuse = collections.Counter(), collections.Counter()
+            for smp in raw.samples:
+                dev = smp['labels'].get('device')
+                for k, t in enumerate(('alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space')):
+                    if raw.value(smp, t):
+                        (alloc if k < 2 else inuse)[(dev, k % 2)] += raw.value(smp, t)
+            for dev in model.alloc:
+                got_a = (alloc[(dev, 0)], alloc[(dev, 1)])
+                got_i = (inuse[(dev, 0)], inuse[(dev, 1)])
+                if got_a != model.alloc[dev] or got_i != model.inuse[dev]:
+                    problems.append(f'memory {dev}: alloc {got_a} inuse {got_i}, want {model.alloc[dev]} {model.inuse[dev]}')
         if raw.types != want_types or raw.default != 'wall':
             problems.append(f'sample types {raw.types}, default {raw.default}, want {want_types}')
         if model.gpu_total:

@@ -159,13 +159,19 @@ struct Launch {
 
 class ProfileBuilder {
  public:
-  ProfileBuilder(const Trace& trace, Profile* p) : t_(trace), p_(*p), frame_of_name_(trace.strings.size(), -1) {
-    p_.tree.push_back(TreeNode{0, 0});
+  explicit ProfileBuilder(Profile* p) : p_(*p) { p_.tree.push_back(TreeNode{0, 0}); }
+
+  // The trace whose events come next; rank < 0: no rank label.
+  void Begin(const Trace& trace, int64_t rank) {
+    t_ = &trace;
+    rank_ = rank;
+    frame_of_name_.assign(trace.strings.size(), -1);
+    label_index_.clear();
   }
 
   uint32_t Frame(uint32_t name) {
     if (frame_of_name_[name] < 0)
-      frame_of_name_[name] = static_cast<int32_t>(FrameFor(FrameSystemName(t_.strings.Get(name))));
+      frame_of_name_[name] = static_cast<int32_t>(FrameFor(FrameSystemName(t_->strings.Get(name))));
     return static_cast<uint32_t>(frame_of_name_[name]);
   }
 
@@ -189,12 +195,13 @@ class ProfileBuilder {
         std::to_string(lane) + "/" + std::to_string(step) + "/" + std::to_string(device_lane) + "/" + memory_device;
     auto [it, inserted] = label_index_.emplace(key, static_cast<uint32_t>(p_.label_sets.size()));
     if (!inserted) return it->second;
-    const Lane& l = t_.lanes[lane];
+    const Lane& l = t_->lanes[lane];
     std::vector<Label> labels = {{"pid", l.pid, 0, false}, {"tid", l.tid, 0, false}};
+    if (rank_ >= 0) labels.push_back({"rank", "", rank_, true});
     if (!l.thread_name.empty()) labels.push_back({"thread", l.thread_name, 0, false});
     if (step >= 0) labels.push_back({"step", "", step, true});
     if (device_lane >= 0) {
-      const Lane& d = t_.lanes[static_cast<size_t>(device_lane)];
+      const Lane& d = t_->lanes[static_cast<size_t>(device_lane)];
       labels.push_back({"device", d.device >= 0 ? std::to_string(d.device) : d.pid, 0, false});
       labels.push_back({"stream", d.tid, 0, false});
     }
@@ -211,7 +218,8 @@ class ProfileBuilder {
   }
 
  private:
-  const Trace& t_;
+  const Trace* t_ = nullptr;
+  int64_t rank_ = -1;
   Profile& p_;
   std::vector<int32_t> frame_of_name_;
   std::unordered_map<std::string, uint32_t> frame_index_;
@@ -236,26 +244,16 @@ int64_t StepNumber(std::string_view name) {
 
 }  // namespace
 
-Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
-  Profile p;
-  p.sample_types = {{"calls", "count"}, {"wall", "nanoseconds"}};
+namespace {
+
+// Adds one trace's samples to the profile b builds; kGpu / kAllocObjects: value
+// indexes of those sample types, or -1.
+void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileBuilder& b, int kGpu, int kAllocObjects,
+              int64_t* first_out, int64_t* last_out) {
   std::vector<Role> role_of_cat(trace.strings.size(), Role::kOther);
   for (uint32_t i = 0; i < trace.strings.size(); ++i) role_of_cat[i] = RoleOfCategory(trace.strings.Get(i));
   auto role = [&](const Interval& iv) { return role_of_cat[iv.cat]; };
-  bool has_device = false;
-  for (const Interval& iv : trace.intervals) has_device |= IsDeviceRole(role(iv));
-  const int kGpu = has_device ? static_cast<int>(p.sample_types.size()) : -1;
-  if (has_device) p.sample_types.push_back({"gpu", "nanoseconds"});
-  const int kAllocObjects = trace.memory.empty() ? -1 : static_cast<int>(p.sample_types.size());
-  if (!trace.memory.empty()) {
-    p.sample_types.insert(
-        p.sample_types.end(),
-        {{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}});
-  }
-  p.default_sample_type = "wall";
-  p.period_type = {"wall", "nanoseconds"};
-  p.period = 1;
-  ProfileBuilder b(trace, &p);
+  bool has_device = kGpu >= 0;
 
   // Launch points that are no intervals: zero-length launch calls and flow starts.
   enum class Kind { kLaunch, kFlow, kMemory };
@@ -433,20 +431,68 @@ Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
     }
   }
 
+  *first_out = first;
+  *last_out = last;
+}
+
+}  // namespace
+
+Profile Aggregate(const std::vector<AggregateInput>& inputs) {
+  Profile p;
+  p.sample_types = {{"calls", "count"}, {"wall", "nanoseconds"}};
+  bool has_device = false, has_memory = false;
+  for (const AggregateInput& in : inputs) {
+    has_memory |= !in.trace->memory.empty();
+    for (const Interval& iv : in.trace->intervals) {
+      if (IsDeviceRole(RoleOfCategory(in.trace->strings.Get(iv.cat)))) {
+        has_device = true;
+        break;
+      }
+    }
+  }
+  const int kGpu = has_device ? static_cast<int>(p.sample_types.size()) : -1;
+  if (has_device) p.sample_types.push_back({"gpu", "nanoseconds"});
+  const int kAllocObjects = has_memory ? static_cast<int>(p.sample_types.size()) : -1;
+  if (has_memory) {
+    p.sample_types.insert(
+        p.sample_types.end(),
+        {{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}});
+  }
+  p.default_sample_type = "wall";
+  p.period_type = {"wall", "nanoseconds"};
+  p.period = 1;
+  ProfileBuilder b(&p);
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  int64_t time_nanos = 0;
+  for (const AggregateInput& in : inputs) {
+    const Trace& trace = *in.trace;
+    b.Begin(trace, in.rank);
+    int64_t f, l;
+    AddTrace(trace, *in.lanes, b, kGpu, kAllocObjects, &f, &l);
+    if (f <= l && f < first) time_nanos = WallClockStart(trace, f);
+    first = std::min(first, f);
+    last = std::max(last, l);
+    std::string who = in.rank >= 0 ? " (rank " + std::to_string(in.rank) + ")" : "";
+    p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + trace.file + who);
+    p.comments.push_back(Summary(trace, *in.lanes));
+    std::string skipped = "skipped: " + std::to_string(trace.stats.skipped_total());
+    for (size_t i = 0; i < kSkipReasons.size(); ++i) {
+      if (trace.stats.skipped[i]) {
+        skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
+      }
+    }
+    if (trace.stats.repaired) skipped += "; repaired " + std::to_string(trace.stats.repaired);
+    p.comments.push_back(skipped);
+  }
   if (first <= last) {
     p.duration_nanos = last - first;
-    p.time_nanos = WallClockStart(trace, first);
+    p.time_nanos = time_nanos;
   }
-  p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + trace.file);
-  p.comments.push_back(Summary(trace, lanes));
-  std::string skipped = "skipped: " + std::to_string(trace.stats.skipped_total());
-  for (size_t i = 0; i < kSkipReasons.size(); ++i) {
-    if (trace.stats.skipped[i])
-      skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
-  }
-  if (trace.stats.repaired) skipped += "; repaired " + std::to_string(trace.stats.repaired);
-  p.comments.push_back(skipped);
   return p;
+}
+
+Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
+  return Aggregate({AggregateInput{&trace, &lanes, -1}});
 }
 
 }  // namespace torch2pprof

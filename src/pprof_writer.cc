@@ -95,10 +95,16 @@ std::string EncodeProfile(const Profile& profile) {
     line->set_function_id(i + 1);
     line->set_line(f.line);
   }
-  std::vector<std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>>> labels(profile.label_sets.size());
+  // Numeric labels carry a unit: pprof drops a numeric label whose value and unit
+  // are both 0, and rank 0 and ProfilerStep#0 are real values.
+  struct EncodedLabel {
+    int64_t key, str, num, unit;
+  };
+  std::vector<std::vector<EncodedLabel>> labels(profile.label_sets.size());
   for (size_t i = 0; i < profile.label_sets.size(); ++i) {
     for (const Label& l : profile.label_sets[i]) {
-      labels[i].push_back({st.Id(l.key), {l.numeric ? 0 : st.Id(l.str), l.num}});
+      labels[i].push_back(l.numeric ? EncodedLabel{st.Id(l.key), 0, l.num, st.Id(l.key)}
+                                    : EncodedLabel{st.Id(l.key), st.Id(l.str), 0, 0});
     }
   }
   for (const Sample& s : profile.samples) {
@@ -107,13 +113,12 @@ std::string EncodeProfile(const Profile& profile) {
       sp->add_location_id(profile.tree[node].frame + 1);
     }
     for (int64_t v : s.values) sp->add_value(v);
-    for (const auto& [key, val] : labels[s.labels]) {
+    for (const EncodedLabel& l : labels[s.labels]) {
       auto* lb = sp->add_label();
-      lb->set_key(key);
-      if (val.first)
-        lb->set_str(val.first);
-      else
-        lb->set_num(val.second);
+      lb->set_key(l.key);
+      lb->set_str(l.str);
+      lb->set_num(l.num);
+      lb->set_num_unit(l.unit);
     }
   }
   pb.set_time_nanos(profile.time_nanos);
@@ -207,6 +212,15 @@ void WriteInPlace(const std::string& path, const std::string& data) {
 }
 
 }  // namespace
+
+void WriteOutputFile(const std::string& path, const std::string& data, const std::vector<std::string>& inputs) {
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    if (inputs[i] != "-" && (path == inputs[i] || SameFile(path, inputs[i]))) {
+      ThrowOutput(path, "refusing to overwrite an input file");
+    }
+  }
+  WriteOutputFile(path, data, inputs.empty() ? std::string() : inputs[0]);
+}
 
 void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input) {
   if (path == "-") {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "torch2pprof/profile.h"
 
@@ -18,5 +19,7 @@ std::string Gzip(const std::string& data);
 // rename); "-" writes to standard output. Refuses to overwrite `input`.
 // Throws Error (kind kOutput).
 void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input = "");
+// The same, refusing to overwrite any of `inputs`.
+void WriteOutputFile(const std::string& path, const std::string& data, const std::vector<std::string>& inputs);
 
 }  // namespace torch2pprof

@@ -80,6 +80,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "  torch2pprof convert trace.json.gz out.pb.gz && go tool pprof -top out.pb.gz\n"
       "  torch2pprof trace.json out.pb.gz        (same as convert)\n"
       "  torch2pprof convert - out.pb.gz < trace.json\n"
+      "  torch2pprof convert -o job.pb.gz rank*.pt.trace.json.gz   (many ranks, one profile; label rank)\n"
       "  torch2pprof analyze -top 50 trace.json.gz      (also --format json, --format csv --table kernels)\n"
       "Exit status: 0 ok, 1 bad input, 2 usage error, 3 output not written.");
   bool version = false;
@@ -87,15 +88,20 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 
   ConvertArgs convert;
   CLI::App* conv = app.add_subcommand("convert", "Convert a trace into a gzipped pprof profile");
-  conv->add_option("input", convert.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();
-  conv->add_option("output", convert.output, "Profile to write (.pb.gz; '-' writes standard output)");
-  conv->add_option("-o,--output", convert.output, "Profile to write (alternative to the second argument)");
+  conv->add_option("files", convert.files,
+                   "IN OUT: a trace (.json or .json.gz; '-' reads standard input) and the profile to write "
+                   "(.pb.gz; '-' writes standard output); with -o: the traces")
+      ->required();
+  conv->add_option("-o,--output", convert.output,
+                   "One profile of all the traces given, each sample labelled rank (distributedInfo.rank, else the "
+                   "input's position)");
   conv->add_option("--threads", convert.threads, "Worker threads (default: all cores); never changes the output")
       ->check(CLI::Range(0, 1024));
   AddInputOptions(conv, &convert.in);
   conv->footer(
       "Sample types: wall (self time in ns; flat = exclusive, cum = inclusive) and calls.\n"
-      "Labels: pid, tid, thread. Try: go tool pprof -top -tagfocus=tid=1234 out.pb.gz");
+      "Also gpu (device time under the launching stack) and alloc_/inuse_ objects and space when the trace has them.\n"
+      "Labels: pid, tid, thread, step, device, stream, rank. Try: go tool pprof -sample_index=gpu -top out.pb.gz");
   AnalyzeArgs analyze;
   CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
   an->add_option("input", analyze.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();
@@ -133,12 +139,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return kExitOk;
   }
   try {
-    if (conv->parsed()) {
-      if (convert.output.empty()) {
-        throw Error(Error::Kind::kUsage, "", -1, "convert needs an output file: torch2pprof convert IN OUT");
-      }
-      return RunConvert(convert, out, err);
-    }
+    if (conv->parsed()) return RunConvert(convert, out, err);
     if (an->parsed()) return RunAnalyze(analyze, out, err);
     if (app.got_subcommand("help")) {
       out << app.help();

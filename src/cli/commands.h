@@ -3,6 +3,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "torch2pprof/trace.h"
 
@@ -15,9 +16,9 @@ struct InputArgs {
 };
 
 struct ConvertArgs {
-  std::string input;
-  std::string output;
-  int threads = 0;  // 0: all cores
+  std::vector<std::string> files;  // IN OUT, or with -o the inputs
+  std::string output;              // -o: one profile of all inputs, labelled by rank
+  int threads = 0;                 // 0: all cores
   InputArgs in;
 };
 

@@ -101,7 +101,6 @@ TEST(Cli, ConvertWritesAProfileInEveryForm) {
   std::string in = dir.Write("t.json", kTrace);
   for (auto args : std::vector<std::vector<std::string>>{{"convert", in, dir.path() + "/a.pb.gz"},
                                                          {in, dir.path() + "/a.pb.gz"},
-                                                         {"convert", "-o", dir.path() + "/a.pb.gz", in},
                                                          {"convert", "-threads", "1", in, dir.path() + "/a.pb.gz"},
                                                          {"convert", "--threads=2", in, dir.path() + "/a.pb.gz"}}) {
     std::remove((dir.path() + "/a.pb.gz").c_str());
@@ -111,6 +110,45 @@ TEST(Cli, ConvertWritesAProfileInEveryForm) {
     auto d = DecodeProfile(ReadFile(dir.path() + "/a.pb.gz"));
     EXPECT_EQ(d.stacks.at("pid=1,tid=1|a"), (std::vector<int64_t>{1, 5000}));
   }
+}
+
+std::string RankTrace(int rank, int dur) {
+  return R"({"distributedInfo": {"rank": )" + std::to_string(rank) +
+         R"(}, "traceEvents": [{"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": 0, "dur": )" +
+         std::to_string(dur) + "}]}";
+}
+
+TEST(Cli, ManyRanksInOneProfile) {
+  TempDir dir;
+  std::string r0 = dir.Write("r0.json", RankTrace(0, 5)), r3 = dir.Write("r3.json", RankTrace(3, 7)),
+              r1 = dir.Write("r1.json", RankTrace(1, 9));
+  std::string out = dir.path() + "/job.pb.gz";
+  Result r = RunArgs({"convert", "-o", out, r3, r0, r1});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto d = DecodeProfile(ReadFile(out));
+  EXPECT_EQ(d.problem, "");
+  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 5000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=3,tid=1|step"), (std::vector<int64_t>{1, 7000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 9000}));
+
+  // A repeated rank: the inputs' positions label them apart, with a warning.
+  std::string again = dir.Write("again.json", RankTrace(3, 11));
+  r = RunArgs({"convert", "-o", out, r3, again});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("warning: distributedInfo.rank is missing or repeated"), std::string::npos);
+  d = DecodeProfile(ReadFile(out));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 7000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 11000}));
+
+  // One unreadable input fails the command with its name; nothing is written.
+  std::string bad = dir.Write("bad.json", "not json");
+  std::string out2 = dir.path() + "/none.pb.gz";
+  r = RunArgs({"convert", "-o", out2, r0, bad, r1});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "torch2pprof: " + bad + ": byte 0: expected '{' or '[' at the start of a Chrome trace, found 'n'\n");
+  EXPECT_FALSE(std::ifstream(out2).good());
+  // Without -o, convert takes exactly IN OUT.
+  EXPECT_EQ(RunArgs({"convert", r0, r1, out2}).status, 2);
 }
 
 TEST(Cli, OutputProblemsExitThree) {

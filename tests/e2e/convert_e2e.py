@@ -393,6 +393,27 @@ def extra_checks(c, testdata, tmp):
     r = subprocess.run([c.binary, 'convert', sample, '-'], capture_output=True)
     c.report('stdout output', [] if r.returncode == 0 and r.stdout == ref_bytes else [f'exit {r.returncode}'])
 
+    # Four ranks in one profile: -tagfocus=rank=N selects exactly that trace's busy time.
+    names = ['hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz', 'hta__call_stack__backward_thread.json',
+             'torch113__mlp_two_threads.pt.trace.json', 'hta__execution_trace__benchmark_simple_add_trace.json.gz']
+    paths = [os.path.join(testdata, 'real', n) for n in names]
+    job = os.path.join(tmp, 'job.pb.gz')
+    r = c.convert(['convert', '-o', job] + paths)
+    problems = [] if r.returncode == 0 else [f'exit {r.returncode}: {r.stderr.decode()[:200]}']
+    if not problems:
+        ranks = [34, 0, 2, 0]  # distributedInfo; two say 0 and one has none: positions are used
+        ranks = list(range(4)) if len(set(ranks)) < 4 else ranks
+        for rank, path in zip(ranks, paths):
+            g = subprocess.run(['go', 'tool', 'pprof', f'-tagfocus=rank={rank}', '-raw', job], capture_output=True, text=True)
+            total = 0
+            for line in g.stdout.split('Samples:')[1].split('Locations')[0].split('\n')[2:]:
+                if re.match(r'^\s+\d', line) and ':' in line:
+                    total += int(line.split(':')[0].split()[1])
+            want = sum(Model(path).busy.values())
+            if total != want:
+                problems.append(f'rank {rank}: wall {total}, trace busy {want}')
+    c.report('4 ranks in one profile, selected by -tagfocus=rank', problems)
+
     # The uncompressed form of the same trace gives the same profile but for the file name.
     plain = os.path.join(tmp, 'plain.json')
     open(plain, 'wb').write(gzip.decompress(open(sample, 'rb').read()))

@@ -153,8 +153,32 @@ std::string MemoryDevice(const MemoryEvent& m) {
 // Where something was launched from: a call-tree node, its step, its thread.
 struct Launch {
   uint32_t node;
-  int64_t step;
+  int32_t step;
   uint32_t lane;
+};
+
+// Launches by key (correlation + 1, or flow id): a sorted vector, a third of a hash
+// map's memory; the first entry of a key wins, as a map's emplace would.
+template <typename Key>
+class LaunchIndex {
+ public:
+  void Add(Key key, const Launch& launch) { entries_.push_back({key, static_cast<uint32_t>(entries_.size()), launch}); }
+  void Seal() {
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry& x, const Entry& y) { return x.key != y.key ? x.key < y.key : x.order < y.order; });
+  }
+  const Launch* Find(Key key) const {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), key, [](const Entry& e, Key k) { return e.key < k; });
+    return it != entries_.end() && it->key == key ? &it->launch : nullptr;
+  }
+
+ private:
+  struct Entry {
+    Key key;
+    uint32_t order;
+    Launch launch;
+  };
+  std::vector<Entry> entries_;
 };
 
 class ProfileBuilder {
@@ -228,6 +252,20 @@ class ProfileBuilder {
   std::unordered_map<uint64_t, uint32_t> sample_;
 };
 
+// Roles by category id, worked out once per category actually used.
+class RoleCache {
+ public:
+  explicit RoleCache(const Trace& trace) : trace_(trace), known_(trace.strings.size(), -1) {}
+  Role Of(uint32_t cat) {
+    if (known_[cat] < 0) known_[cat] = static_cast<int8_t>(RoleOfCategory(trace_.strings.Get(cat)));
+    return static_cast<Role>(known_[cat]);
+  }
+
+ private:
+  const Trace& trace_;
+  std::vector<int8_t> known_;
+};
+
 // N of "ProfilerStep#N", or -1.
 int64_t StepNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
@@ -250,9 +288,8 @@ namespace {
 // indexes of those sample types, or -1.
 void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileBuilder& b, int kGpu, int kAllocObjects,
               int64_t* first_out, int64_t* last_out) {
-  std::vector<Role> role_of_cat(trace.strings.size(), Role::kOther);
-  for (uint32_t i = 0; i < trace.strings.size(); ++i) role_of_cat[i] = RoleOfCategory(trace.strings.Get(i));
-  auto role = [&](const Interval& iv) { return role_of_cat[iv.cat]; };
+  RoleCache roles(trace);
+  auto role = [&](const Interval& iv) { return roles.Of(iv.cat); };
   bool has_device = kGpu >= 0;
 
   // Launch points that are no intervals: zero-length launch calls and flow starts.
@@ -273,8 +310,8 @@ void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileB
   for (size_t i = 0; i < trace.memory.size(); ++i)
     points[trace.memory[i].lane].push_back({trace.memory[i].ts_ns, i, Kind::kMemory});
   std::vector<Launch> at_memory(trace.memory.size(), Launch{0, -1, 0});
-  std::unordered_map<uint32_t, Launch> launch_of_link;
-  std::unordered_map<uint64_t, Launch> launch_of_flow;
+  LaunchIndex<uint32_t> launch_of_link;
+  LaunchIndex<uint64_t> launch_of_flow;
 
   std::vector<uint32_t> node_of_piece;
   std::vector<int64_t> step_of_piece;
@@ -293,7 +330,8 @@ void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileB
       step_of_piece[i] = step;
       first = std::min(first, pc.start_ns);
       last = std::max(last, pc.end_ns);
-      if (pc.first && iv.link && !IsDeviceRole(role(iv))) launch_of_link.emplace(iv.link, Launch{node, step, ls.lane});
+      if (pc.first && iv.link && !IsDeviceRole(role(iv)))
+        launch_of_link.Add(iv.link, Launch{node, static_cast<int32_t>(step), ls.lane});
       if (pc.self_ns == 0 && !pc.first) continue;
       uint32_t labels = b.Labels(ls.lane, step);
       if (pc.first) b.Add(node, labels, kCalls, 1);
@@ -311,12 +349,12 @@ void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileB
       uint32_t node = c < 0 ? 0 : node_of_piece[static_cast<size_t>(c)];
       int64_t step = c < 0 ? -1 : step_of_piece[static_cast<size_t>(c)];
       if (pt.kind == Kind::kFlow) {
-        launch_of_flow.emplace(trace.flows[pt.index].id, Launch{node, step, ls.lane});
+        launch_of_flow.Add(trace.flows[pt.index].id, Launch{node, static_cast<int32_t>(step), ls.lane});
       } else if (pt.kind == Kind::kMemory) {
-        at_memory[pt.index] = Launch{node, step, ls.lane};
+        at_memory[pt.index] = Launch{node, static_cast<int32_t>(step), ls.lane};
       } else {
         const Interval& z = trace.zero_length[pt.index];
-        launch_of_link.emplace(z.link, Launch{b.Node(node, b.Frame(z.name)), step, ls.lane});
+        launch_of_link.Add(z.link, Launch{b.Node(node, b.Frame(z.name)), static_cast<int32_t>(step), ls.lane});
       }
     }
     pts.clear();
@@ -324,16 +362,18 @@ void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileB
   for (size_t lane = 0; lane < points.size(); ++lane) {
     for (const Point& pt : points[lane]) {  // lanes without intervals: launched from the root
       if (pt.kind == Kind::kFlow) {
-        launch_of_flow.emplace(trace.flows[pt.index].id, Launch{0, -1, static_cast<uint32_t>(lane)});
+        launch_of_flow.Add(trace.flows[pt.index].id, Launch{0, -1, static_cast<uint32_t>(lane)});
       } else if (pt.kind == Kind::kMemory) {
         at_memory[pt.index] = Launch{0, -1, static_cast<uint32_t>(lane)};
       } else {
         const Interval& z = trace.zero_length[pt.index];
-        launch_of_link.emplace(z.link, Launch{b.Node(0, b.Frame(z.name)), -1, static_cast<uint32_t>(lane)});
+        launch_of_link.Add(z.link, Launch{b.Node(0, b.Frame(z.name)), -1, static_cast<uint32_t>(lane)});
       }
     }
   }
 
+  launch_of_link.Seal();
+  launch_of_flow.Seal();
   if (has_device) {
     // Flow ends bind to the device event on their lane that starts at, or encloses, them.
     std::vector<std::vector<uint32_t>> device_on_lane(trace.lanes.size());
@@ -360,12 +400,9 @@ void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileB
       const Interval& d = trace.intervals[i];
       if (!IsDeviceRole(role(d))) continue;
       const Launch* launch = nullptr;
-      auto by_link = d.link ? launch_of_link.find(d.link) : launch_of_link.end();
-      if (by_link != launch_of_link.end()) {
-        launch = &by_link->second;
-      } else if (auto f = flow_of_device.find(i); f != flow_of_device.end()) {
-        auto by_flow = launch_of_flow.find(f->second);
-        if (by_flow != launch_of_flow.end()) launch = &by_flow->second;
+      if (d.link) launch = launch_of_link.Find(d.link);
+      if (!launch) {
+        if (auto f = flow_of_device.find(i); f != flow_of_device.end()) launch = launch_of_flow.Find(f->second);
       }
       if (launch) {
         b.Add(b.Node(launch->node, b.Frame(d.name)), b.Labels(launch->lane, launch->step, d.lane), kGpu,
@@ -443,8 +480,9 @@ Profile Aggregate(const std::vector<AggregateInput>& inputs) {
   bool has_device = false, has_memory = false;
   for (const AggregateInput& in : inputs) {
     has_memory |= !in.trace->memory.empty();
+    RoleCache roles(*in.trace);
     for (const Interval& iv : in.trace->intervals) {
-      if (IsDeviceRole(RoleOfCategory(in.trace->strings.Get(iv.cat)))) {
+      if (IsDeviceRole(roles.Of(iv.cat))) {
         has_device = true;
         break;
       }

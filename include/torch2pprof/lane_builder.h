@@ -14,11 +14,12 @@ namespace torch2pprof {
 struct Piece {
   int64_t start_ns;
   int64_t end_ns;
-  int64_t self_ns;    // end - start minus the time of child pieces
-  uint32_t interval;  // index into Trace::intervals
-  int32_t parent;     // index of the enclosing piece in the same LaneStacks, or -1
-  bool first;         // the interval's first piece: the one that counts the call
+  int64_t self_ns;      // end - start minus the time of child pieces
+  uint32_t interval;    // index into Trace::intervals
+  int32_t parent : 31;  // index of the enclosing piece in the same LaneStacks, or -1
+  bool first : 1;       // the interval's first piece: the one that counts the call
 };
+static_assert(sizeof(Piece) == 32, "a piece per interval: keep it small");
 
 struct LaneStacks {
   uint32_t lane = 0;              // index into Trace::lanes

@@ -21,7 +21,7 @@ import sys
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trace_text import read_events  # noqa: E402
+from e2e_common import Tally, read_events  # noqa: E402
 
 STEP_PARTS = ['kernel_us', 'memcpy_us', 'memset_us', 'communication_us', 'runtime_us', 'dataloader_us',
               'cpu_exec_us', 'other_us']
@@ -56,21 +56,13 @@ def model(path):
     return count, total, kernels, kernel_us
 
 
-class Checks:
+class Checks(Tally):
     def __init__(self, binary):
+        super().__init__()
         self.binary = binary
-        self.passed = self.failed = 0
 
     def run(self, *args):
         return subprocess.run([self.binary, 'analyze'] + list(args), capture_output=True, text=True)
-
-    def report(self, name, problems):
-        if problems:
-            self.failed += 1
-            print(f'FAIL {name}: ' + '; '.join(str(p) for p in problems[:5]))
-        else:
-            self.passed += 1
-            print(f'ok   {name}')
 
     def check(self, trace):
         problems = []
@@ -141,8 +133,7 @@ def main():
         r = c.run(*args, sample)
         ok = r.returncode == status and r.stderr.startswith('torch2pprof: ') and r.stdout == ''
         c.report(f'usage error {" ".join(args)} -> exit {status}', [] if ok else [f'exit {r.returncode}: {r.stderr}'])
-    print(f'{c.passed} passed, {c.failed} failed')
-    return 0 if c.failed == 0 else 1
+    return c.summary()
 
 
 if __name__ == '__main__':

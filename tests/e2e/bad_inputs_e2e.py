@@ -19,6 +19,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import Tally  # noqa: E402
+
 # file, extra args, exit status, stderr lines (regular expressions, after 'torch2pprof: ')
 CASES = [
     ('not_json.json', [], 1, [r"not_json\.json: byte 0: expected '\{' or '\[' at the start of a Chrome trace, found 'h'"]),
@@ -57,18 +60,10 @@ CASES = [
 ]
 
 
-class Checks:
+class Checks(Tally):
     def __init__(self, binary, tmp):
+        super().__init__()
         self.binary, self.tmp = binary, tmp
-        self.passed = self.failed = 0
-
-    def report(self, name, problems):
-        if problems:
-            self.failed += 1
-            print(f'FAIL {name}: ' + '; '.join(problems[:4]))
-        else:
-            self.passed += 1
-            print(f'ok   {name}')
 
     def run(self, args, **kw):
         return subprocess.run([self.binary] + args, capture_output=True, text=True, errors='replace', **kw)
@@ -109,8 +104,7 @@ def main():
                 os.remove(os.path.join(tmp, f))
         output_checks(c, tmp)
         sigint_check(c, tmp)
-        print(f'{c.passed} passed, {c.failed} failed')
-        return 0 if c.failed == 0 else 1
+        return c.summary()
 
 
 def output_checks(c, tmp):

@@ -22,7 +22,7 @@ import tempfile
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trace_text import read_events  # noqa: E402
+from e2e_common import Tally, read_events  # noqa: E402
 
 ADDRESS = re.compile(r' at 0x[0-9a-fA-F]+')
 DEVICE = {'kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset', 'mtia_ccp_events'}
@@ -228,18 +228,10 @@ class Raw:
 
 
 # ---------------------------------------------------------------- checks
-class Checks:
+class Checks(Tally):
     def __init__(self, binary, tmp):
+        super().__init__()
         self.binary, self.tmp = binary, tmp
-        self.passed = self.failed = 0
-
-    def report(self, name, problems):
-        if problems:
-            self.failed += 1
-            print(f'FAIL {name}: ' + '; '.join(problems[:5]))
-        else:
-            self.passed += 1
-            print(f'ok   {name}')
 
     def convert(self, args, stdin=None):
         r = subprocess.run([self.binary] + args, capture_output=True, stdin=stdin)
@@ -353,8 +345,7 @@ def main():
             except Exception as e:  # a crash of a check is a failure too
                 c.report(t, [f'{type(e).__name__}: {e}'])
         extra_checks(c, a.testdata, tmp)
-        print(f'{c.passed} passed, {c.failed} failed')
-        return 0 if c.failed == 0 else 1
+        return c.summary()
 
 
 def extra_checks(c, testdata, tmp):

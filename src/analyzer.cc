@@ -160,6 +160,7 @@ class Analyzer {
     };
     static const EventArgs kNoArgs;
     bool details = t_.args.size() == t_.intervals.size();
+    events_.reserve(t_.intervals.size() + t_.zero_length.size());
     for (uint32_t i = 0; i < t_.intervals.size(); ++i) {
       const Interval& iv = t_.intervals[i];
       events_.push_back(
@@ -367,10 +368,13 @@ class Analyzer {
 
   // ---- operators (tb-semantics §5)
 
+  // Operator tree nodes link to their first child and next sibling (no per-node
+  // containers: a trace has hundreds of thousands of operators).
   struct Node {
     const Ev* ev;
-    std::vector<int> children;
-    std::vector<const Ev*> runtimes;
+    int first_child = -1, next_sibling = -1, last_child = -1;
+    int64_t runtime_ns = 0;   // its own runtime calls
+    int64_t launched_ns = 0;  // device time those calls launched (device self)
     bool alive = true;
   };
 
@@ -378,6 +382,16 @@ class Analyzer {
     std::string_view n = Name(e);
     return !IsStep(e) && !IsDataLoader(e) && !StartsWith(n, "Optimizer.") && n != "DataParallel.forward" &&
            n != "DistributedDataParallel.forward";
+  }
+
+  void AddChild(int parent, int child) {
+    Node& p = nodes_[static_cast<size_t>(parent)];
+    if (p.last_child < 0) {
+      p.first_child = child;
+    } else {
+      nodes_[static_cast<size_t>(p.last_child)].next_sibling = child;
+    }
+    p.last_child = child;
   }
 
   void Operators() {
@@ -400,52 +414,52 @@ class Analyzer {
         while (!stack.empty() && nodes_[static_cast<size_t>(stack.back())].ev->end <= e->start) stack.pop_back();
         if (!stack.empty() && e->end > nodes_[static_cast<size_t>(stack.back())].ev->end) continue;
         int id = static_cast<int>(nodes_.size());
-        nodes_.push_back(Node{e, {}, {}});
-        if (!stack.empty())
-          nodes_[static_cast<size_t>(stack.back())].children.push_back(id);
-        else
-          roots_.push_back(id);
+        nodes_.push_back(Node{e});
+        if (!stack.empty()) AddChild(stack.back(), id);
         stack.push_back(id);
         if (e->args->external_id > 0) node_of_external.emplace(e->args->external_id, id);
       }
+      std::vector<const Ev*>().swap(evs);
     }
-    std::unordered_map<const Ev*, std::vector<const Ev*>> devices_of_runtime;
+    // Device time each runtime call launched, by event index.
+    std::vector<int64_t> launched(events_.size(), 0);
     for (size_t i = 0; i < events_.size(); ++i) {
-      if (launched_by_[i] >= 0)
-        devices_of_runtime[&events_[static_cast<size_t>(launched_by_[i])]].push_back(&events_[i]);
+      if (launched_by_[i] >= 0) launched[static_cast<size_t>(launched_by_[i])] += events_[i].dur();
     }
-    for (const Ev& e : events_) {
+    for (size_t i = 0; i < events_.size(); ++i) {
+      const Ev& e = events_[i];
       if (e.role != Role::kRuntime || e.args->external_id <= 0) continue;
       auto it = node_of_external.find(e.args->external_id);
-      if (it != node_of_external.end()) nodes_[static_cast<size_t>(it->second)].runtimes.push_back(&e);
+      if (it == node_of_external.end()) continue;
+      Node& n = nodes_[static_cast<size_t>(it->second)];
+      n.runtime_ns += e.dur();
+      n.launched_ns += launched[i];
     }
-    // Repeated nesting collapses into the outer call (as PyTorch's profiler does).
+    // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
+    // parent takes the child's children and runtime calls; its own calls are dropped.
     for (Node& n : nodes_) {
-      while (n.alive && n.children.size() == 1 && Name(*nodes_[static_cast<size_t>(n.children[0])].ev) == Name(*n.ev)) {
-        Node& c = nodes_[static_cast<size_t>(n.children[0])];
+      while (n.alive && n.first_child >= 0 && n.first_child == n.last_child &&
+             Name(*nodes_[static_cast<size_t>(n.first_child)].ev) == Name(*n.ev)) {
+        Node& c = nodes_[static_cast<size_t>(n.first_child)];
         c.alive = false;
-        n.runtimes = c.runtimes;
-        n.children = c.children;
+        n.runtime_ns = c.runtime_ns;
+        n.launched_ns = c.launched_ns;
+        n.first_child = c.first_child;
+        n.last_child = c.last_child;
       }
     }
     // Children have larger indexes than their parents: one backward pass computes totals.
-    std::vector<int64_t> device_total(nodes_.size(), 0), device_self(nodes_.size(), 0), host_self(nodes_.size(), 0);
+    std::vector<int64_t> device_total(nodes_.size(), 0), host_self(nodes_.size(), 0);
     for (size_t k = nodes_.size(); k-- > 0;) {
       Node& n = nodes_[k];
       if (!n.alive) continue;
-      int64_t self = n.ev->dur();
-      for (int c : n.children) {
+      int64_t self = n.ev->dur() - n.runtime_ns;
+      device_total[k] = n.launched_ns;
+      for (int c = n.first_child; c >= 0; c = nodes_[static_cast<size_t>(c)].next_sibling) {
         self -= nodes_[static_cast<size_t>(c)].ev->dur();
         device_total[k] += device_total[static_cast<size_t>(c)];
       }
-      for (const Ev* rt : n.runtimes) {
-        self -= rt->dur();
-        auto it = devices_of_runtime.find(rt);
-        if (it == devices_of_runtime.end()) continue;
-        for (const Ev* d : it->second) device_self[k] += d->dur();
-      }
       host_self[k] = self;
-      device_total[k] += device_self[k];
     }
     std::map<std::pair<std::string, std::string>, size_t> row_of;
     for (size_t k = 0; k < nodes_.size(); ++k) {
@@ -460,7 +474,7 @@ class Analyzer {
       r.host_total_ns += n.ev->dur();
       r.host_self_ns += host_self[k];
       r.device_total_ns += device_total[k];
-      r.device_self_ns += device_self[k];
+      r.device_self_ns += n.launched_ns;
       r.host_max_ns = std::max(r.host_max_ns, n.ev->dur());
     }
     std::stable_sort(a_.operators.begin(), a_.operators.end(),
@@ -670,7 +684,6 @@ class Analyzer {
   std::unordered_map<int64_t, size_t> runtime_of_corr_;
   std::vector<int64_t> launched_by_;  // device event -> index of its runtime event, or -1
   std::vector<Node> nodes_;
-  std::vector<int> roots_;
   std::pair<int64_t, int64_t> window_{0, 0};
 };
 

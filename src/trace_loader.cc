@@ -748,6 +748,7 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
   // Kineto writes ~150-300 bytes per event and gzip shrinks it 14-16x.
   uint64_t expected_json = src.input_size() * (src.gzipped() ? 20 : 1);
   trace.intervals.reserve(static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31)));
+  if (options.details) trace.args.reserve(trace.intervals.capacity());
   EventBuilder builder(&trace, trace.file, options.details, options.strict);
   Scanner scanner(src, options.strict, options.allow_truncated);
   if (options.threads <= 1) {

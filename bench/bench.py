@@ -9,6 +9,7 @@ For each size it tiles a real trace from ../shared/traces to that size (cached i
   convert              torch2pprof convert (all cores)
   convert --threads 1  the same on one thread (its output must be byte-identical)
   floor                torch2pprof_floor: inflate + visit every event, nothing else
+  analyze              torch2pprof analyze --format json
 under /usr/bin/time -v, and prints a markdown table: MB/s of uncompressed JSON
 (median run), peak RSS, and convert's time as a multiple of the floor's.
 """
@@ -63,19 +64,20 @@ def main():
 
     cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), platform.machine())
     print(f'Machine: {cpu}, {os.cpu_count()} cores; median of {a.runs} alternating runs.\n')
-    print('| input | JSON | convert | MB/s | peak RSS | RSS/JSON | --threads 1 | floor | convert/floor |')
-    print('|---|---|---|---|---|---|---|---|---|')
+    print('| input | JSON | convert | MB/s | peak RSS | RSS/JSON | --threads 1 | floor | convert/floor | analyze | analyze RSS/JSON |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     for path in inputs:
         json_bytes = int(subprocess.run(['sh', '-c', f'gzip -dc -f "{path}" | wc -c'], capture_output=True,
                                         text=True).stdout)
         out, out1 = os.path.join(a.workdir, 'bench.pb.gz'), os.path.join(a.workdir, 'bench1.pb.gz')
-        conv, conv1, flo = [], [], []
+        conv, conv1, flo, ana = [], [], [], []
         floor_ok = json_bytes < (4 << 30)  # the floor holds the whole text: simdjson's 4 GiB limit
         for _ in range(a.runs):
             conv.append(timed([binary, 'convert', path, out]))
             conv1.append(timed([binary, 'convert', '--threads', '1', path, out1]))
             if floor_ok:
                 flo.append(timed([floor, path]))
+            ana.append(timed([binary, 'analyze', '--format', 'json', path]))
         if open(out, 'rb').read() != open(out1, 'rb').read():
             sys.exit(f'{path}: --threads 1 output differs')
         t = statistics.median(s for s, _ in conv)
@@ -83,9 +85,12 @@ def main():
         rss = max(r for _, r in conv) * 1024
         tf = statistics.median(s for s, _ in flo) if flo else None
         mb = json_bytes / 1e6
+        ta = statistics.median(s for s, _ in ana)
+        rss_a = max(r for _, r in ana) * 1024
         print(f'| {os.path.basename(path)} | {mb:,.0f} MB | {t:.2f} s | {mb / t:,.0f} | {rss / 1e6:,.0f} MB | '
               f'{rss / json_bytes:.2f} | {t1:.2f} s | ' +
-              (f'{tf:.2f} s | {t / tf:.2f}x |' if tf else 'n/a (> 4 GiB) | n/a |'))
+              (f'{tf:.2f} s | {t / tf:.2f}x |' if tf else 'n/a (> 4 GiB) | n/a |') +
+              f' {ta:.2f} s | {rss_a / json_bytes:.2f} |')
     print('\n--threads 1 output was byte-identical to the default for every input.')
 
 

@@ -79,7 +79,7 @@ int64_t LengthWithin(const Spans& a, int64_t lo, int64_t hi) { return Length(Int
 
 struct Ev {
   int64_t start, end;
-  uint32_t name, cat, lane, order;
+  uint32_t name, cat, lane, order, link;
   const EventArgs* args;
   Role role;
   int64_t dur() const { return end - start; }
@@ -163,24 +163,24 @@ class Analyzer {
     events_.reserve(t_.intervals.size() + t_.zero_length.size());
     for (uint32_t i = 0; i < t_.intervals.size(); ++i) {
       const Interval& iv = t_.intervals[i];
-      events_.push_back(
-          Ev{iv.start_ns, iv.end_ns, iv.name, iv.cat, iv.lane, i, details ? &t_.args[i] : &kNoArgs, role(iv.cat)});
+      events_.push_back(Ev{iv.start_ns, iv.end_ns, iv.name, iv.cat, iv.lane, i, iv.link,
+                           details ? &t_.args[i] : &kNoArgs, role(iv.cat)});
     }
     for (uint32_t i = 0; i < t_.zero_length.size(); ++i) {
       const Interval& iv = t_.zero_length[i];
       const EventArgs* args = i < t_.zero_length_args.size() ? &t_.zero_length_args[i] : &kNoArgs;
       events_.push_back(Ev{iv.start_ns, iv.end_ns, iv.name, iv.cat, iv.lane,
-                           static_cast<uint32_t>(t_.intervals.size() + i), args, role(iv.cat)});
+                           static_cast<uint32_t>(t_.intervals.size() + i), iv.link, args, role(iv.cat)});
     }
     for (size_t i = 0; i < events_.size(); ++i) {
       const Ev& e = events_[i];
-      if (e.role == Role::kRuntime && e.args->correlation >= 0) runtime_of_corr_.emplace(e.args->correlation, i);
+      if (e.role == Role::kRuntime && e.link) runtime_of_corr_.emplace(e.link, i);
     }
     launched_by_.assign(events_.size(), -1);
     for (size_t i = 0; i < events_.size(); ++i) {
       const Ev& e = events_[i];
-      if (!IsDevice(e.role) || e.args->correlation < 0) continue;
-      auto it = runtime_of_corr_.find(e.args->correlation);
+      if (!IsDevice(e.role) || !e.link) continue;
+      auto it = runtime_of_corr_.find(e.link);
       if (it != runtime_of_corr_.end()) launched_by_[i] = static_cast<int64_t>(it->second);
     }
   }
@@ -514,7 +514,7 @@ class Analyzer {
   }
 
   int64_t DeviceOf(const Ev& e) const {
-    if (e.args->device >= 0) return e.args->device;
+    if (t_.lanes[e.lane].device >= 0) return t_.lanes[e.lane].device;
     const std::string& pid = t_.lanes[e.lane].pid;
     char* end = nullptr;
     long long v = std::strtoll(pid.c_str(), &end, 10);

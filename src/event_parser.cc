@@ -281,8 +281,10 @@ class Impl final : public EventParser {
     return err;
   }
 
-  static simdjson::error_code Double(od::value& v, double* out) {
-    auto err = v.get_double().get(*out);
+  static simdjson::error_code Float(od::value& v, float* out) {
+    double d;
+    auto err = v.get_double().get(d);
+    if (!err) *out = static_cast<float>(d);
     return err == simdjson::INCORRECT_TYPE ? simdjson::SUCCESS : err;
   }
 
@@ -309,20 +311,20 @@ class Impl final : public EventParser {
           if (key == "External id" || key == "external id")
             err = Int(val, &ev->args.external_id);
           else if (key == "est. achieved occupancy %")
-            err = Double(val, &ev->args.occupancy);
+            err = Float(val, &ev->args.occupancy);
           break;
         case 'c':
-          if (key == "correlation") err = Int(val, &ev->args.correlation);
+          if (key == "correlation") err = Int(val, &ev->correlation);
           break;
         case 'd':
           if (key == "device") {
             n = -1;
             err = Int(val, &n);
-            ev->args.device = static_cast<int32_t>(n);
+            ev->device = static_cast<int32_t>(n);
           }
           break;
         case 'b':
-          if (key == "blocks per SM") err = Double(val, &ev->args.blocks_per_sm);
+          if (key == "blocks per SM") err = Float(val, &ev->args.blocks_per_sm);
           break;
         case 'I':
           if (key == "Input Dims") {

@@ -22,6 +22,8 @@ struct RawEvent {
   std::string_view meta_name;   // args.name (thread_name / process_name metadata)
   std::string_view input_dims;  // args["Input Dims"] as JSON text
   EventArgs args;               // the ids and kernel metrics in args
+  int64_t correlation = -1;     // args.correlation: links a runtime call and its device work
+  int32_t device = -1;          // args.device of device events
   // [memory] fields
   int64_t bytes = 0, total_allocated = -1, total_reserved = -1;
   uint64_t addr = 0;

@@ -602,14 +602,14 @@ class EventBuilder final : public EventSink {
 
   // correlation + 1, or 0: CUPTI correlation ids are 32-bit.
   static uint32_t Link(const RawEvent& ev) {
-    int64_t c = ev.args.correlation;
+    int64_t c = ev.correlation;
     return c >= 0 && c < 0xFFFFFFFFLL ? static_cast<uint32_t>(c + 1) : 0;
   }
 
   Interval MakeInterval(int64_t start, int64_t end, const RawEvent& ev, uint32_t lane) {
     uint32_t name_id = trace_.strings.Intern(ev.name);
     uint32_t cat_id = ev.cat.empty() ? 0 : trace_.strings.Intern(ev.cat);
-    if (ev.args.device >= 0 && trace_.lanes[lane].device < 0) trace_.lanes[lane].device = ev.args.device;
+    if (ev.device >= 0 && trace_.lanes[lane].device < 0) trace_.lanes[lane].device = ev.device;
     return Interval{start, end, name_id, cat_id, lane, Link(ev)};
   }
 

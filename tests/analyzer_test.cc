@@ -237,17 +237,19 @@ TEST(TbPlugin, GpuUtilizationAndOccupancyWeightedByDuration) {
       X("Kernel", "void cunn_kernel<float>", "stream 7", 200, 20, Dev(337, 2, k(10.5, 0.3))),
       X("Runtime", "cudaLaunchKernel", "456", 195, 1, Rt(337, 2)),
   }));
+  // Blocks per SM and occupancy are kept as floats (estimates): compare to 1e-6.
+  constexpr double kMetric = 1e-6;
   ASSERT_EQ(a.gpu.size(), 1u);
   EXPECT_EQ(a.gpu[0].window_ns, 120 * us);  // [100, 220]: the whole-trace step, re-timed
   EXPECT_EQ(a.gpu[0].window_kernel_ns, (40 + 20) * us);
   for (const KernelRow& r : a.kernels) {
     if (r.name == "void gemmSN_TN_kernel_64addr") {
-      EXPECT_NEAR(r.blocks_per_sm, 0.6, 1e-9);  // the zero-length kernel weighs nothing
-      EXPECT_NEAR(r.occupancy, 0.1, 1e-9);
+      EXPECT_NEAR(r.blocks_per_sm, 0.6, kMetric);  // the zero-length kernel weighs nothing
+      EXPECT_NEAR(r.occupancy, 0.1, kMetric);
       EXPECT_EQ(r.calls, 2u);
     } else {
-      EXPECT_NEAR(r.blocks_per_sm, (0.5 * 10 + 0.3 * 25 + 10.5 * 20) / (10 + 25 + 20), 1e-9);
-      EXPECT_NEAR(r.occupancy, (0.6 * 10 + 1.0 * 25 + 0.3 * 20) / (10 + 25 + 20), 1e-9);
+      EXPECT_NEAR(r.blocks_per_sm, (0.5 * 10 + 0.3 * 25 + 10.5 * 20) / (10 + 25 + 20), kMetric);
+      EXPECT_NEAR(r.occupancy, (0.6 * 10 + 1.0 * 25 + 0.3 * 20) / (10 + 25 + 20), kMetric);
     }
   }
 }

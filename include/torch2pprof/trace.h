@@ -86,13 +86,12 @@ struct Interval {
 };
 
 // The args of an X event that analyze reads (kept with LoadOptions::details).
+// (The correlation is Interval::link; a device event's device is its Lane::device.)
 struct EventArgs {
-  int64_t external_id = -1;   // "External id" (or old "external id"); -1 when absent
-  int64_t correlation = -1;   // "correlation": links a runtime call and its device work
-  int32_t device = -1;        // "device" of kernels, memcpy and memset; -1 when absent
-  uint32_t input_dims = 0;    // StringTable id of "Input Dims" as JSON text; 0 when absent
-  double blocks_per_sm = -1;  // "blocks per SM"; < 0 when absent
-  double occupancy = -1;      // "est. achieved occupancy %"; < 0 when absent
+  int64_t external_id = -1;  // "External id" (or old "external id"); -1 when absent
+  uint32_t input_dims = 0;   // StringTable id of "Input Dims" as JSON text; 0 when absent
+  float blocks_per_sm = -1;  // "blocks per SM"; < 0 when absent
+  float occupancy = -1;      // "est. achieved occupancy %"; < 0 when absent
 };
 
 // A "[memory]" instant event (kept with LoadOptions::details).

@@ -191,6 +191,7 @@ class ProfileBuilder {
     rank_ = rank;
     frame_of_name_.assign(trace.strings.size(), -1);
     label_index_.clear();
+    label_keys_.assign(p_.label_sets.size(), LabelKey{~0u, 0, 0, 0});  // earlier traces' sets never match
   }
 
   uint32_t Frame(uint32_t name) {
@@ -215,10 +216,23 @@ class ProfileBuilder {
   // Labels: the thread's pid, tid and name, the step, and for device samples the
   // device and stream the work ran on.
   uint32_t Labels(uint32_t lane, int64_t step, int64_t device_lane = -1, const std::string& memory_device = "") {
-    std::string key =
-        std::to_string(lane) + "/" + std::to_string(step) + "/" + std::to_string(device_lane) + "/" + memory_device;
-    auto [it, inserted] = label_index_.emplace(key, static_cast<uint32_t>(p_.label_sets.size()));
-    if (!inserted) return it->second;
+    // Called per piece: an integer key, not a string. Memory devices are few: numbered.
+    int32_t memory = -1;
+    if (!memory_device.empty()) {
+      auto [m, added] = memory_ids_.emplace(memory_device, static_cast<int32_t>(memory_ids_.size()));
+      memory = m->second;
+    }
+    uint64_t key = (static_cast<uint64_t>(lane) << 32) ^
+                   (static_cast<uint64_t>(static_cast<uint32_t>(step)) * 0x9E3779B97F4A7C15ULL) ^
+                   (static_cast<uint64_t>(device_lane + 1) << 40) ^ (static_cast<uint64_t>(memory + 1) << 52);
+    LabelKey full{lane, step, device_lane, memory};
+    auto range = label_index_.equal_range(key);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (label_keys_[it->second] == full) return it->second;
+    }
+    uint32_t id = static_cast<uint32_t>(p_.label_sets.size());
+    label_index_.emplace(key, id);
+    label_keys_.push_back(full);
     const Lane& l = t_->lanes[lane];
     std::vector<Label> labels = {{"pid", l.pid, 0, false}, {"tid", l.tid, 0, false}};
     if (rank_ >= 0) labels.push_back({"rank", "", rank_, true});
@@ -231,7 +245,7 @@ class ProfileBuilder {
     }
     if (!memory_device.empty()) labels.push_back({"device", memory_device, 0, false});
     p_.label_sets.push_back(std::move(labels));
-    return it->second;
+    return id;
   }
 
   void Add(uint32_t node, uint32_t labels, int index, int64_t value) {
@@ -248,7 +262,18 @@ class ProfileBuilder {
   std::vector<int32_t> frame_of_name_;
   std::unordered_map<std::string, uint32_t> frame_index_;
   std::unordered_map<uint64_t, uint32_t> child_;
-  std::unordered_map<std::string, uint32_t> label_index_;
+  struct LabelKey {
+    uint32_t lane;
+    int64_t step;
+    int64_t device_lane;
+    int32_t memory;
+    bool operator==(const LabelKey& o) const {
+      return lane == o.lane && step == o.step && device_lane == o.device_lane && memory == o.memory;
+    }
+  };
+  std::unordered_multimap<uint64_t, uint32_t> label_index_;  // hash of a LabelKey -> label set
+  std::vector<LabelKey> label_keys_;                         // per label set of this trace
+  std::unordered_map<std::string, int32_t> memory_ids_;
   std::unordered_map<uint64_t, uint32_t> sample_;
 };
 

@@ -14,10 +14,11 @@ namespace {
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+// Case-insensitive substring test without a lowered copy (runs per kernel event).
+bool ContainsNoCase(std::string_view s, std::string_view lower_needle) {
+  auto it = std::search(s.begin(), s.end(), lower_needle.begin(), lower_needle.end(),
+                        [](char c, char n) { return std::tolower(static_cast<unsigned char>(c)) == n; });
+  return it != s.end();
 }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -85,8 +86,6 @@ struct Ev {
   int64_t dur() const { return end - start; }
 };
 
-bool IsDevice(Role r) { return IsDeviceRole(r); }
-
 bool IsCommunicationName(std::string_view name) {
   for (std::string_view prefix : {"nccl:", "gloo:"}) {
     if (!StartsWith(name, prefix)) continue;
@@ -147,7 +146,7 @@ class Analyzer {
                                          StartsWith(n, "enumerate(DataPipe)#"));
   }
   bool IsCommunication(const Ev& e) const {
-    if (e.role == Role::kKernel) return Lower(Name(e)).find("nccl") != std::string::npos;
+    if (e.role == Role::kKernel) return ContainsNoCase(Name(e), "nccl");
     return (e.role == Role::kOperator || e.role == Role::kUserAnnotation) && IsCommunicationName(Name(e));
   }
 
@@ -179,7 +178,7 @@ class Analyzer {
     launched_by_.assign(events_.size(), -1);
     for (size_t i = 0; i < events_.size(); ++i) {
       const Ev& e = events_[i];
-      if (!IsDevice(e.role) || !e.link) continue;
+      if (!IsDeviceRole(e.role) || !e.link) continue;
       auto it = runtime_of_corr_.find(e.link);
       if (it != runtime_of_corr_.end()) launched_by_[i] = static_cast<int64_t>(it->second);
     }
@@ -202,7 +201,7 @@ class Analyzer {
     }
     std::vector<bool> device_lane(t_.lanes.size(), false);
     for (const Ev& e : events_) {
-      if (IsDevice(e.role)) device_lane[e.lane] = true;
+      if (IsDeviceRole(e.role)) device_lane[e.lane] = true;
       if (IsStep(e)) ++o.profiler_steps;
     }
     for (const LaneStacks& ls : lanes_) {
@@ -306,7 +305,7 @@ class Analyzer {
           for (size_t i : st.launched) device_begins = std::min(device_begins, events_[i].start);
           for (size_t i = 0; i < events_.size(); ++i) {
             const Ev& e = events_[i];
-            if (IsDevice(e.role) && !from_step[i] && e.end <= device_begins) st.start = std::max(st.start, e.end);
+            if (IsDeviceRole(e.role) && !from_step[i] && e.end <= device_begins) st.start = std::max(st.start, e.end);
           }
         }
         int64_t device_end = kMin;
@@ -525,7 +524,7 @@ class Analyzer {
     std::map<int64_t, Spans> busy, kernels;
     std::map<int64_t, std::vector<uint32_t>> streams;
     for (const Ev& e : events_) {
-      if (!IsDevice(e.role)) continue;
+      if (!IsDeviceRole(e.role)) continue;
       int64_t d = DeviceOf(e);
       busy[d].push_back({e.start, e.end});
       if (e.role == Role::kKernel) kernels[d].push_back({e.start, e.end});

@@ -451,8 +451,6 @@ class Impl final : public EventParser {
 
 }  // namespace
 
-const char* EventParserKernel() { return simdjson::builtin_implementation()->name().c_str(); }
-
 std::unique_ptr<EventParser> MakeEventParser() { return std::make_unique<Impl>(); }
 
 }  // namespace torch2pprof

@@ -65,8 +65,6 @@ class EventParser {
 
 // The parser for the best kernel this CPU supports.
 std::unique_ptr<EventParser> MakeEventParser();
-// The kernel compiled in ("haswell", "westmere", "fallback", ...).
-const char* EventParserKernel();
 
 // Text of a pid or tid number token: integral values without decimals or exponent.
 std::string_view LaneNumberText(std::string_view raw, std::string* scratch);

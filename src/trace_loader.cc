@@ -162,7 +162,6 @@ class Scanner {
   uint64_t garbage() const { return garbage_; }
   const std::vector<uint64_t>& garbage_offsets() const { return garbage_offsets_; }
   bool truncated() const { return truncated_; }
-  uint64_t events_scanned() const { return events_scanned_; }
 
  private:
   // Events already cut are handed on first, so an earlier error in them wins.

@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!ValidateProfile(profile).empty()) __builtin_trap();
     Gzip(EncodeProfile(profile));
     if (options.details) {
-      Analysis a = Analyze(trace, lanes, AnalyzeOptions{(mode & 16) != 0});
+      Analysis a = Analyze(trace, AnalyzeOptions{(mode & 16) != 0, options.threads});
       RenderText(a, ReportOptions{});
       RenderJson(a, ReportOptions{0, ""});
       RenderCsv(a, ReportOptions{5, "steps"});

@@ -30,18 +30,21 @@ bool EndsWith(std::string_view s, std::string_view p) {
 
 using Spans = std::vector<std::pair<int64_t, int64_t>>;
 
+// In place: the spans of a role can be most of the trace's events.
 Spans Union(Spans v) {
   std::sort(v.begin(), v.end());
-  Spans out;
+  size_t n = 0;
   for (const auto& s : v) {
     if (s.second <= s.first) continue;
-    if (!out.empty() && s.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, s.second);
+    if (n > 0 && s.first <= v[n - 1].second) {
+      v[n - 1].second = std::max(v[n - 1].second, s.second);
     } else {
-      out.push_back(s);
+      v[n++] = s;
     }
   }
-  return out;
+  v.resize(n);
+  v.shrink_to_fit();
+  return v;
 }
 
 int64_t Length(const Spans& a) {
@@ -74,17 +77,15 @@ Spans Subtract(const Spans& a, const Spans& b) {
   return out;
 }
 
-int64_t LengthWithin(const Spans& a, int64_t lo, int64_t hi) { return Length(Intersect(a, {{lo, hi}})); }
+// Length of a within [lo, hi), found by binary search (runs once per step).
+int64_t LengthWithin(const Spans& a, int64_t lo, int64_t hi) {
+  auto it = std::partition_point(a.begin(), a.end(), [&](const auto& s) { return s.second <= lo; });
+  int64_t n = 0;
+  for (; it != a.end() && it->first < hi; ++it) n += std::min(it->second, hi) - std::max(it->first, lo);
+  return n;
+}
 
-// ---- events
-
-struct Ev {
-  int64_t start, end;
-  uint32_t name, cat, lane, order, link;
-  const EventArgs* args;
-  Role role;
-  int64_t dur() const { return end - start; }
-};
+// ---- names and roles, classified once per string id (not per event)
 
 bool IsCommunicationName(std::string_view name) {
   for (std::string_view prefix : {"nccl:", "gloo:"}) {
@@ -95,6 +96,26 @@ bool IsCommunicationName(std::string_view name) {
     }
   }
   return false;
+}
+
+enum NameFlag : uint8_t {
+  kStepName = 1,         // ProfilerStep#N
+  kDataLoaderName = 2,   // enumerate(DataLoader)#...__next__, enumerate(DataPipe)#...
+  kCommName = 4,         // nccl:all_reduce, gloo:broadcast, ...
+  kNcclName = 8,         // a kernel name containing "nccl"
+  kNotOperatorRow = 16,  // wrappers the operator table leaves out
+};
+
+uint8_t FlagsOf(std::string_view n) {
+  uint8_t f = 0;
+  if (StartsWith(n, "ProfilerStep#")) f |= kStepName;
+  if ((StartsWith(n, "enumerate(DataLoader)#") && EndsWith(n, ".__next__")) || StartsWith(n, "enumerate(DataPipe)#"))
+    f |= kDataLoaderName;
+  if (IsCommunicationName(n)) f |= kCommName;
+  if (ContainsNoCase(n, "nccl")) f |= kNcclName;
+  if (StartsWith(n, "Optimizer.") || n == "DataParallel.forward" || n == "DistributedDataParallel.forward")
+    f |= kNotOperatorRow;
+  return f;
 }
 
 // Header values of the wrong type are ignored, never thrown about.
@@ -117,13 +138,49 @@ int64_t JsonInt(const nlohmann::json& o, const char* key, int64_t fallback = -1)
   return it->get<int64_t>();
 }
 
+// Indexes [0, n) of items grouped by key (a counting sort): the members of key k
+// are index[first[k] .. first[k + 1]), in increasing order.
+struct Groups {
+  std::vector<size_t> first;
+  std::vector<uint32_t> index;
+  const uint32_t* begin(size_t k) const { return index.data() + first[k]; }
+  const uint32_t* end(size_t k) const { return index.data() + first[k + 1]; }
+};
+
+template <typename KeyOf>  // KeyOf(i) -> key in [0, keys), or -1 to leave i out
+Groups GroupBy(size_t n, size_t keys, KeyOf key_of) {
+  Groups g;
+  g.first.assign(keys + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = key_of(i);
+    if (k >= 0) ++g.first[static_cast<size_t>(k) + 1];
+  }
+  for (size_t k = 0; k < keys; ++k) g.first[k + 1] += g.first[k];
+  g.index.resize(g.first[keys]);
+  std::vector<size_t> next(g.first.begin(), g.first.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = key_of(i);
+    if (k >= 0) g.index[next[static_cast<size_t>(k)]++] = static_cast<uint32_t>(i);
+  }
+  return g;
+}
+
+// Events are numbered over the trace as loaded: the intervals in file order, then
+// the zero-length X events. Nothing is copied per event; what a stage needs beyond
+// the trace is an index or a sum, built by that stage and dropped after it.
 class Analyzer {
  public:
-  Analyzer(const Trace& trace, const std::vector<LaneStacks>& lanes, const AnalyzeOptions& options)
-      : t_(trace), lanes_(lanes), options_(options) {}
+  Analyzer(const Trace& trace, const AnalyzeOptions& options)
+      : t_(trace),
+        options_(options),
+        n_(trace.intervals.size()),
+        count_(trace.intervals.size() + trace.zero_length.size()),
+        details_(trace.args.size() == trace.intervals.size()) {}
 
   Analysis Run() {
-    CollectEvents();
+    Classify();
+    LinkLaunches();
+    WalkLanes();
     Overview();
     Categories();
     Steps();
@@ -136,51 +193,110 @@ class Analyzer {
   }
 
  private:
-  std::string_view Name(const Ev& e) const { return t_.strings.Get(e.name); }
-  bool IsStep(const Ev& e) const {
-    return (e.role == Role::kOperator || e.role == Role::kUserAnnotation) && StartsWith(Name(e), "ProfilerStep#");
+  static constexpr uint32_t kNoOwner = std::numeric_limits<uint32_t>::max();
+
+  const Interval& Iv(size_t e) const { return e < n_ ? t_.intervals[e] : t_.zero_length[e - n_]; }
+  const EventArgs& Args(size_t e) const {
+    static const EventArgs kNoArgs;
+    if (e < n_) return details_ ? t_.args[e] : kNoArgs;
+    return e - n_ < t_.zero_length_args.size() ? t_.zero_length_args[e - n_] : kNoArgs;
   }
-  bool IsDataLoader(const Ev& e) const {
-    std::string_view n = Name(e);
-    return e.role == Role::kOperator && ((StartsWith(n, "enumerate(DataLoader)#") && EndsWith(n, ".__next__")) ||
-                                         StartsWith(n, "enumerate(DataPipe)#"));
+  int64_t Dur(size_t e) const { return Iv(e).end_ns - Iv(e).start_ns; }
+  Role RoleOf(size_t e) const { return roles_[Iv(e).cat]; }
+  std::string_view Name(size_t e) const { return t_.strings.Get(Iv(e).name); }
+  bool Has(size_t e, uint8_t flag) const { return (flags_[Iv(e).name] & flag) != 0; }
+
+  bool IsStep(size_t e) const {
+    Role r = RoleOf(e);
+    return (r == Role::kOperator || r == Role::kUserAnnotation) && Has(e, kStepName);
   }
-  bool IsCommunication(const Ev& e) const {
-    if (e.role == Role::kKernel) return ContainsNoCase(Name(e), "nccl");
-    return (e.role == Role::kOperator || e.role == Role::kUserAnnotation) && IsCommunicationName(Name(e));
+  bool IsDataLoader(size_t e) const { return RoleOf(e) == Role::kOperator && Has(e, kDataLoaderName); }
+  bool IsCommunication(size_t e) const {
+    Role r = RoleOf(e);
+    if (r == Role::kKernel) return Has(e, kNcclName);
+    return (r == Role::kOperator || r == Role::kUserAnnotation) && Has(e, kCommName);
+  }
+  // A node of the operator tree: operators, and communication annotations.
+  bool IsOperatorNode(size_t e) const {
+    Role r = RoleOf(e);
+    return r == Role::kOperator || (r == Role::kUserAnnotation && Has(e, kCommName));
+  }
+  bool IsRow(size_t e) const { return !IsStep(e) && !IsDataLoader(e) && !Has(e, kNotOperatorRow); }
+
+  void Classify() {
+    roles_.assign(t_.strings.size(), Role::kOther);
+    std::vector<bool> seen(t_.strings.size(), false);
+    for (size_t e = 0; e < count_; ++e) {
+      uint32_t cat = Iv(e).cat;
+      if (!seen[cat]) roles_[cat] = RoleOfCategory(t_.strings.Get(cat)), seen[cat] = true;
+    }
+    flags_.resize(t_.strings.size());
+    for (uint32_t id = 0; id < t_.strings.size(); ++id) flags_[id] = FlagsOf(t_.strings.Get(id));
+    lane_device_.resize(t_.lanes.size());
+    for (size_t l = 0; l < t_.lanes.size(); ++l) lane_device_[l] = DeviceOfLane(t_.lanes[l]);
   }
 
-  void CollectEvents() {
-    std::vector<Role> role_of_cat(t_.strings.size(), Role::kOther);
-    std::vector<bool> seen(t_.strings.size(), false);
-    auto role = [&](uint32_t cat) {
-      if (!seen[cat]) role_of_cat[cat] = RoleOfCategory(t_.strings.Get(cat)), seen[cat] = true;
-      return role_of_cat[cat];
-    };
-    static const EventArgs kNoArgs;
-    bool details = t_.args.size() == t_.intervals.size();
-    events_.reserve(t_.intervals.size() + t_.zero_length.size());
-    for (uint32_t i = 0; i < t_.intervals.size(); ++i) {
-      const Interval& iv = t_.intervals[i];
-      events_.push_back(Ev{iv.start_ns, iv.end_ns, iv.name, iv.cat, iv.lane, i, iv.link,
-                           details ? &t_.args[i] : &kNoArgs, role(iv.cat)});
+  // ---- launches: which runtime call launched each device event (by correlation)
+
+  // The first runtime call in event order with each correlation, sorted by it.
+  struct Launch {
+    uint32_t link;
+    uint32_t event;
+  };
+
+  void LinkLaunches() {
+    for (size_t e = 0; e < count_; ++e) {
+      if (RoleOf(e) == Role::kRuntime && Iv(e).link) launches_.push_back({Iv(e).link, static_cast<uint32_t>(e)});
     }
-    for (uint32_t i = 0; i < t_.zero_length.size(); ++i) {
-      const Interval& iv = t_.zero_length[i];
-      const EventArgs* args = i < t_.zero_length_args.size() ? &t_.zero_length_args[i] : &kNoArgs;
-      events_.push_back(Ev{iv.start_ns, iv.end_ns, iv.name, iv.cat, iv.lane,
-                           static_cast<uint32_t>(t_.intervals.size() + i), iv.link, args, role(iv.cat)});
+    std::sort(launches_.begin(), launches_.end(),
+              [](const Launch& x, const Launch& y) { return x.link != y.link ? x.link < y.link : x.event < y.event; });
+    launches_.erase(std::unique(launches_.begin(), launches_.end(),
+                                [](const Launch& x, const Launch& y) { return x.link == y.link; }),
+                    launches_.end());
+    launches_.shrink_to_fit();
+    launched_ns_.assign(launches_.size(), 0);
+    for (size_t e = 0; e < count_; ++e) {
+      int64_t k = LaunchSlot(e);
+      if (k >= 0) launched_ns_[static_cast<size_t>(k)] += Dur(e);
     }
-    for (size_t i = 0; i < events_.size(); ++i) {
-      const Ev& e = events_[i];
-      if (e.role == Role::kRuntime && e.link) runtime_of_corr_.emplace(e.link, i);
+  }
+
+  // Slot in launches_ of the runtime call that launched device event e, or -1.
+  int64_t LaunchSlot(size_t e) const {
+    if (!IsDeviceRole(RoleOf(e)) || !Iv(e).link) return -1;
+    uint32_t link = Iv(e).link;
+    auto it = std::lower_bound(launches_.begin(), launches_.end(), link,
+                               [](const Launch& l, uint32_t v) { return l.link < v; });
+    return it != launches_.end() && it->link == link ? it - launches_.begin() : -1;
+  }
+  // Device time runtime call e launched (its device self time).
+  int64_t LaunchedBy(size_t e) const {
+    uint32_t link = Iv(e).link;
+    if (!link) return 0;
+    auto it = std::lower_bound(launches_.begin(), launches_.end(), link,
+                               [](const Launch& l, uint32_t v) { return l.link < v; });
+    return it != launches_.end() && it->link == link && it->event == e ? launched_ns_[it - launches_.begin()] : 0;
+  }
+
+  // ---- lane stacks: self time by category without keeping a piece per interval
+
+  void WalkLanes() {
+    std::vector<uint32_t> cat_slot(t_.strings.size(), kNoOwner);
+    for (size_t e = 0; e < n_; ++e) {
+      uint32_t cat = t_.intervals[e].cat;
+      if (cat_slot[cat] == kNoOwner) cat_slot[cat] = static_cast<uint32_t>(cats_.size()), cats_.push_back(cat);
     }
-    launched_by_.assign(events_.size(), -1);
-    for (size_t i = 0; i < events_.size(); ++i) {
-      const Ev& e = events_[i];
-      if (!IsDeviceRole(e.role) || !e.link) continue;
-      auto it = runtime_of_corr_.find(e.link);
-      if (it != runtime_of_corr_.end()) launched_by_[i] = static_cast<int64_t>(it->second);
+    // Each lane is walked by one thread; its sums are its own.
+    std::vector<std::vector<int64_t>> self(t_.lanes.size());
+    BuildOptions build{options_.threads, [&](const LaneStacks& lane, const Piece& p) {
+                         auto& sums = self[lane.lane];
+                         if (sums.empty()) sums.assign(cats_.size(), 0);
+                         sums[cat_slot[t_.intervals[p.interval].cat]] += p.self_ns;
+                       }};
+    lanes_ = BuildLanes(t_, build);
+    cat_self_.assign(cats_.size(), 0);
+    for (const auto& sums : self) {
+      for (size_t k = 0; k < sums.size(); ++k) cat_self_[k] += sums[k];
     }
   }
 
@@ -199,14 +315,15 @@ class Analyzer {
       o.span_ns = last - first;
       o.wall_clock_ns = WallClockStart(t_, first);
     }
-    std::vector<bool> device_lane(t_.lanes.size(), false);
-    for (const Ev& e : events_) {
-      if (IsDeviceRole(e.role)) device_lane[e.lane] = true;
+    device_lane_.assign(t_.lanes.size(), false);
+    for (size_t e = 0; e < count_; ++e) {
+      if (IsDeviceRole(RoleOf(e))) device_lane_[Iv(e).lane] = true;
       if (IsStep(e)) ++o.profiler_steps;
     }
     for (const LaneStacks& ls : lanes_) {
       const Lane& lane = t_.lanes[ls.lane];
-      o.lanes.push_back(LaneInfo{lane.pid, lane.tid, lane.thread_name, device_lane[ls.lane], ls.intervals, ls.busy_ns});
+      o.lanes.push_back(
+          LaneInfo{lane.pid, lane.tid, lane.thread_name, device_lane_[ls.lane], ls.intervals, ls.busy_ns});
     }
     auto header = [&](const char* key) -> nlohmann::json {
       auto it = t_.header.raw.find(key);
@@ -238,18 +355,16 @@ class Analyzer {
   }
 
   void Categories() {
-    std::map<uint32_t, CategoryRow> rows;
-    for (const Ev& e : events_) {
-      CategoryRow& r = rows[e.cat];
+    std::map<uint32_t, CategoryRow> rows;  // by category id: a stable order before sorting
+    for (size_t e = 0; e < count_; ++e) {
+      CategoryRow& r = rows[Iv(e).cat];
       ++r.events;
-      r.total_ns += e.dur();
+      r.total_ns += Dur(e);
     }
-    for (const LaneStacks& ls : lanes_) {
-      for (const Piece& p : ls.pieces) rows[t_.intervals[p.interval].cat].self_ns += p.self_ns;
-    }
+    for (size_t k = 0; k < cats_.size(); ++k) rows[cats_[k]].self_ns += cat_self_[k];
     for (auto& [cat, r] : rows) {
       r.category = std::string(t_.strings.Get(cat));
-      r.role = RoleOfCategory(r.category);
+      r.role = roles_[cat];
       a_.categories.push_back(r);
     }
     std::stable_sort(a_.categories.begin(), a_.categories.end(),
@@ -258,41 +373,70 @@ class Analyzer {
 
   // ---- steps (tb-semantics §3, §4)
 
+  struct Step {
+    std::string name;
+    int64_t host_start, host_end, start, end;
+    uint64_t launched = 0;  // device events launched from inside the step
+    int64_t device_begin = kMax, device_end = kMin;
+  };
+
+  // Slot of the device work's breakdown part (Kernel, Memcpy, Memset, Communication,
+  // Runtime, DataLoader, CPU Exec), or -1.
+  int BreakdownSlot(size_t e) const {
+    Role r = RoleOf(e);
+    if (IsCommunication(e)) return 3;
+    if (r == Role::kKernel) return 0;
+    if (r == Role::kMemcpy) return 1;
+    if (r == Role::kMemset) return 2;
+    if (r == Role::kRuntime) return 4;
+    if (IsDataLoader(e)) return 5;
+    if ((r == Role::kOperator || r == Role::kPythonFunction || r == Role::kUserAnnotation) && !IsStep(e)) return 6;
+    return -1;
+  }
+
   void Steps() {
-    std::vector<const Ev*> steps;
-    for (const Ev& e : events_) {
-      if (IsStep(e) && e.dur() > 0) steps.push_back(&e);
+    std::vector<uint32_t> step_events;
+    for (size_t e = 0; e < count_; ++e) {
+      if (IsStep(e) && Dur(e) > 0) step_events.push_back(static_cast<uint32_t>(e));
     }
-    std::stable_sort(steps.begin(), steps.end(), [](const Ev* x, const Ev* y) { return x->start < y->start; });
-    struct Step {
-      std::string name;
-      int64_t host_start, host_end, start, end;
-      std::vector<size_t> launched;  // device events launched from inside the step
-    };
+    std::stable_sort(step_events.begin(), step_events.end(),
+                     [&](uint32_t x, uint32_t y) { return Iv(x).start_ns < Iv(y).start_ns; });
     std::vector<Step> s;
-    for (const Ev* e : steps) s.push_back(Step{std::string(Name(*e)), e->start, e->end, e->start, e->end, {}});
+    for (uint32_t e : step_events) {
+      const Interval& iv = Iv(e);
+      s.push_back(Step{std::string(Name(e)), iv.start_ns, iv.end_ns, iv.start_ns, iv.end_ns});
+    }
     if (s.empty()) {
       int64_t lo = kMax, hi = kMin;
-      for (const Ev& e : events_) {
-        if (e.role == Role::kOperator || e.role == Role::kPythonFunction)
-          lo = std::min(lo, e.start), hi = std::max(hi, e.end);
+      for (size_t e = 0; e < count_; ++e) {
+        Role r = RoleOf(e);
+        if (r == Role::kOperator || r == Role::kPythonFunction)
+          lo = std::min(lo, Iv(e).start_ns), hi = std::max(hi, Iv(e).end_ns);
       }
       if (lo > hi) return;  // no host-side work: no steps
       a_.whole_trace_step = true;
-      s.push_back(Step{"(whole trace)", lo, hi, lo, hi, {}});
+      s.push_back(Step{"(whole trace)", lo, hi, lo, hi});
     }
-    std::vector<bool> from_step(events_.size(), false);
+    // The first step (in start order) whose host span holds the launching call: steps
+    // are sorted by start, so with the running maximum of their ends it is a binary search.
+    std::vector<int64_t> max_end(s.size());
+    for (size_t k = 0; k < s.size(); ++k) max_end[k] = std::max(k ? max_end[k - 1] : kMin, s[k].host_end);
+    auto step_of = [&](const Interval& rt) -> int64_t {
+      size_t k = static_cast<size_t>(std::lower_bound(max_end.begin(), max_end.end(), rt.end_ns) - max_end.begin());
+      return k < s.size() && s[k].host_start <= rt.start_ns ? static_cast<int64_t>(k) : -1;
+    };
+    std::vector<bool> from_step(count_, false);
     bool any = false;
-    for (size_t i = 0; i < events_.size(); ++i) {
-      if (launched_by_[i] < 0) continue;
-      const Ev& rt = events_[static_cast<size_t>(launched_by_[i])];
-      for (Step& st : s) {
-        if (rt.start >= st.host_start && rt.end <= st.host_end) {
-          st.launched.push_back(i);
-          from_step[i] = any = true;
-          break;
-        }
-      }
+    for (size_t e = 0; e < count_; ++e) {
+      int64_t slot = LaunchSlot(e);
+      if (slot < 0) continue;
+      int64_t k = step_of(Iv(launches_[static_cast<size_t>(slot)].event));
+      if (k < 0) continue;
+      Step& st = s[static_cast<size_t>(k)];
+      ++st.launched;
+      st.device_begin = std::min(st.device_begin, Iv(e).start_ns);
+      st.device_end = std::max(st.device_end, Iv(e).end_ns);
+      from_step[e] = any = true;
     }
     if (any) {
       // Steps are re-timed to include the device work they launched.
@@ -300,52 +444,32 @@ class Analyzer {
       for (size_t k = 0; k < s.size(); ++k) {
         Step& st = s[k];
         st.start = std::max(st.host_start, prev_end);
-        if (k == 0 && !st.launched.empty()) {
-          int64_t device_begins = kMax;
-          for (size_t i : st.launched) device_begins = std::min(device_begins, events_[i].start);
-          for (size_t i = 0; i < events_.size(); ++i) {
-            const Ev& e = events_[i];
-            if (IsDeviceRole(e.role) && !from_step[i] && e.end <= device_begins) st.start = std::max(st.start, e.end);
+        if (k == 0 && st.launched) {
+          for (size_t e = 0; e < count_; ++e) {
+            if (IsDeviceRole(RoleOf(e)) && !from_step[e] && Iv(e).end_ns <= st.device_begin)
+              st.start = std::max(st.start, Iv(e).end_ns);
           }
         }
-        int64_t device_end = kMin;
-        for (size_t i : st.launched) device_end = std::max(device_end, events_[i].end);
-        st.end = st.launched.empty() ? std::max(st.host_end, st.start) : std::max(st.host_end, device_end);
+        st.end = st.launched ? std::max(st.host_end, st.device_end) : std::max(st.host_end, st.start);
         prev_end = st.end;
       }
       // Tail steps the profiler stopped in the middle of carry no (or too little) device work.
-      while (!s.empty() && s.back().launched.empty()) s.pop_back();
-      if (s.size() >= 2 && s.back().launched.size() * 5 < s[s.size() - 2].launched.size() * 4) s.pop_back();
+      while (!s.empty() && !s.back().launched) s.pop_back();
+      if (s.size() >= 2 && s.back().launched * 5 < s[s.size() - 2].launched * 4) s.pop_back();
     }
+    std::vector<bool>().swap(from_step);
 
-    Spans role_spans[7];  // Kernel, Memcpy, Memset, Communication, Runtime, DataLoader, CPU Exec
-    for (const Ev& e : events_) {
-      if (e.dur() <= 0) continue;
-      int slot = -1;
-      if (IsCommunication(e)) {
-        slot = 3;
-      } else if (e.role == Role::kKernel) {
-        slot = 0;
-      } else if (e.role == Role::kMemcpy) {
-        slot = 1;
-      } else if (e.role == Role::kMemset) {
-        slot = 2;
-      } else if (e.role == Role::kRuntime) {
-        slot = 4;
-      } else if (IsDataLoader(e)) {
-        slot = 5;
-      } else if ((e.role == Role::kOperator || e.role == Role::kPythonFunction || e.role == Role::kUserAnnotation) &&
-                 !IsStep(e)) {
-        slot = 6;
-      }
-      if (slot >= 0) role_spans[slot].push_back({e.start, e.end});
-    }
+    // Each part claims the time of its events no earlier part claimed, in this order.
     Spans remaining;
     for (const Step& st : s) remaining.push_back({st.start, st.end});
-    remaining = Union(remaining);
+    remaining = Union(std::move(remaining));
     Spans claimed[7];
     for (int r = 0; r < 7; ++r) {
-      claimed[r] = Intersect(Union(role_spans[r]), remaining);
+      Spans spans;
+      for (size_t e = 0; e < count_; ++e) {
+        if (Dur(e) > 0 && BreakdownSlot(e) == r) spans.push_back({Iv(e).start_ns, Iv(e).end_ns});
+      }
+      claimed[r] = Intersect(Union(std::move(spans)), remaining);
       remaining = Subtract(remaining, claimed[r]);
     }
     for (const Step& st : s) {
@@ -365,143 +489,174 @@ class Analyzer {
     }
   }
 
-  // ---- operators (tb-semantics §5)
+  // ---- operators (tb-semantics §5), one lane at a time
 
   // Operator tree nodes link to their first child and next sibling (no per-node
-  // containers: a trace has hundreds of thousands of operators).
+  // containers: a lane has hundreds of thousands of operators).
   struct Node {
-    const Ev* ev;
-    int first_child = -1, next_sibling = -1, last_child = -1;
+    uint32_t ev;
+    int32_t first_child = -1, next_sibling = -1, last_child = -1;
     int64_t runtime_ns = 0;   // its own runtime calls
     int64_t launched_ns = 0;  // device time those calls launched (device self)
     bool alive = true;
   };
 
-  bool IsRow(const Ev& e) const {
-    std::string_view n = Name(e);
-    return !IsStep(e) && !IsDataLoader(e) && !StartsWith(n, "Optimizer.") && n != "DataParallel.forward" &&
-           n != "DistributedDataParallel.forward";
-  }
-
-  void AddChild(int parent, int child) {
-    Node& p = nodes_[static_cast<size_t>(parent)];
+  void AddChild(std::vector<Node>& nodes, int32_t parent, int32_t child) {
+    Node& p = nodes[static_cast<size_t>(parent)];
     if (p.last_child < 0) {
       p.first_child = child;
     } else {
-      nodes_[static_cast<size_t>(p.last_child)].next_sibling = child;
+      nodes[static_cast<size_t>(p.last_child)].next_sibling = child;
     }
     p.last_child = child;
   }
 
   void Operators() {
-    // Operator nodes per lane, nested by containment; a node that starts inside
-    // another and ends after it is left out, as the plugin does.
-    std::vector<std::vector<const Ev*>> per_lane(t_.lanes.size());
-    for (const Ev& e : events_) {
-      bool comm_annotation = e.role == Role::kUserAnnotation && IsCommunicationName(Name(e));
-      if (e.role == Role::kOperator || comm_annotation) per_lane[e.lane].push_back(&e);
+    const size_t lanes = t_.lanes.size();
+    Groups ops = GroupBy(count_, lanes, [&](size_t e) { return IsOperatorNode(e) ? int64_t{Iv(e).lane} : -1; });
+    Groups mem = GroupBy(t_.memory.size(), lanes, [&](size_t m) { return int64_t{t_.memory[m].lane}; });
+    // Runtime calls by External id: all of an id's calls go to the first node with it.
+    std::vector<uint32_t> by_external;
+    for (size_t e = 0; e < count_; ++e) {
+      if (RoleOf(e) == Role::kRuntime && Args(e).external_id > 0) by_external.push_back(static_cast<uint32_t>(e));
     }
-    std::unordered_map<int64_t, int> node_of_external;
-    for (auto& evs : per_lane) {
-      std::stable_sort(evs.begin(), evs.end(), [](const Ev* x, const Ev* y) {
-        if (x->start != y->start) return x->start < y->start;
-        if (x->end != y->end) return x->end > y->end;
-        return x->order < y->order;
+    std::sort(by_external.begin(), by_external.end(), [&](uint32_t x, uint32_t y) {
+      int64_t a = Args(x).external_id, b = Args(y).external_id;
+      return a != b ? a < b : x < y;
+    });
+    std::vector<bool> claimed(by_external.size(), false);
+    auto claim = [&](int64_t external_id, Node& n) {
+      auto lo = std::lower_bound(by_external.begin(), by_external.end(), external_id,
+                                 [&](uint32_t e, int64_t v) { return Args(e).external_id < v; });
+      size_t k = static_cast<size_t>(lo - by_external.begin());
+      if (lo == by_external.end() || Args(*lo).external_id != external_id || claimed[k]) return;
+      claimed[k] = true;
+      for (auto it = lo; it != by_external.end() && Args(*it).external_id == external_id; ++it) {
+        n.runtime_ns += Dur(*it);
+        n.launched_ns += LaunchedBy(*it);
+      }
+    };
+    std::unordered_map<uint64_t, size_t> row_of;  // (name id, Input Dims id) -> row
+    owner_.assign(t_.memory.size(), kNoOwner);
+    std::vector<Node> nodes;
+    std::vector<int64_t> device_total, host_self;
+    for (size_t lane = 0; lane < lanes; ++lane) {
+      std::vector<uint32_t> evs(ops.begin(lane), ops.end(lane));
+      std::sort(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
+        const Interval &a = Iv(x), &b = Iv(y);
+        if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+        if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+        return x < y;
       });
-      std::vector<int> stack;
-      for (const Ev* e : evs) {
-        while (!stack.empty() && nodes_[static_cast<size_t>(stack.back())].ev->end <= e->start) stack.pop_back();
-        if (!stack.empty() && e->end > nodes_[static_cast<size_t>(stack.back())].ev->end) continue;
-        int id = static_cast<int>(nodes_.size());
-        nodes_.push_back(Node{e});
-        if (!stack.empty()) AddChild(stack.back(), id);
+      // Nested by containment; a node that starts inside another and ends after it is
+      // left out, as the plugin does.
+      nodes.clear();
+      std::vector<int32_t> stack;
+      for (uint32_t e : evs) {
+        while (!stack.empty() && Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns <= Iv(e).start_ns)
+          stack.pop_back();
+        if (!stack.empty() && Iv(e).end_ns > Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns) continue;
+        int32_t id = static_cast<int32_t>(nodes.size());
+        nodes.push_back(Node{e});
+        if (Args(e).external_id > 0) claim(Args(e).external_id, nodes.back());
+        if (!stack.empty()) AddChild(nodes, stack.back(), id);
         stack.push_back(id);
-        if (e->args->external_id > 0) node_of_external.emplace(e->args->external_id, id);
       }
-      std::vector<const Ev*>().swap(evs);
-    }
-    // Device time each runtime call launched, by event index.
-    std::vector<int64_t> launched(events_.size(), 0);
-    for (size_t i = 0; i < events_.size(); ++i) {
-      if (launched_by_[i] >= 0) launched[static_cast<size_t>(launched_by_[i])] += events_[i].dur();
-    }
-    for (size_t i = 0; i < events_.size(); ++i) {
-      const Ev& e = events_[i];
-      if (e.role != Role::kRuntime || e.args->external_id <= 0) continue;
-      auto it = node_of_external.find(e.args->external_id);
-      if (it == node_of_external.end()) continue;
-      Node& n = nodes_[static_cast<size_t>(it->second)];
-      n.runtime_ns += e.dur();
-      n.launched_ns += launched[i];
-    }
-    // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
-    // parent takes the child's children and runtime calls; its own calls are dropped.
-    for (Node& n : nodes_) {
-      while (n.alive && n.first_child >= 0 && n.first_child == n.last_child &&
-             Name(*nodes_[static_cast<size_t>(n.first_child)].ev) == Name(*n.ev)) {
-        Node& c = nodes_[static_cast<size_t>(n.first_child)];
-        c.alive = false;
-        n.runtime_ns = c.runtime_ns;
-        n.launched_ns = c.launched_ns;
-        n.first_child = c.first_child;
-        n.last_child = c.last_child;
+      std::vector<uint32_t>().swap(evs);
+      // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
+      // parent takes the child's children and runtime calls; its own calls are dropped.
+      for (Node& n : nodes) {
+        while (n.alive && n.first_child >= 0 && n.first_child == n.last_child &&
+               Iv(nodes[static_cast<size_t>(n.first_child)].ev).name == Iv(n.ev).name) {
+          Node& c = nodes[static_cast<size_t>(n.first_child)];
+          c.alive = false;
+          n.runtime_ns = c.runtime_ns;
+          n.launched_ns = c.launched_ns;
+          n.first_child = c.first_child;
+          n.last_child = c.last_child;
+        }
       }
-    }
-    // Children have larger indexes than their parents: one backward pass computes totals.
-    std::vector<int64_t> device_total(nodes_.size(), 0), host_self(nodes_.size(), 0);
-    for (size_t k = nodes_.size(); k-- > 0;) {
-      Node& n = nodes_[k];
-      if (!n.alive) continue;
-      int64_t self = n.ev->dur() - n.runtime_ns;
-      device_total[k] = n.launched_ns;
-      for (int c = n.first_child; c >= 0; c = nodes_[static_cast<size_t>(c)].next_sibling) {
-        self -= nodes_[static_cast<size_t>(c)].ev->dur();
-        device_total[k] += device_total[static_cast<size_t>(c)];
+      // Children have larger indexes than their parents: one backward pass computes totals.
+      device_total.assign(nodes.size(), 0);
+      host_self.assign(nodes.size(), 0);
+      for (size_t k = nodes.size(); k-- > 0;) {
+        const Node& n = nodes[k];
+        if (!n.alive) continue;
+        int64_t self = Dur(n.ev) - n.runtime_ns;
+        device_total[k] = n.launched_ns;
+        for (int32_t c = n.first_child; c >= 0; c = nodes[static_cast<size_t>(c)].next_sibling) {
+          self -= Dur(nodes[static_cast<size_t>(c)].ev);
+          device_total[k] += device_total[static_cast<size_t>(c)];
+        }
+        host_self[k] = self;
       }
-      host_self[k] = self;
-    }
-    std::map<std::pair<std::string, std::string>, size_t> row_of;
-    for (size_t k = 0; k < nodes_.size(); ++k) {
-      const Node& n = nodes_[k];
-      if (!n.alive || !IsRow(*n.ev)) continue;
-      std::string dims =
-          options_.group_by_shape && n.ev->args->input_dims ? std::string(t_.strings.Get(n.ev->args->input_dims)) : "";
-      auto [it, added] = row_of.emplace(std::make_pair(std::string(Name(*n.ev)), dims), a_.operators.size());
-      if (added) a_.operators.push_back(OperatorRow{it->first.first, dims});
-      OperatorRow& r = a_.operators[it->second];
-      ++r.calls;
-      r.host_total_ns += n.ev->dur();
-      r.host_self_ns += host_self[k];
-      r.device_total_ns += device_total[k];
-      r.device_self_ns += n.launched_ns;
-      r.host_max_ns = std::max(r.host_max_ns, n.ev->dur());
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        const Node& n = nodes[k];
+        if (!n.alive || !IsRow(n.ev)) continue;
+        uint32_t dims = options_.group_by_shape ? Args(n.ev).input_dims : 0;
+        uint64_t key = uint64_t{Iv(n.ev).name} << 32 | dims;
+        auto [it, added] = row_of.emplace(key, a_.operators.size());
+        if (added) a_.operators.push_back(OperatorRow{std::string(Name(n.ev)), std::string(t_.strings.Get(dims))});
+        OperatorRow& r = a_.operators[it->second];
+        ++r.calls;
+        r.host_total_ns += Dur(n.ev);
+        r.host_self_ns += host_self[k];
+        r.device_total_ns += device_total[k];
+        r.device_self_ns += n.launched_ns;
+        r.host_max_ns = std::max(r.host_max_ns, Dur(n.ev));
+      }
+      AttributeAllocations(nodes, mem.begin(lane), mem.end(lane));
     }
     std::stable_sort(a_.operators.begin(), a_.operators.end(),
                      [](const OperatorRow& x, const OperatorRow& y) { return x.host_total_ns > y.host_total_ns; });
   }
 
+  // Each allocation on this lane goes to the innermost operator open at its time.
+  void AttributeAllocations(const std::vector<Node>& nodes, const uint32_t* first, const uint32_t* last) {
+    if (first == last) return;
+    std::vector<uint32_t> ms(first, last);
+    std::stable_sort(ms.begin(), ms.end(),
+                     [&](uint32_t x, uint32_t y) { return t_.memory[x].ts_ns < t_.memory[y].ts_ns; });
+    std::vector<uint32_t> stack;  // events, innermost last
+    size_t next = 0;
+    auto usable = [&](const Node& n) { return !IsStep(n.ev) && Dur(n.ev) > 0; };
+    for (uint32_t m : ms) {
+      int64_t ts = t_.memory[m].ts_ns;
+      for (; next < nodes.size() && Iv(nodes[next].ev).start_ns <= ts; ++next) {
+        if (!usable(nodes[next])) continue;
+        uint32_t e = nodes[next].ev;
+        while (!stack.empty() && Iv(stack.back()).end_ns <= Iv(e).start_ns) stack.pop_back();
+        stack.push_back(e);
+      }
+      while (!stack.empty() && Iv(stack.back()).end_ns <= ts) stack.pop_back();
+      owner_[m] = stack.empty() ? kNoOwner : Iv(stack.back()).name;
+    }
+  }
+
   // ---- kernels (§6) and GPUs (§7)
 
   void Kernels() {
-    std::map<uint32_t, size_t> row_of;
+    std::unordered_map<uint32_t, size_t> row_of;
     std::vector<double> bw, bsum, ow, osum;
-    for (const Ev& e : events_) {
-      if (e.role != Role::kKernel) continue;
-      auto [it, added] = row_of.emplace(e.name, a_.kernels.size());
+    for (size_t e = 0; e < count_; ++e) {
+      if (RoleOf(e) != Role::kKernel) continue;
+      auto [it, added] = row_of.emplace(Iv(e).name, a_.kernels.size());
       if (added) {
         a_.kernels.push_back(KernelRow{std::string(Name(e)), 0, 0, kMax, 0});
         bw.push_back(0), bsum.push_back(0), ow.push_back(0), osum.push_back(0);
       }
       size_t k = it->second;
       KernelRow& r = a_.kernels[k];
+      int64_t dur = Dur(e);
       ++r.calls;
-      r.total_ns += e.dur();
-      r.min_ns = std::min(r.min_ns, e.dur());
-      r.max_ns = std::max(r.max_ns, e.dur());
-      a_.kernel_total_ns += e.dur();
-      double w = static_cast<double>(e.dur());
-      if (e.args->blocks_per_sm >= 0) bw[k] += w, bsum[k] += w * e.args->blocks_per_sm, r.blocks_per_sm = 0;
-      if (e.args->occupancy >= 0) ow[k] += w, osum[k] += w * e.args->occupancy, r.occupancy = 0;
+      r.total_ns += dur;
+      r.min_ns = std::min(r.min_ns, dur);
+      r.max_ns = std::max(r.max_ns, dur);
+      a_.kernel_total_ns += dur;
+      double w = static_cast<double>(dur);
+      const EventArgs& args = Args(e);
+      if (args.blocks_per_sm >= 0) bw[k] += w, bsum[k] += w * args.blocks_per_sm, r.blocks_per_sm = 0;
+      if (args.occupancy >= 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
     }
     for (size_t k = 0; k < a_.kernels.size(); ++k) {
       KernelRow& r = a_.kernels[k];
@@ -512,35 +667,37 @@ class Analyzer {
                      [](const KernelRow& x, const KernelRow& y) { return x.total_ns > y.total_ns; });
   }
 
-  int64_t DeviceOf(const Ev& e) const {
-    if (t_.lanes[e.lane].device >= 0) return t_.lanes[e.lane].device;
-    const std::string& pid = t_.lanes[e.lane].pid;
+  // args.device of the lane's device events, else its pid when that is a number.
+  static int64_t DeviceOfLane(const Lane& lane) {
+    if (lane.device >= 0) return lane.device;
     char* end = nullptr;
-    long long v = std::strtoll(pid.c_str(), &end, 10);
-    return end && *end == '\0' && !pid.empty() ? v : -1;
+    long long v = std::strtoll(lane.pid.c_str(), &end, 10);
+    return end && *end == '\0' && !lane.pid.empty() ? v : -1;
   }
 
   void Gpu() {
-    std::map<int64_t, Spans> busy, kernels;
-    std::map<int64_t, std::vector<uint32_t>> streams;
-    for (const Ev& e : events_) {
-      if (!IsDeviceRole(e.role)) continue;
-      int64_t d = DeviceOf(e);
-      busy[d].push_back({e.start, e.end});
-      if (e.role == Role::kKernel) kernels[d].push_back({e.start, e.end});
-      streams[d].push_back(e.lane);
+    std::map<int64_t, int> streams;  // device -> lanes with device work
+    for (size_t l = 0; l < t_.lanes.size(); ++l) {
+      if (device_lane_[l]) ++streams[lane_device_[l]];
     }
-    for (auto& [d, spans] : busy) {
+    for (const auto& [d, stream_count] : streams) {
       GpuRow g;
       g.device = d;
       for (const DeviceInfo& info : a_.trace.devices) {
         if (info.id == d) g.name = info.name;
       }
-      auto& lanes = streams[d];
-      std::sort(lanes.begin(), lanes.end());
-      g.streams = static_cast<int>(std::unique(lanes.begin(), lanes.end()) - lanes.begin());
-      g.busy_ns = Length(Union(spans));
-      Spans k = Union(kernels[d]);
+      g.streams = stream_count;
+      auto spans_of = [&](bool kernels_only) {
+        Spans spans;
+        for (size_t e = 0; e < count_; ++e) {
+          Role r = RoleOf(e);
+          if ((kernels_only ? r == Role::kKernel : IsDeviceRole(r)) && lane_device_[Iv(e).lane] == d)
+            spans.push_back({Iv(e).start_ns, Iv(e).end_ns});
+        }
+        return Union(std::move(spans));
+      };
+      g.busy_ns = Length(spans_of(false));
+      Spans k = spans_of(true);
       g.kernel_ns = Length(k);
       g.window_ns = window_.second - window_.first;
       g.window_kernel_ns = g.window_ns > 0 ? LengthWithin(k, window_.first, window_.second) : 0;
@@ -552,69 +709,43 @@ class Analyzer {
 
   void Memory() {
     if (t_.memory.empty()) return;
-    std::map<std::pair<int32_t, int32_t>, std::vector<const MemoryEvent*>> by_device;
-    for (const MemoryEvent& m : t_.memory) by_device[{m.device_type, m.device_id}].push_back(&m);
-    std::unordered_map<const MemoryEvent*, std::string> owner = AttributeAllocations();
+    std::map<std::pair<int32_t, int32_t>, std::vector<uint32_t>> by_device;
+    for (uint32_t m = 0; m < t_.memory.size(); ++m) {
+      by_device[{t_.memory[m].device_type, t_.memory[m].device_id}].push_back(m);
+    }
     for (auto& [key, events] : by_device) {
       MemoryRow row;
       row.device_type = key.first;
       row.device_id = key.second;
       std::stable_sort(events.begin(), events.end(),
-                       [](const MemoryEvent* x, const MemoryEvent* y) { return x->ts_ns < y->ts_ns; });
+                       [&](uint32_t x, uint32_t y) { return t_.memory[x].ts_ns < t_.memory[y].ts_ns; });
       int64_t running = 0;
-      std::map<std::string, MemoryOperator> ops;
-      for (const MemoryEvent* m : events) {
-        if (m->bytes > 0) {
+      std::map<std::string_view, MemoryOperator> ops;
+      for (uint32_t i : events) {
+        const MemoryEvent& m = t_.memory[i];
+        if (m.bytes > 0) {
           ++row.allocations;
-          row.allocated_bytes += m->bytes;
-          MemoryOperator& op = ops[owner[m]];
+          row.allocated_bytes += m.bytes;
+          MemoryOperator& op = ops[owner_[i] == kNoOwner ? "(no operator)" : t_.strings.Get(owner_[i])];
           ++op.allocations;
-          op.bytes += m->bytes;
-        } else if (m->bytes < 0) {
+          op.bytes += m.bytes;
+        } else if (m.bytes < 0) {
           ++row.frees;
-          row.freed_bytes -= m->bytes;
+          row.freed_bytes -= m.bytes;
         }
-        running += m->bytes;
-        int64_t level = m->total_allocated >= 0 ? m->total_allocated : running;
-        if (m->total_allocated >= 0) row.from_totals = true;
-        if (level > row.peak_bytes) row.peak_bytes = level, row.peak_ns = m->ts_ns;
+        running += m.bytes;
+        int64_t level = m.total_allocated >= 0 ? m.total_allocated : running;
+        if (m.total_allocated >= 0) row.from_totals = true;
+        if (level > row.peak_bytes) row.peak_bytes = level, row.peak_ns = m.ts_ns;
       }
       for (auto& [name, op] : ops) {
-        op.name = name;
+        op.name = std::string(name);
         row.top_operators.push_back(op);
       }
       std::stable_sort(row.top_operators.begin(), row.top_operators.end(),
                        [](const MemoryOperator& x, const MemoryOperator& y) { return x.bytes > y.bytes; });
       a_.memory.push_back(row);
     }
-  }
-
-  // The innermost operator open on each allocation's thread at its time.
-  std::unordered_map<const MemoryEvent*, std::string> AttributeAllocations() {
-    std::unordered_map<const MemoryEvent*, std::string> owner;
-    std::vector<std::vector<const Node*>> ops(t_.lanes.size());
-    for (const Node& n : nodes_) {
-      if (!IsStep(*n.ev) && n.ev->dur() > 0) ops[n.ev->lane].push_back(&n);  // nodes_ is sorted per lane
-    }
-    std::vector<std::vector<const MemoryEvent*>> mem(t_.lanes.size());
-    for (const MemoryEvent& m : t_.memory) mem[m.lane].push_back(&m);
-    for (size_t lane = 0; lane < mem.size(); ++lane) {
-      auto& ms = mem[lane];
-      std::stable_sort(ms.begin(), ms.end(),
-                       [](const MemoryEvent* x, const MemoryEvent* y) { return x->ts_ns < y->ts_ns; });
-      std::vector<const Node*> stack;
-      size_t next = 0;
-      for (const MemoryEvent* m : ms) {
-        while (next < ops[lane].size() && ops[lane][next]->ev->start <= m->ts_ns) {
-          const Node* n = ops[lane][next++];
-          while (!stack.empty() && stack.back()->ev->end <= n->ev->start) stack.pop_back();
-          stack.push_back(n);
-        }
-        while (!stack.empty() && stack.back()->ev->end <= m->ts_ns) stack.pop_back();
-        owner[m] = stack.empty() ? "(no operator)" : std::string(Name(*stack.back()->ev));
-      }
-    }
-    return owner;
   }
 
   // ---- advice
@@ -676,20 +807,26 @@ class Analyzer {
   }
 
   const Trace& t_;
-  const std::vector<LaneStacks>& lanes_;
   AnalyzeOptions options_;
+  const size_t n_;      // intervals; events from n_ on are the zero-length ones
+  const size_t count_;  // all events
+  const bool details_;  // args were kept for every interval
   Analysis a_;
-  std::vector<Ev> events_;
-  std::unordered_map<int64_t, size_t> runtime_of_corr_;
-  std::vector<int64_t> launched_by_;  // device event -> index of its runtime event, or -1
-  std::vector<Node> nodes_;
+  std::vector<Role> roles_;           // by category string id
+  std::vector<uint8_t> flags_;        // NameFlag bits by name string id
+  std::vector<int64_t> lane_device_;  // device of each lane's device work, or -1
+  std::vector<bool> device_lane_;     // lanes with device work
+  std::vector<Launch> launches_;
+  std::vector<int64_t> launched_ns_;  // parallel to launches_: device time each launched
+  std::vector<LaneStacks> lanes_;     // totals only: no pieces kept
+  std::vector<uint32_t> cats_;        // category ids of intervals, first-seen order
+  std::vector<int64_t> cat_self_;     // parallel to cats_
+  std::vector<uint32_t> owner_;       // per memory event: name id of its operator, or kNoOwner
   std::pair<int64_t, int64_t> window_{0, 0};
 };
 
 }  // namespace
 
-Analysis Analyze(const Trace& trace, const std::vector<LaneStacks>& lanes, const AnalyzeOptions& options) {
-  return Analyzer(trace, lanes, options).Run();
-}
+Analysis Analyze(const Trace& trace, const AnalyzeOptions& options) { return Analyzer(trace, options).Run(); }
 
 }  // namespace torch2pprof

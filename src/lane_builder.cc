@@ -30,7 +30,14 @@ struct Later {
   bool operator()(const Item& a, const Item& b) const { return Before(b, a); }
 };
 
-void BuildOne(const Trace& trace, const uint32_t* members, size_t count, LaneStacks* out) {
+// An open piece: its self time is final when it closes. `index` is its slot in
+// LaneStacks::pieces when pieces are kept, else -1.
+struct Open {
+  Piece piece;
+  int32_t index;
+};
+
+void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const BuildOptions& options, LaneStacks* out) {
   std::vector<Item> items;
   items.reserve(count);
   for (size_t k = 0; k < count; ++k) {
@@ -39,19 +46,25 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, LaneSta
   }
   std::sort(items.begin(), items.end(), Before);
   out->intervals = items.size();
-  out->pieces.reserve(items.size());
+  const bool keep = !options.on_piece;
+  auto& pieces = out->pieces;
+  if (keep) pieces.reserve(items.size());
 
   // Remainders of split intervals start at the end of the piece they outlived, which
   // is never before the walk's current position, so a heap merges them in order.
   std::priority_queue<Item, std::vector<Item>, Later> rest;
-  std::vector<int32_t> stack;  // indexes into out->pieces
-  auto& pieces = out->pieces;
+  std::vector<Open> stack;
   int64_t busy = 0;
   size_t next = 0;
   auto pop = [&]() {
-    Piece& p = pieces[stack.back()];
+    const Open& o = stack.back();
+    if (stack.size() == 1) busy += o.piece.end_ns - o.piece.start_ns;
+    if (keep) {
+      pieces[static_cast<size_t>(o.index)].self_ns = o.piece.self_ns;
+    } else {
+      options.on_piece(*out, o.piece);
+    }
     stack.pop_back();
-    if (stack.empty()) busy += p.end_ns - p.start_ns;
   };
   while (next < items.size() || !rest.empty()) {
     Item it;
@@ -61,19 +74,27 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, LaneSta
       it = rest.top();
       rest.pop();
     }
-    while (!stack.empty() && pieces[stack.back()].end_ns <= it.start) pop();
-    if (!stack.empty() && it.end > pieces[stack.back()].end_ns) {
+    while (!stack.empty() && stack.back().piece.end_ns <= it.start) pop();
+    if (!stack.empty() && it.end > stack.back().piece.end_ns) {
       // Starts inside the top and ends after it: the part after the top's end
       // comes back later as a piece of its own, so no time is lost or doubled.
-      int64_t cut = pieces[stack.back()].end_ns;
+      int64_t cut = stack.back().piece.end_ns;
       if (it.first) ++out->partial_overlaps;
       rest.push(Item{cut, it.end, it.interval, false});
       it.end = cut;
     }
-    int32_t parent = stack.empty() ? -1 : stack.back();
-    if (parent >= 0) pieces[parent].self_ns -= it.end - it.start;
-    pieces.push_back(Piece{it.start, it.end, it.end - it.start, it.interval, parent, it.first});
-    stack.push_back(static_cast<int32_t>(pieces.size() - 1));
+    int32_t parent = -1;
+    if (!stack.empty()) {
+      stack.back().piece.self_ns -= it.end - it.start;
+      parent = stack.back().index;
+    }
+    Piece p{it.start, it.end, it.end - it.start, it.interval, parent, it.first};
+    int32_t index = -1;
+    if (keep) {
+      index = static_cast<int32_t>(pieces.size());
+      pieces.push_back(p);
+    }
+    stack.push_back(Open{p, index});
   }
   while (!stack.empty()) pop();
   out->busy_ns = busy;
@@ -101,7 +122,7 @@ std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& optio
   auto work = [&](int t) {
     for (size_t i = static_cast<size_t>(t); i < out.size(); i += static_cast<size_t>(threads)) {
       uint32_t lane = out[i].lane;
-      BuildOne(trace, members.data() + first[lane], first[lane + 1] - first[lane], &out[i]);
+      BuildOne(trace, members.data() + first[lane], first[lane + 1] - first[lane], options, &out[i]);
     }
   };
   if (threads == 1) {

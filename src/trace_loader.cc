@@ -483,8 +483,8 @@ class Scanner {
 // Turns parsed events into lanes and intervals.
 class EventBuilder final : public EventSink {
  public:
-  EventBuilder(Trace* trace, const std::string& file, bool details, bool strict)
-      : trace_(*trace), file_(file), details_(details), strict_(strict) {}
+  EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options)
+      : trace_(*trace), file_(file), details_(options.details), flows_(options.flows), strict_(options.strict) {}
 
   void Bad(Skip why, uint64_t offset, const std::string& what) override {
     ++trace_.stats.events;  // it was an element of traceEvents all the same
@@ -566,7 +566,7 @@ class EventBuilder final : public EventSink {
       }
       case 's':
       case 'f':
-        if (ev.has_id && ev.has_ts && (ev.cat == "ac2g" || ev.cat == "async_cpu_to_gpu")) {
+        if (flows_ && ev.has_id && ev.has_ts && (ev.cat == "ac2g" || ev.cat == "async_cpu_to_gpu")) {
           trace_.flows.push_back(Flow{ev.ts, ev.id, LaneId(ev.pid, ev.tid), ev.ph[0]});
         }
         break;
@@ -647,6 +647,7 @@ class EventBuilder final : public EventSink {
   Trace& trace_;
   std::string file_;
   bool details_;
+  bool flows_;
   bool strict_;
   std::unique_ptr<EventParser> parser_ = MakeEventParser();
   std::string lane_key_;
@@ -748,7 +749,7 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
   uint64_t expected_json = src.input_size() * (src.gzipped() ? 20 : 1);
   trace.intervals.reserve(static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31)));
   if (options.details) trace.args.reserve(trace.intervals.capacity());
-  EventBuilder builder(&trace, trace.file, options.details, options.strict);
+  EventBuilder builder(&trace, trace.file, options);
   Scanner scanner(src, options.strict, options.allow_truncated);
   if (options.threads <= 1) {
     DirectSink sink(builder);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include "torch2pprof/report.h"
 #include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof {
@@ -16,7 +17,7 @@ constexpr int64_t us = 1000;  // the traces below are in microseconds
 Analysis AnalyzeText(const std::string& json, AnalyzeOptions options = {}) {
   testing::TempDir dir;
   Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
-  return Analyze(trace, BuildLanes(trace), options);
+  return Analyze(trace, options);
 }
 
 const OperatorRow& Op(const Analysis& a, const std::string& name) {
@@ -393,6 +394,19 @@ TEST(Analyzer, HeaderValuesOfWrongTypesAreIgnored) {
   EXPECT_EQ(a.trace.devices[1].compute, "8.0");
   EXPECT_EQ(a.trace.rank, -1);
   EXPECT_EQ(a.trace.backend, "");
+}
+
+// Lanes are walked in parallel; the numbers never depend on how many threads walk them.
+TEST(Analyzer, ThreadsDoNotChangeTheAnalysis) {
+  for (const char* name :
+       {"kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz",
+        "hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", "torch113__mlp_two_threads.pt.trace.json"}) {
+    torch2pprof::Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/real/" + name, 1, true});
+    std::string one = RenderJson(Analyze(trace, AnalyzeOptions{false, 1}), ReportOptions{0, ""});
+    std::string four = RenderJson(Analyze(trace, AnalyzeOptions{false, 4}), ReportOptions{0, ""});
+    EXPECT_EQ(one, four) << name;
+    EXPECT_GT(one.size(), 500u) << name;  // a real report, not an empty one
+  }
 }
 
 TEST(Analyzer, RolesFromOldAndNewSpellings) {

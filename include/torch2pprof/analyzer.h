@@ -15,6 +15,7 @@ namespace torch2pprof {
 
 struct AnalyzeOptions {
   bool group_by_shape = false;  // operators grouped by name and Input Dims
+  int threads = 1;              // lanes walked in parallel; the result never depends on it
 };
 
 struct LaneInfo {
@@ -123,7 +124,8 @@ struct Analysis {
   std::vector<Recommendation> recommendations;
 };
 
-// trace must be loaded with LoadOptions::details; lanes from BuildLanes(trace).
-Analysis Analyze(const Trace& trace, const std::vector<LaneStacks>& lanes, const AnalyzeOptions& options = {});
+// trace must be loaded with LoadOptions::details. Works lane by lane over the loaded
+// intervals: beyond the trace it holds a few bytes per event, never a copy of them.
+Analysis Analyze(const Trace& trace, const AnalyzeOptions& options = {});
 
 }  // namespace torch2pprof

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "torch2pprof/trace.h"
@@ -31,6 +32,11 @@ struct LaneStacks {
 
 struct BuildOptions {
   int threads = 1;  // lanes are independent; the result never depends on this
+  // When set, pieces are not kept (LaneStacks::pieces stays empty, Piece::parent is -1):
+  // each is handed over once closed, its self_ns final, in the order pieces close. A
+  // lane is walked by one thread; different lanes may call it concurrently. This is
+  // how analyze reads self time without holding a piece per interval.
+  std::function<void(const LaneStacks& lane, const Piece& piece)> on_piece = nullptr;
 };
 
 // One LaneStacks per lane that has intervals, in lane order.

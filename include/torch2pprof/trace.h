@@ -164,7 +164,7 @@ struct Trace {
   // X events with dur 0 (end == start) in file order: those with a correlation
   // (zero-length launch calls) always, all of them with LoadOptions::details.
   std::vector<Interval> zero_length;
-  std::vector<Flow> flows;          // ac2g / async_cpu_to_gpu flow events, file order
+  std::vector<Flow> flows;          // ac2g / async_cpu_to_gpu flow events, file order (LoadOptions::flows)
   std::vector<MemoryEvent> memory;  // "[memory]" events in file order
   // With LoadOptions::details only:
   std::vector<EventArgs> args;              // parallel to intervals

@@ -4,7 +4,6 @@
 #include "commands.h"
 #include "torch2pprof/analyzer.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/lane_builder.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/trace_loader.h"
 
@@ -20,14 +19,15 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
   int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Trace trace = LoadTrace(LoadOptions{args.input, threads, /*details=*/true, args.in.strict, args.in.allow_truncated});
+  // analyze links device work by correlation only: no flows.
+  Trace trace = LoadTrace(
+      LoadOptions{args.input, threads, /*details=*/true, args.in.strict, args.in.allow_truncated, /*flows=*/false});
   if (trace.intervals.empty() && trace.zero_length.empty()) {
     ThrowInput(trace.file, -1,
                "the trace has no X or B/E events among its " + std::to_string(trace.stats.events) + " events");
   }
   PrintWarnings(trace, err);
-  std::vector<LaneStacks> lanes = BuildLanes(trace, BuildOptions{threads});
-  Analysis analysis = Analyze(trace, lanes, AnalyzeOptions{args.group_by == "shape"});
+  Analysis analysis = Analyze(trace, AnalyzeOptions{args.group_by == "shape", threads});
   if (args.format == "json") {
     out << RenderJson(analysis, report);
   } else if (args.format == "csv") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <future>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -43,7 +44,6 @@ Spans Union(Spans v) {
     }
   }
   v.resize(n);
-  v.shrink_to_fit();
   return v;
 }
 
@@ -183,10 +183,18 @@ class Analyzer {
     WalkLanes();
     Overview();
     Categories();
-    Steps();
-    Operators();
-    Kernels();
-    Gpu();
+    // Steps and the operator tree read the trace and write separate parts of the analysis.
+    if (options_.threads > 1) {
+      auto steps = std::async(std::launch::async, [this] { Steps(); });
+      Operators();
+      Kernels();
+      steps.get();
+    } else {
+      Steps();
+      Operators();
+      Kernels();
+    }
+    Gpu();  // its utilization is over the steps' window
     Memory();
     Recommend();
     return std::move(a_);
@@ -459,30 +467,35 @@ class Analyzer {
     }
     std::vector<bool>().swap(from_step);
 
-    // Each part claims the time of its events no earlier part claimed, in this order.
-    Spans remaining;
-    for (const Step& st : s) remaining.push_back({st.start, st.end});
-    remaining = Union(std::move(remaining));
-    Spans claimed[7];
-    for (int r = 0; r < 7; ++r) {
-      Spans spans;
-      for (size_t e = 0; e < count_; ++e) {
-        if (Dur(e) > 0 && BreakdownSlot(e) == r) spans.push_back({Iv(e).start_ns, Iv(e).end_ns});
-      }
-      claimed[r] = Intersect(Union(std::move(spans)), remaining);
-      remaining = Subtract(remaining, claimed[r]);
-    }
+    // Each part claims the time of its events no earlier part claimed, in this order;
+    // a part's claim is measured per step at once, so only the unclaimed rest is kept.
+    std::vector<int8_t> slot(count_);
+    for (size_t e = 0; e < count_; ++e) slot[e] = static_cast<int8_t>(Dur(e) > 0 ? BreakdownSlot(e) : -1);
     for (const Step& st : s) {
       StepRow row;
       row.name = st.name;
       row.start_ns = st.start;
       row.total_ns = st.end - st.start;
-      int64_t* parts[7] = {&row.kernel_ns,  &row.memcpy_ns,     &row.memset_ns,  &row.communication_ns,
-                           &row.runtime_ns, &row.dataloader_ns, &row.cpu_exec_ns};
-      int64_t sum = 0;
-      for (int r = 0; r < 7; ++r) sum += *parts[r] = LengthWithin(claimed[r], st.start, st.end);
-      row.other_ns = row.total_ns - sum;
+      row.other_ns = row.total_ns;
       a_.steps.push_back(row);
+    }
+    Spans remaining;
+    for (const Step& st : s) remaining.push_back({st.start, st.end});
+    remaining = Union(std::move(remaining));
+    for (int r = 0; r < 7 && !remaining.empty(); ++r) {
+      Spans spans;
+      spans.reserve(static_cast<size_t>(std::count(slot.begin(), slot.end(), r)));
+      for (size_t e = 0; e < count_; ++e) {
+        if (slot[e] == r) spans.push_back({Iv(e).start_ns, Iv(e).end_ns});
+      }
+      Spans claimed = Intersect(Union(std::move(spans)), remaining);
+      for (StepRow& row : a_.steps) {
+        int64_t* parts[7] = {&row.kernel_ns,  &row.memcpy_ns,     &row.memset_ns,  &row.communication_ns,
+                             &row.runtime_ns, &row.dataloader_ns, &row.cpu_exec_ns};
+        *parts[r] = LengthWithin(claimed, row.start_ns, row.start_ns + row.total_ns);
+        row.other_ns -= *parts[r];
+      }
+      remaining = Subtract(remaining, claimed);
     }
     if (!a_.steps.empty()) {
       window_ = {a_.steps.front().start_ns, a_.steps.back().start_ns + a_.steps.back().total_ns};
@@ -516,24 +529,21 @@ class Analyzer {
     Groups ops = GroupBy(count_, lanes, [&](size_t e) { return IsOperatorNode(e) ? int64_t{Iv(e).lane} : -1; });
     Groups mem = GroupBy(t_.memory.size(), lanes, [&](size_t m) { return int64_t{t_.memory[m].lane}; });
     // Runtime calls by External id: all of an id's calls go to the first node with it.
-    std::vector<uint32_t> by_external;
+    std::vector<std::pair<int64_t, uint32_t>> by_external;  // (External id, runtime event), sorted
     for (size_t e = 0; e < count_; ++e) {
-      if (RoleOf(e) == Role::kRuntime && Args(e).external_id > 0) by_external.push_back(static_cast<uint32_t>(e));
+      if (RoleOf(e) == Role::kRuntime && Args(e).external_id > 0)
+        by_external.push_back({Args(e).external_id, static_cast<uint32_t>(e)});
     }
-    std::sort(by_external.begin(), by_external.end(), [&](uint32_t x, uint32_t y) {
-      int64_t a = Args(x).external_id, b = Args(y).external_id;
-      return a != b ? a < b : x < y;
-    });
+    std::sort(by_external.begin(), by_external.end());
     std::vector<bool> claimed(by_external.size(), false);
     auto claim = [&](int64_t external_id, Node& n) {
-      auto lo = std::lower_bound(by_external.begin(), by_external.end(), external_id,
-                                 [&](uint32_t e, int64_t v) { return Args(e).external_id < v; });
+      auto lo = std::lower_bound(by_external.begin(), by_external.end(), std::make_pair(external_id, uint32_t{0}));
       size_t k = static_cast<size_t>(lo - by_external.begin());
-      if (lo == by_external.end() || Args(*lo).external_id != external_id || claimed[k]) return;
+      if (lo == by_external.end() || lo->first != external_id || claimed[k]) return;
       claimed[k] = true;
-      for (auto it = lo; it != by_external.end() && Args(*it).external_id == external_id; ++it) {
-        n.runtime_ns += Dur(*it);
-        n.launched_ns += LaunchedBy(*it);
+      for (auto it = lo; it != by_external.end() && it->first == external_id; ++it) {
+        n.runtime_ns += Dur(it->second);
+        n.launched_ns += LaunchedBy(it->second);
       }
     };
     std::unordered_map<uint64_t, size_t> row_of;  // (name id, Input Dims id) -> row
@@ -551,6 +561,7 @@ class Analyzer {
       // Nested by containment; a node that starts inside another and ends after it is
       // left out, as the plugin does.
       nodes.clear();
+      nodes.reserve(evs.size());
       std::vector<int32_t> stack;
       for (uint32_t e : evs) {
         while (!stack.empty() && Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns <= Iv(e).start_ns)

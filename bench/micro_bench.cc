@@ -8,6 +8,7 @@
 #include <string>
 
 #include "torch2pprof/aggregator.h"
+#include "torch2pprof/analyzer.h"
 #include "torch2pprof/lane_builder.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/trace_loader.h"
@@ -97,6 +98,17 @@ void BM_EncodeAndGzip(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_EncodeAndGzip)->Unit(benchmark::kMillisecond);
+
+// analyze's stage after loading: lane walk, steps, operator tree, kernels, GPU, memory.
+void BM_Analyze(benchmark::State& state) {
+  static const Trace trace = LoadTrace(LoadOptions{TracePath(), 1, /*details=*/true});
+  for (auto _ : state) {
+    Analysis a = Analyze(trace, AnalyzeOptions{false, static_cast<int>(state.range(0))});
+    benchmark::DoNotOptimize(a.operators.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));
+}
+BENCHMARK(BM_Analyze)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace torch2pprof

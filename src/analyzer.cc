@@ -691,7 +691,8 @@ class Analyzer {
     for (size_t l = 0; l < t_.lanes.size(); ++l) {
       if (device_lane_[l]) ++streams[lane_device_[l]];
     }
-    for (const auto& [d, stream_count] : streams) {
+    for (const auto& [device, stream_count] : streams) {
+      const int64_t d = device;  // a copy: lambdas cannot capture structured bindings in C++17
       GpuRow g;
       g.device = d;
       for (const DeviceInfo& info : a_.trace.devices) {

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 
 #include "torch2pprof/error.h"
 
@@ -234,6 +235,189 @@ int64_t StepRow::*const kStepFields[] = {&StepRow::kernel_ns,        &StepRow::m
                                          &StepRow::communication_ns, &StepRow::runtime_ns, &StepRow::dataloader_ns,
                                          &StepRow::cpu_exec_ns,      &StepRow::other_ns};
 
+// ---- tables: each column is described once and written by both JSON and CSV
+
+// A cell: a JSON string, a JSON number (its exact text), or null (empty in CSV).
+struct Cell {
+  enum Kind { kString, kNumber, kNull } kind;
+  std::string text;
+};
+Cell Text(std::string s) { return {Cell::kString, std::move(s)}; }
+Cell Number(std::string s) { return {Cell::kNumber, std::move(s)}; }
+Cell Int(int64_t v) { return Number(std::to_string(v)); }
+Cell Micros(int64_t ns) { return Number(FormatMicros(ns)); }
+Cell Real(double v) { return v < 0 ? Cell{Cell::kNull, ""} : Number(Printf("%.6g", v)); }
+
+template <typename Row>
+struct Column {
+  std::string name;
+  std::function<Cell(const Row&)> cell;
+  bool csv = true;            // false: JSON only (shares, derived from other columns)
+  bool json_if_empty = true;  // false: JSON leaves the key out when the text is empty
+};
+
+template <typename Row>
+struct DataTable {
+  const char* name;  // the JSON key and the --table name
+  const std::vector<Row>& rows;
+  bool top;  // -top N applies
+  std::vector<Column<Row>> columns;
+  std::function<void(Json&, const Row&)> json_more = nullptr;  // nested arrays after the columns
+};
+
+template <typename Row>
+size_t RowsShown(const DataTable<Row>& t, const ReportOptions& o) {
+  return t.top ? Limit(t.rows.size(), o.top) : t.rows.size();
+}
+
+template <typename Row>
+void WriteJson(Json& j, const DataTable<Row>& t, const ReportOptions& o) {
+  j.Key(t.name);
+  j.Open('[');
+  for (size_t i = 0; i < RowsShown(t, o); ++i) {
+    j.Open('{');
+    for (const Column<Row>& c : t.columns) {
+      Cell cell = c.cell(t.rows[i]);
+      if (!c.json_if_empty && cell.text.empty()) continue;
+      j.Key(c.name);
+      if (cell.kind == Cell::kString) {
+        j.String(cell.text);
+      } else {
+        j.Raw(cell.kind == Cell::kNull ? "null" : cell.text);
+      }
+    }
+    if (t.json_more) t.json_more(j, t.rows[i]);
+    j.Close('}');
+  }
+  j.Close(']');
+}
+
+template <typename Row>
+std::string WriteCsv(const DataTable<Row>& t, const ReportOptions& o) {
+  std::vector<std::string> fields;
+  for (const Column<Row>& c : t.columns) {
+    if (c.csv) fields.push_back(c.name);
+  }
+  std::string out = CsvLine(fields);
+  for (size_t i = 0; i < RowsShown(t, o); ++i) {
+    fields.clear();
+    for (const Column<Row>& c : t.columns) {
+      if (c.csv) fields.push_back(c.cell(t.rows[i]).text);
+    }
+    out += CsvLine(fields);
+  }
+  return out;
+}
+
+DataTable<CategoryRow> Categories(const Analysis& a) {
+  int64_t busy = 0;
+  for (const CategoryRow& c : a.categories) busy += c.self_ns;
+  return {"categories",
+          a.categories,
+          true,
+          {{"category", [](const CategoryRow& c) { return Text(c.category); }},
+           {"role", [](const CategoryRow& c) { return Text(RoleName(c.role)); }},
+           {"events", [](const CategoryRow& c) { return Int(static_cast<int64_t>(c.events)); }},
+           {"total_us", [](const CategoryRow& c) { return Micros(c.total_ns); }},
+           {"self_us", [](const CategoryRow& c) { return Micros(c.self_ns); }},
+           {"share", [busy](const CategoryRow& c) { return Real(Ratio(c.self_ns, busy)); }, false}}};
+}
+
+DataTable<StepRow> Steps(const Analysis& a) {
+  DataTable<StepRow> t{"steps",
+                       a.steps,
+                       true,
+                       {{"name", [](const StepRow& s) { return Text(s.name); }},
+                        {"start_us", [](const StepRow& s) { return Micros(s.start_ns); }},
+                        {"total_us", [](const StepRow& s) { return Micros(s.total_ns); }}}};
+  for (size_t k = 0; k < 8; ++k) {
+    auto field = kStepFields[k];
+    t.columns.push_back({std::string(kStepParts[k]) + "_us", [field](const StepRow& s) { return Micros(s.*field); }});
+  }
+  return t;
+}
+
+DataTable<OperatorRow> Operators(const Analysis& a) {
+  return {"operators",
+          a.operators,
+          true,
+          {{"name", [](const OperatorRow& r) { return Text(r.name); }},
+           {"input_dims", [](const OperatorRow& r) { return Text(r.input_dims); }, true, false},
+           {"calls", [](const OperatorRow& r) { return Int(static_cast<int64_t>(r.calls)); }},
+           {"host_total_us", [](const OperatorRow& r) { return Micros(r.host_total_ns); }},
+           {"host_self_us", [](const OperatorRow& r) { return Micros(r.host_self_ns); }},
+           {"device_total_us", [](const OperatorRow& r) { return Micros(r.device_total_ns); }},
+           {"device_self_us", [](const OperatorRow& r) { return Micros(r.device_self_ns); }},
+           {"host_mean_us", [](const OperatorRow& r) { return Number(MeanMicros(r.host_total_ns, r.calls)); }},
+           {"host_max_us", [](const OperatorRow& r) { return Micros(r.host_max_ns); }}}};
+}
+
+DataTable<KernelRow> Kernels(const Analysis& a) {
+  int64_t total = a.kernel_total_ns;
+  return {"kernels",
+          a.kernels,
+          true,
+          {{"name", [](const KernelRow& k) { return Text(k.name); }},
+           {"calls", [](const KernelRow& k) { return Int(static_cast<int64_t>(k.calls)); }},
+           {"total_us", [](const KernelRow& k) { return Micros(k.total_ns); }},
+           {"mean_us", [](const KernelRow& k) { return Number(MeanMicros(k.total_ns, k.calls)); }},
+           {"min_us", [](const KernelRow& k) { return Micros(k.min_ns); }},
+           {"max_us", [](const KernelRow& k) { return Micros(k.max_ns); }},
+           {"share", [total](const KernelRow& k) { return Real(Ratio(k.total_ns, total)); }, false},
+           {"blocks_per_sm", [](const KernelRow& k) { return Real(k.blocks_per_sm); }},
+           {"occupancy", [](const KernelRow& k) { return Real(k.occupancy); }}}};
+}
+
+DataTable<GpuRow> Gpus(const Analysis& a) {
+  return {"gpu",
+          a.gpu,
+          false,
+          {{"device", [](const GpuRow& g) { return Int(g.device); }},
+           {"name", [](const GpuRow& g) { return Text(g.name); }},
+           {"streams", [](const GpuRow& g) { return Int(g.streams); }},
+           {"busy_us", [](const GpuRow& g) { return Micros(g.busy_ns); }},
+           {"kernel_us", [](const GpuRow& g) { return Micros(g.kernel_ns); }},
+           {"steps_window_us", [](const GpuRow& g) { return Micros(g.window_ns); }},
+           {"steps_kernel_us", [](const GpuRow& g) { return Micros(g.window_kernel_ns); }},
+           {"utilization", [](const GpuRow& g) { return Real(Ratio(g.window_kernel_ns, g.window_ns)); }, false}}};
+}
+
+DataTable<MemoryRow> Memory(const Analysis& a, const ReportOptions& o) {
+  DataTable<MemoryRow> t{"memory",
+                         a.memory,
+                         false,
+                         {{"device_type", [](const MemoryRow& m) { return Int(m.device_type); }},
+                          {"device_id", [](const MemoryRow& m) { return Int(m.device_id); }},
+                          {"allocations", [](const MemoryRow& m) { return Int(static_cast<int64_t>(m.allocations)); }},
+                          {"allocated_bytes", [](const MemoryRow& m) { return Int(m.allocated_bytes); }},
+                          {"frees", [](const MemoryRow& m) { return Int(static_cast<int64_t>(m.frees)); }},
+                          {"freed_bytes", [](const MemoryRow& m) { return Int(m.freed_bytes); }},
+                          {"peak_bytes", [](const MemoryRow& m) { return Int(m.peak_bytes); }},
+                          {"peak_us", [](const MemoryRow& m) { return Micros(m.peak_ns); }}}};
+  int top = o.top;
+  t.json_more = [top](Json& j, const MemoryRow& m) {
+    j.Key("top_operators");
+    j.Open('[');
+    for (size_t i = 0; i < Limit(m.top_operators.size(), top); ++i) {
+      const MemoryOperator& op = m.top_operators[i];
+      j.Open('{');
+      j.Field("name", op.name), j.FieldInt("allocations", static_cast<int64_t>(op.allocations)),
+          j.FieldInt("bytes", op.bytes);
+      j.Close('}');
+    }
+    j.Close(']');
+  };
+  return t;
+}
+
+DataTable<Recommendation> Recommendations(const Analysis& a) {
+  return {"recommendations",
+          a.recommendations,
+          false,
+          {{"id", [](const Recommendation& r) { return Text(r.id); }},
+           {"text", [](const Recommendation& r) { return Text(r.text); }}}};
+}
+
 }  // namespace
 
 std::string FormatMicros(int64_t ns) {
@@ -441,166 +625,28 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   j.Close('}');
   j.Close('}');
 
-  int64_t busy = 0;
-  for (const CategoryRow& c : a.categories) busy += c.self_ns;
-  j.Key("categories");
-  j.Open('[');
-  for (size_t i = 0; i < Limit(a.categories.size(), o.top); ++i) {
-    const CategoryRow& c = a.categories[i];
-    j.Open('{');
-    j.Field("category", c.category), j.Field("role", RoleName(c.role)),
-        j.FieldInt("events", static_cast<int64_t>(c.events));
-    j.FieldMicros("total_us", c.total_ns), j.FieldMicros("self_us", c.self_ns);
-    j.Key("share"), j.Double(Ratio(c.self_ns, busy));
-    j.Close('}');
-  }
-  j.Close(']');
-
-  j.Key("steps");
-  j.Open('[');
-  for (size_t i = 0; i < Limit(a.steps.size(), o.top); ++i) {
-    const StepRow& s = a.steps[i];
-    j.Open('{');
-    j.Field("name", s.name), j.FieldMicros("start_us", s.start_ns), j.FieldMicros("total_us", s.total_ns);
-    for (size_t k = 0; k < 8; ++k) j.FieldMicros(std::string(kStepParts[k]) + "_us", s.*kStepFields[k]);
-    j.Close('}');
-  }
-  j.Close(']');
-
-  j.Key("operators");
-  j.Open('[');
-  for (size_t i = 0; i < Limit(a.operators.size(), o.top); ++i) {
-    const OperatorRow& r = a.operators[i];
-    j.Open('{');
-    j.Field("name", r.name);
-    if (!r.input_dims.empty()) j.Field("input_dims", r.input_dims);
-    j.FieldInt("calls", static_cast<int64_t>(r.calls));
-    j.FieldMicros("host_total_us", r.host_total_ns), j.FieldMicros("host_self_us", r.host_self_ns);
-    j.FieldMicros("device_total_us", r.device_total_ns), j.FieldMicros("device_self_us", r.device_self_ns);
-    j.Key("host_mean_us"), j.Raw(MeanMicros(r.host_total_ns, r.calls));
-    j.FieldMicros("host_max_us", r.host_max_ns);
-    j.Close('}');
-  }
-  j.Close(']');
-
-  j.Key("kernels");
-  j.Open('[');
-  for (size_t i = 0; i < Limit(a.kernels.size(), o.top); ++i) {
-    const KernelRow& k = a.kernels[i];
-    j.Open('{');
-    j.Field("name", k.name), j.FieldInt("calls", static_cast<int64_t>(k.calls)), j.FieldMicros("total_us", k.total_ns);
-    j.Key("mean_us"), j.Raw(MeanMicros(k.total_ns, k.calls));
-    j.FieldMicros("min_us", k.min_ns), j.FieldMicros("max_us", k.max_ns);
-    j.Key("share"), j.Double(Ratio(k.total_ns, a.kernel_total_ns));
-    j.Key("blocks_per_sm"), j.Double(k.blocks_per_sm);
-    j.Key("occupancy"), j.Double(k.occupancy);
-    j.Close('}');
-  }
-  j.Close(']');
-
-  j.Key("gpu");
-  j.Open('[');
-  for (const GpuRow& g : a.gpu) {
-    j.Open('{');
-    j.FieldInt("device", g.device), j.Field("name", g.name), j.FieldInt("streams", g.streams);
-    j.FieldMicros("busy_us", g.busy_ns), j.FieldMicros("kernel_us", g.kernel_ns);
-    j.FieldMicros("steps_window_us", g.window_ns), j.FieldMicros("steps_kernel_us", g.window_kernel_ns);
-    j.Key("utilization"), j.Double(Ratio(g.window_kernel_ns, g.window_ns));
-    j.Close('}');
-  }
-  j.Close(']');
-
-  j.Key("memory");
-  j.Open('[');
-  for (const MemoryRow& m : a.memory) {
-    j.Open('{');
-    j.FieldInt("device_type", m.device_type), j.FieldInt("device_id", m.device_id);
-    j.FieldInt("allocations", static_cast<int64_t>(m.allocations)), j.FieldInt("allocated_bytes", m.allocated_bytes);
-    j.FieldInt("frees", static_cast<int64_t>(m.frees)), j.FieldInt("freed_bytes", m.freed_bytes);
-    j.FieldInt("peak_bytes", m.peak_bytes), j.FieldMicros("peak_us", m.peak_ns);
-    j.Key("top_operators");
-    j.Open('[');
-    for (size_t i = 0; i < Limit(m.top_operators.size(), o.top); ++i) {
-      const MemoryOperator& op = m.top_operators[i];
-      j.Open('{');
-      j.Field("name", op.name), j.FieldInt("allocations", static_cast<int64_t>(op.allocations)),
-          j.FieldInt("bytes", op.bytes);
-      j.Close('}');
-    }
-    j.Close(']');
-    j.Close('}');
-  }
-  j.Close(']');
-
-  j.Key("recommendations");
-  j.Open('[');
-  for (const Recommendation& r : a.recommendations) {
-    j.Open('{');
-    j.Field("id", r.id), j.Field("text", r.text);
-    j.Close('}');
-  }
-  j.Close(']');
+  WriteJson(j, Categories(a), o);
+  WriteJson(j, Steps(a), o);
+  WriteJson(j, Operators(a), o);
+  WriteJson(j, Kernels(a), o);
+  WriteJson(j, Gpus(a), o);
+  WriteJson(j, Memory(a, o), o);
+  WriteJson(j, Recommendations(a), o);
   j.Close('}');
   return j.out + "\n";
 }
 
 std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
   const std::string& table = o.table;
-  std::string out;
-  auto us = [](int64_t ns) { return FormatMicros(ns); };
-  if (table == "categories") {
-    out += CsvLine({"category", "role", "events", "total_us", "self_us"});
-    for (size_t i = 0; i < Limit(a.categories.size(), o.top); ++i) {
-      const CategoryRow& c = a.categories[i];
-      out += CsvLine({c.category, RoleName(c.role), std::to_string(c.events), us(c.total_ns), us(c.self_ns)});
-    }
-  } else if (table == "steps") {
-    std::vector<std::string> h = {"name", "start_us", "total_us"};
-    for (const char* p : kStepParts) h.push_back(std::string(p) + "_us");
-    out += CsvLine(h);
-    for (size_t i = 0; i < Limit(a.steps.size(), o.top); ++i) {
-      const StepRow& s = a.steps[i];
-      std::vector<std::string> row = {s.name, us(s.start_ns), us(s.total_ns)};
-      for (auto f : kStepFields) row.push_back(us(s.*f));
-      out += CsvLine(row);
-    }
-  } else if (table == "operators") {
-    out += CsvLine({"name", "input_dims", "calls", "host_total_us", "host_self_us", "device_total_us", "device_self_us",
-                    "host_mean_us", "host_max_us"});
-    for (size_t i = 0; i < Limit(a.operators.size(), o.top); ++i) {
-      const OperatorRow& r = a.operators[i];
-      out += CsvLine({r.name, r.input_dims, std::to_string(r.calls), us(r.host_total_ns), us(r.host_self_ns),
-                      us(r.device_total_ns), us(r.device_self_ns), MeanMicros(r.host_total_ns, r.calls),
-                      us(r.host_max_ns)});
-    }
-  } else if (table == "kernels") {
-    out += CsvLine({"name", "calls", "total_us", "mean_us", "min_us", "max_us", "blocks_per_sm", "occupancy"});
-    for (size_t i = 0; i < Limit(a.kernels.size(), o.top); ++i) {
-      const KernelRow& k = a.kernels[i];
-      out += CsvLine({k.name, std::to_string(k.calls), us(k.total_ns), MeanMicros(k.total_ns, k.calls), us(k.min_ns),
-                      us(k.max_ns), k.blocks_per_sm < 0 ? "" : Printf("%.6g", k.blocks_per_sm),
-                      k.occupancy < 0 ? "" : Printf("%.6g", k.occupancy)});
-    }
-  } else if (table == "gpu") {
-    out += CsvLine({"device", "name", "streams", "busy_us", "kernel_us", "steps_window_us", "steps_kernel_us"});
-    for (const GpuRow& g : a.gpu) {
-      out += CsvLine({std::to_string(g.device), g.name, std::to_string(g.streams), us(g.busy_ns), us(g.kernel_ns),
-                      us(g.window_ns), us(g.window_kernel_ns)});
-    }
-  } else if (table == "memory") {
-    out += CsvLine({"device_type", "device_id", "allocations", "allocated_bytes", "frees", "freed_bytes", "peak_bytes",
-                    "peak_us"});
-    for (const MemoryRow& m : a.memory) {
-      out += CsvLine({std::to_string(m.device_type), std::to_string(m.device_id), std::to_string(m.allocations),
-                      std::to_string(m.allocated_bytes), std::to_string(m.frees), std::to_string(m.freed_bytes),
-                      std::to_string(m.peak_bytes), us(m.peak_ns)});
-    }
-  } else {
-    std::string names;
-    for (const std::string& n : CsvTables()) names += (names.empty() ? "" : ", ") + n;
-    throw Error(Error::Kind::kUsage, "", -1, "--table must be one of " + names + " (got '" + table + "')");
-  }
-  return out;
+  if (table == "categories") return WriteCsv(Categories(a), o);
+  if (table == "steps") return WriteCsv(Steps(a), o);
+  if (table == "operators") return WriteCsv(Operators(a), o);
+  if (table == "kernels") return WriteCsv(Kernels(a), o);
+  if (table == "gpu") return WriteCsv(Gpus(a), o);
+  if (table == "memory") return WriteCsv(Memory(a, o), o);
+  std::string names;
+  for (const std::string& n : CsvTables()) names += (names.empty() ? "" : ", ") + n;
+  throw Error(Error::Kind::kUsage, "", -1, "--table must be one of " + names + " (got '" + table + "')");
 }
 
 }  // namespace torch2pprof

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "torch2pprof/version.h"
@@ -309,13 +311,21 @@ int64_t StepNumber(std::string_view name) {
 
 namespace {
 
-// Adds one trace's samples to the profile b builds; kGpu / kAllocObjects: value
-// indexes of those sample types, or -1.
-void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileBuilder& b, int kGpu, int kAllocObjects,
-              int64_t* first_out, int64_t* last_out) {
+// Values are summed in a fixed layout while traces are added; Aggregator::Finish
+// drops the columns no trace had (gpu without device work, memory without [memory] events).
+constexpr int kGpu = 2, kAllocObjects = 3, kLayoutSize = 7;
+
+struct Added {
+  int64_t first, last;  // time span of the trace's intervals (first > last: none)
+  bool device;          // it has device work
+};
+
+// Adds one trace's samples to the profile b builds.
+Added AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileBuilder& b) {
   RoleCache roles(trace);
   auto role = [&](const Interval& iv) { return roles.Of(iv.cat); };
-  bool has_device = kGpu >= 0;
+  bool has_device = std::any_of(trace.intervals.begin(), trace.intervals.end(),
+                                [&](const Interval& iv) { return IsDeviceRole(role(iv)); });
 
   // Launch points that are no intervals: zero-length launch calls and flow starts.
   enum class Kind { kLaunch, kFlow, kMemory };
@@ -444,7 +454,7 @@ void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileB
 
   // An allocation with nothing open on its thread still needs a stack.
   auto MemoryNode = [&](const Launch& at) { return at.node ? at.node : b.Node(0, b.FrameFor("(outside any event)")); };
-  if (kAllocObjects >= 0) {
+  if (!trace.memory.empty()) {
     // Allocations where they happened; and, per device, what was still allocated at
     // the moment the allocated total peaked (frees matched by address).
     std::map<std::pair<int32_t, int32_t>, std::vector<size_t>> by_device;
@@ -493,69 +503,101 @@ void AddTrace(const Trace& trace, const std::vector<LaneStacks>& lanes, ProfileB
     }
   }
 
-  *first_out = first;
-  *last_out = last;
+  return Added{first, last, has_device};
 }
 
 }  // namespace
 
-Profile Aggregate(const std::vector<AggregateInput>& inputs) {
+struct Aggregator::State {
   Profile p;
-  p.sample_types = {{"calls", "count"}, {"wall", "nanoseconds"}};
+  ProfileBuilder b{&p};
+  bool rank_labels = false;
   bool has_device = false, has_memory = false;
-  for (const AggregateInput& in : inputs) {
-    has_memory |= !in.trace->memory.empty();
-    RoleCache roles(*in.trace);
-    for (const Interval& iv : in.trace->intervals) {
-      if (IsDeviceRole(roles.Of(iv.cat))) {
-        has_device = true;
-        break;
-      }
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  int64_t time_nanos = 0;
+  struct Input {
+    std::string file, summary, skipped;
+  };
+  std::vector<Input> inputs;
+};
+
+Aggregator::Aggregator(bool rank_labels) : s_(std::make_unique<State>()) {
+  s_->rank_labels = rank_labels;
+  s_->p.sample_types = {{"calls", "count"},         {"wall", "nanoseconds"},  {"gpu", "nanoseconds"},
+                        {"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"},
+                        {"inuse_space", "bytes"}};
+}
+Aggregator::~Aggregator() = default;
+Aggregator::Aggregator(Aggregator&&) noexcept = default;
+Aggregator& Aggregator::operator=(Aggregator&&) noexcept = default;
+
+void Aggregator::Add(const Trace& trace, const std::vector<LaneStacks>& lanes) {
+  State& s = *s_;
+  // The rank label holds the input's position until Finish knows the ranks.
+  s.b.Begin(trace, s.rank_labels ? static_cast<int64_t>(s.inputs.size()) : -1);
+  Added added = AddTrace(trace, lanes, s.b);
+  s.has_device |= added.device;
+  s.has_memory |= !trace.memory.empty();
+  if (added.first <= added.last && added.first < s.first) s.time_nanos = WallClockStart(trace, added.first);
+  s.first = std::min(s.first, added.first);
+  s.last = std::max(s.last, added.last);
+  std::string skipped = "skipped: " + std::to_string(trace.stats.skipped_total());
+  for (size_t i = 0; i < kSkipReasons.size(); ++i) {
+    if (trace.stats.skipped[i]) {
+      skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
     }
   }
-  const int kGpu = has_device ? static_cast<int>(p.sample_types.size()) : -1;
-  if (has_device) p.sample_types.push_back({"gpu", "nanoseconds"});
-  const int kAllocObjects = has_memory ? static_cast<int>(p.sample_types.size()) : -1;
-  if (has_memory) {
-    p.sample_types.insert(
-        p.sample_types.end(),
-        {{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}});
+  if (trace.stats.repaired) skipped += "; repaired " + std::to_string(trace.stats.repaired);
+  s.inputs.push_back({trace.file, Summary(trace, lanes), skipped});
+}
+
+Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
+  State& s = *s_;
+  if (s.rank_labels && ranks.size() != s.inputs.size()) {
+    throw std::logic_error("Aggregator::Finish: one rank per trace added");
+  }
+  Profile p = std::move(s.p);
+  std::vector<int> keep = {0, 1};
+  if (s.has_device) keep.push_back(kGpu);
+  if (s.has_memory) {
+    for (int k = kAllocObjects; k < kLayoutSize; ++k) keep.push_back(k);
+  }
+  std::vector<ValueType> types;
+  for (int k : keep) types.push_back(p.sample_types[static_cast<size_t>(k)]);
+  p.sample_types = std::move(types);
+  for (Sample& sample : p.samples) {
+    std::vector<int64_t> values;
+    values.reserve(keep.size());
+    for (int k : keep) values.push_back(sample.values[static_cast<size_t>(k)]);
+    sample.values = std::move(values);
+  }
+  if (s.rank_labels) {
+    for (auto& labels : p.label_sets) {
+      for (Label& label : labels) {
+        if (label.key == "rank") label.num = ranks[static_cast<size_t>(label.num)];
+      }
+    }
   }
   p.default_sample_type = "wall";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
-  ProfileBuilder b(&p);
-  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  int64_t time_nanos = 0;
-  for (const AggregateInput& in : inputs) {
-    const Trace& trace = *in.trace;
-    b.Begin(trace, in.rank);
-    int64_t f, l;
-    AddTrace(trace, *in.lanes, b, kGpu, kAllocObjects, &f, &l);
-    if (f <= l && f < first) time_nanos = WallClockStart(trace, f);
-    first = std::min(first, f);
-    last = std::max(last, l);
-    std::string who = in.rank >= 0 ? " (rank " + std::to_string(in.rank) + ")" : "";
-    p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + trace.file + who);
-    p.comments.push_back(Summary(trace, *in.lanes));
-    std::string skipped = "skipped: " + std::to_string(trace.stats.skipped_total());
-    for (size_t i = 0; i < kSkipReasons.size(); ++i) {
-      if (trace.stats.skipped[i]) {
-        skipped += std::string(", ") + kSkipReasons[i].key + " " + std::to_string(trace.stats.skipped[i]);
-      }
-    }
-    if (trace.stats.repaired) skipped += "; repaired " + std::to_string(trace.stats.repaired);
-    p.comments.push_back(skipped);
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    std::string who = s.rank_labels ? " (rank " + std::to_string(ranks[i]) + ")" : "";
+    p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + s.inputs[i].file + who);
+    p.comments.push_back(std::move(s.inputs[i].summary));
+    p.comments.push_back(std::move(s.inputs[i].skipped));
   }
-  if (first <= last) {
-    p.duration_nanos = last - first;
-    p.time_nanos = time_nanos;
+  if (s.first <= s.last) {
+    p.duration_nanos = s.last - s.first;
+    p.time_nanos = s.time_nanos;
   }
   return p;
 }
 
 Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes) {
-  return Aggregate({AggregateInput{&trace, &lanes, -1}});
+  Aggregator a(false);
+  a.Add(trace, lanes);
+  return std::move(a).Finish();
 }
 
 }  // namespace torch2pprof

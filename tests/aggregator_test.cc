@@ -177,6 +177,32 @@ TEST(AggregatorGpu, NoDeviceWorkNoGpuSampleType) {
   EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds"}));
 }
 
+// Traces added one at a time: each keeps its own samples under its rank (given at
+// Finish), and a column appears when any trace has it, with zeros for the others.
+TEST(AggregatorRanks, TracesAddedInTurnKeepTheirRanksAndColumns) {
+  Trace cpu =
+      testing::LoadText(R"([{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}])");
+  Trace gpu = testing::LoadText(R"([
+    {"ph": "X", "cat": "cuda_runtime", "name": "launch", "pid": 1, "tid": 1, "ts": 0, "dur": 4, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 6, "args": {"correlation": 3, "device": 0}}])");
+  Aggregator merged(true);
+  merged.Add(cpu, BuildLanes(cpu));
+  merged.Add(gpu, BuildLanes(gpu));
+  auto d = testing::DecodeProfile(Gzip(EncodeProfile(std::move(merged).Finish({7, 2}))));
+  EXPECT_EQ(d.problem, "");
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "gpu/nanoseconds"}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=7,tid=1|a"), (std::vector<int64_t>{1, 5000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=2,tid=1|launch"), (std::vector<int64_t>{1, 4000, 0}));
+  EXPECT_EQ(d.stacks.at("device=0,pid=1,rank=2,stream=7,tid=1|launch;k"), (std::vector<int64_t>{0, 0, 6000}));
+  EXPECT_EQ(d.stacks.at("pid=0,rank=2,tid=7|k"), (std::vector<int64_t>{1, 6000, 0}));
+  EXPECT_EQ(d.stacks.size(), 4u);
+
+  // Without rank labels a single trace is what Aggregate gives.
+  Aggregator one(false);
+  one.Add(cpu, BuildLanes(cpu));
+  EXPECT_EQ(EncodeProfile(std::move(one).Finish()), EncodeProfile(Aggregate(cpu, BuildLanes(cpu))));
+}
+
 }  // namespace
 }  // namespace torch2pprof
 

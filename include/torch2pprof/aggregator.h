@@ -2,6 +2,8 @@
 // and calls per distinct stack and lane labels; names become pprof frames.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,13 +27,25 @@ Frame MakeFrame(std::string_view system_name);
 // inuse_space}; labels pid, tid, thread (when named), step, and device/stream.
 Profile Aggregate(const Trace& trace, const std::vector<LaneStacks>& lanes);
 
-// Several traces (ranks) in one profile: every sample also gets the numeric label
-// "rank" (when rank >= 0), so samples of different ranks never merge.
-struct AggregateInput {
-  const Trace* trace;
-  const std::vector<LaneStacks>* lanes;
-  int64_t rank = -1;  // < 0: no rank label
+// One profile from several traces (ranks) added one at a time, so that merging needs
+// only the trace being added in memory, not all of them.
+class Aggregator {
+ public:
+  // rank_labels: every sample also gets the numeric label "rank", so samples of
+  // different traces never merge.
+  explicit Aggregator(bool rank_labels);
+  ~Aggregator();
+  Aggregator(Aggregator&&) noexcept;
+  Aggregator& operator=(Aggregator&&) noexcept;
+
+  void Add(const Trace& trace, const std::vector<LaneStacks>& lanes);
+  // ranks: with rank labels, the rank of each trace in the order added, all distinct
+  // (they are often known only once every input is read).
+  Profile Finish(const std::vector<int64_t>& ranks = {}) &&;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
-Profile Aggregate(const std::vector<AggregateInput>& inputs);
 
 }  // namespace torch2pprof

@@ -1,6 +1,9 @@
 #include <unistd.h>
 
-#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
@@ -30,30 +33,80 @@ int64_t RankOf(const Trace& trace) {
   return info["rank"].get<int64_t>();
 }
 
-// Loads every input, `workers` at a time; the first input (in command-line order)
-// that fails fails the command.
-std::vector<Trace> LoadAll(const std::vector<std::string>& inputs, int workers, const InputArgs& in) {
-  std::vector<Trace> traces(inputs.size());
-  std::vector<std::exception_ptr> errors(inputs.size());
-  std::atomic<size_t> next{0};
-  int per_load = inputs.size() == 1 ? workers : 1;
-  auto work = [&] {
-    for (size_t i; (i = next++) < inputs.size();) {
-      try {
-        traces[i] = LoadTrace(LoadOptions{inputs[i], per_load, false, in.strict, in.allow_truncated});
-      } catch (...) {
-        errors[i] = std::current_exception();
+// Loads the inputs on `workers` threads and hands them to `use` one at a time in
+// command-line order. At most `workers` traces are in memory at once (the one being
+// used included), so merging many ranks needs memory for two traces, not for all.
+// The first input (in command-line order) that fails fails the command.
+void ForEachTrace(const std::vector<std::string>& inputs, int workers, const InputArgs& in,
+                  const std::function<void(Trace&)>& use) {
+  const size_t n = inputs.size();
+  const size_t window = static_cast<size_t>(std::max(1, workers));
+  if (n == 1 || window == 1) {
+    int per_load = n == 1 ? workers : 1;
+    for (const std::string& input : inputs) {
+      Trace trace = LoadTrace(LoadOptions{input, per_load, false, in.strict, in.allow_truncated});
+      use(trace);
+    }
+    return;
+  }
+  std::vector<std::unique_ptr<Trace>> ready(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex mu;
+  std::condition_variable changed;
+  size_t next = 0, used = 0;
+  bool stop = false;
+  auto load = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return stop || next >= n || next < used + window; });
+        if (stop || next >= n) return;
+        i = next++;
       }
+      std::unique_ptr<Trace> trace;
+      std::exception_ptr error;
+      try {
+        trace = std::make_unique<Trace>(LoadTrace(LoadOptions{inputs[i], 1, false, in.strict, in.allow_truncated}));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ready[i] = std::move(trace);
+      errors[i] = error;
+      changed.notify_all();
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<int>(workers, static_cast<int>(inputs.size())); ++t) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
+  for (size_t t = 0; t < std::min(window, n); ++t) pool.emplace_back(load);
+  auto finish = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    changed.notify_all();
+    for (auto& th : pool) th.join();
+  };
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      std::unique_ptr<Trace> trace;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return ready[i] || errors[i]; });
+        if (errors[i]) std::rethrow_exception(errors[i]);
+        trace = std::move(ready[i]);
+      }
+      use(*trace);
+      trace.reset();
+      std::lock_guard<std::mutex> lock(mu);
+      ++used;
+      changed.notify_all();
+    }
+  } catch (...) {
+    finish();
+    throw;
   }
-  return traces;
+  finish();
 }
 
 }  // namespace
@@ -72,33 +125,31 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                 "refusing to write a binary profile to a terminal; redirect standard output or name an output file");
   }
   int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<Trace> traces = LoadAll(inputs, threads, args.in);
-  std::vector<std::vector<LaneStacks>> lanes(traces.size());
-  std::vector<AggregateInput> parts;
-  for (size_t i = 0; i < traces.size(); ++i) {
-    const Trace& trace = traces[i];
+  Aggregator aggregator(merged);
+  std::vector<int64_t> ranks;
+  ForEachTrace(inputs, threads, args.in, [&](Trace& trace) {
     if (trace.intervals.empty()) {
       ThrowInput(trace.file, -1,
                  "the trace has no timed events (X events with dur > 0 or B/E pairs) among its " +
                      std::to_string(trace.stats.events) + " events");
     }
     PrintWarnings(trace, err);
-    lanes[i] = BuildLanes(trace, BuildOptions{threads});
-    parts.push_back(AggregateInput{&trace, &lanes[i], merged ? RankOf(trace) : -1});
-  }
+    aggregator.Add(trace, BuildLanes(trace, BuildOptions{threads}));
+    ranks.push_back(RankOf(trace));
+  });
   if (merged) {
     // Ranks label samples apart; the input's position stands in for a missing or repeated rank.
     std::set<int64_t> seen;
     bool usable = true;
-    for (const AggregateInput& p : parts) usable &= p.rank >= 0 && seen.insert(p.rank).second;
+    for (int64_t rank : ranks) usable &= rank >= 0 && seen.insert(rank).second;
     if (!usable) {
-      if (parts.size() > 1 && !seen.empty()) {
+      if (ranks.size() > 1 && !seen.empty()) {
         err << "torch2pprof: warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions\n";
       }
-      for (size_t i = 0; i < parts.size(); ++i) parts[i].rank = static_cast<int64_t>(i);
+      for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int64_t>(i);
     }
   }
-  Profile profile = Aggregate(parts);
+  Profile profile = std::move(aggregator).Finish(merged ? ranks : std::vector<int64_t>{});
   WriteOutputFile(output, Gzip(EncodeProfile(profile)), inputs);
   return kExitOk;
 }

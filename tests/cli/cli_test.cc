@@ -151,6 +151,41 @@ TEST(Cli, ManyRanksInOneProfile) {
   EXPECT_EQ(RunArgs({"convert", r0, r1, out2}).status, 2);
 }
 
+// Merged inputs stream through a window of `--threads` loaded traces; the profile is
+// the same for every window, and the first failing input in command-line order is named.
+TEST(Cli, ManyRanksStreamThroughAnyNumberOfThreads) {
+  TempDir dir;
+  std::vector<std::string> inputs;
+  for (int rank = 0; rank < 9; ++rank) {
+    inputs.push_back(dir.Write("r" + std::to_string(rank) + ".json", RankTrace(8 - rank, 10 + rank)));
+  }
+  std::string first;
+  for (const char* threads : {"1", "2", "3", "16"}) {
+    std::string out = dir.path() + "/job" + threads + ".pb.gz";
+    std::vector<std::string> args = {"convert", "--threads", threads, "-o", out};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    Result r = RunArgs(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string bytes = ReadFile(out);
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "--threads " << threads;
+    auto d = DecodeProfile(bytes);
+    for (int rank = 0; rank < 9; ++rank) {
+      EXPECT_EQ(d.stacks.at("pid=1,rank=" + std::to_string(8 - rank) + ",tid=1|step"),
+                (std::vector<int64_t>{1, (10 + rank) * 1000}));
+    }
+  }
+  std::string late = dir.Write("late.json", "[{\"ph\": \"X\"");
+  std::string early = dir.Write("early.json", "not json");
+  for (const char* threads : {"1", "2", "4"}) {
+    std::string out = dir.path() + "/none.pb.gz";
+    Result r = RunArgs({"convert", "--threads", threads, "-o", out, inputs[0], inputs[1], early, inputs[2], late});
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err.rfind("torch2pprof: " + early + ": byte 0:", 0), 0u) << r.err;
+    EXPECT_FALSE(std::ifstream(out).good());
+  }
+}
+
 TEST(Cli, OutputProblemsExitThree) {
   TempDir dir;
   std::string in = dir.Write("t.json", kTrace);

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -798,6 +800,77 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
 Trace LoadTrace(const LoadOptions& options) {
   ByteSource src(options.path);
   return Load(src, options);
+}
+
+// Several inputs: a window of loads on worker threads, used strictly in order.
+void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::function<void(Trace&)>& use) {
+  const size_t n = inputs.size();
+  const size_t window = static_cast<size_t>(std::max(1, workers));
+  if (n <= 1 || window == 1) {
+    for (const LoadOptions& input : inputs) {
+      Trace trace = LoadTrace(input);
+      use(trace);
+    }
+    return;
+  }
+  std::vector<std::unique_ptr<Trace>> ready(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex mu;
+  std::condition_variable changed;
+  size_t next = 0, used = 0;
+  bool stop = false;
+  auto load = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return stop || next >= n || next < used + window; });
+        if (stop || next >= n) return;
+        i = next++;
+      }
+      std::unique_ptr<Trace> trace;
+      std::exception_ptr error;
+      try {
+        trace = std::make_unique<Trace>(LoadTrace(inputs[i]));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ready[i] = std::move(trace);
+      errors[i] = error;
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < std::min(window, n); ++t) pool.emplace_back(load);
+  auto finish = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    changed.notify_all();
+    for (auto& th : pool) th.join();
+  };
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      std::unique_ptr<Trace> trace;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return ready[i] || errors[i]; });
+        if (errors[i]) std::rethrow_exception(errors[i]);
+        trace = std::move(ready[i]);
+      }
+      use(*trace);
+      trace.reset();  // before the next load may start
+      std::lock_guard<std::mutex> lock(mu);
+      ++used;
+      changed.notify_all();
+    }
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
 }
 
 std::vector<std::string> LoadWarnings(const Trace& trace) {

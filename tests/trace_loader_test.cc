@@ -320,5 +320,46 @@ TEST(TraceLoaderThreads, TheEarliestErrorWins) {
   }
 }
 
+// Several inputs are loaded side by side but used strictly in the order given; the
+// first failure in that order is the one reported, whatever finishes first.
+TEST(TraceLoaderEach, UsesInOrderAndTheFirstFailureInOrderWins) {
+  TempDir dir;
+  std::vector<LoadOptions> inputs;
+  for (int i = 0; i < 7; ++i) {
+    std::string events;
+    for (int k = 0; k <= i * 50; ++k) {
+      events += std::string(k ? "," : "") + R"({"ph": "X", "name": "e", "pid": 1, "tid": 1, "ts": )" +
+                std::to_string(k) + R"(, "dur": 1})";
+    }
+    inputs.push_back(LoadOptions{dir.Write("t" + std::to_string(i) + ".json", "[" + events + "]")});
+  }
+  for (int workers : {1, 2, 3, 8}) {
+    std::vector<size_t> sizes;
+    LoadEach(inputs, workers, [&](Trace& t) { sizes.push_back(t.intervals.size()); });
+    EXPECT_EQ(sizes, (std::vector<size_t>{1, 51, 101, 151, 201, 251, 301})) << workers;
+  }
+  std::vector<LoadOptions> bad = inputs;
+  bad[2].path = dir.Write("bad2.json", "[{\"ph\": ");
+  bad[5].path = dir.Write("bad5.json", "nope");
+  for (int workers : {1, 2, 8}) {
+    size_t used = 0;
+    try {
+      LoadEach(bad, workers, [&](Trace&) { ++used; });
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.file(), bad[2].path) << workers;
+    }
+    EXPECT_EQ(used, 2u) << workers;
+  }
+  // An error thrown by `use` ends it the same way.
+  size_t used = 0;
+  EXPECT_THROW(LoadEach(inputs, 2,
+                        [&](Trace&) {
+                          if (++used == 3) throw Error(Error::Kind::kInput, "x", -1, "stop");
+                        }),
+               Error);
+  EXPECT_EQ(used, 3u);
+}
+
 }  // namespace
 }  // namespace torch2pprof

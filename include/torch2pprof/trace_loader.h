@@ -2,6 +2,7 @@
 // as a stream and returns its timed intervals, lanes and header, times exact in ns.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ Trace LoadTraceFromMemory(std::string_view data, const std::string& name, const 
 
 // Throws Error (kind kInput) naming the file and the byte offset of bad input.
 Trace LoadTrace(const LoadOptions& options);
+
+// Loads several traces on `workers` threads and hands each to `use` in the order
+// given, with at most `workers` traces in memory (the one in use included): merging
+// many ranks needs memory for a few traces, not all. The first input in that order
+// that fails to load (or whose `use` throws) ends it with that error.
+void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::function<void(Trace&)>& use);
 
 // One line per thing the user should know about a load that succeeded: events
 // skipped as unreadable (count, reasons, first byte offsets), events repaired, a

@@ -1,9 +1,5 @@
 #include <unistd.h>
 
-#include <condition_variable>
-#include <functional>
-#include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
@@ -33,82 +29,6 @@ int64_t RankOf(const Trace& trace) {
   return info["rank"].get<int64_t>();
 }
 
-// Loads the inputs on `workers` threads and hands them to `use` one at a time in
-// command-line order. At most `workers` traces are in memory at once (the one being
-// used included), so merging many ranks needs memory for two traces, not for all.
-// The first input (in command-line order) that fails fails the command.
-void ForEachTrace(const std::vector<std::string>& inputs, int workers, const InputArgs& in,
-                  const std::function<void(Trace&)>& use) {
-  const size_t n = inputs.size();
-  const size_t window = static_cast<size_t>(std::max(1, workers));
-  if (n == 1 || window == 1) {
-    int per_load = n == 1 ? workers : 1;
-    for (const std::string& input : inputs) {
-      Trace trace = LoadTrace(LoadOptions{input, per_load, false, in.strict, in.allow_truncated});
-      use(trace);
-    }
-    return;
-  }
-  std::vector<std::unique_ptr<Trace>> ready(n);
-  std::vector<std::exception_ptr> errors(n);
-  std::mutex mu;
-  std::condition_variable changed;
-  size_t next = 0, used = 0;
-  bool stop = false;
-  auto load = [&] {
-    for (;;) {
-      size_t i;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        changed.wait(lock, [&] { return stop || next >= n || next < used + window; });
-        if (stop || next >= n) return;
-        i = next++;
-      }
-      std::unique_ptr<Trace> trace;
-      std::exception_ptr error;
-      try {
-        trace = std::make_unique<Trace>(LoadTrace(LoadOptions{inputs[i], 1, false, in.strict, in.allow_truncated}));
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      ready[i] = std::move(trace);
-      errors[i] = error;
-      changed.notify_all();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < std::min(window, n); ++t) pool.emplace_back(load);
-  auto finish = [&] {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      stop = true;
-    }
-    changed.notify_all();
-    for (auto& th : pool) th.join();
-  };
-  try {
-    for (size_t i = 0; i < n; ++i) {
-      std::unique_ptr<Trace> trace;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        changed.wait(lock, [&] { return ready[i] || errors[i]; });
-        if (errors[i]) std::rethrow_exception(errors[i]);
-        trace = std::move(ready[i]);
-      }
-      use(*trace);
-      trace.reset();
-      std::lock_guard<std::mutex> lock(mu);
-      ++used;
-      changed.notify_all();
-    }
-  } catch (...) {
-    finish();
-    throw;
-  }
-  finish();
-}
-
 }  // namespace
 
 int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err) {
@@ -127,7 +47,13 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
   int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   Aggregator aggregator(merged);
   std::vector<int64_t> ranks;
-  ForEachTrace(inputs, threads, args.in, [&](Trace& trace) {
+  std::vector<LoadOptions> loads;
+  for (const std::string& input : inputs) {
+    // One input reads and parses on two threads; several are read side by side.
+    loads.push_back(
+        LoadOptions{input, inputs.size() == 1 ? threads : 1, false, args.in.strict, args.in.allow_truncated});
+  }
+  LoadEach(loads, threads, [&](Trace& trace) {
     if (trace.intervals.empty()) {
       ThrowInput(trace.file, -1,
                  "the trace has no timed events (X events with dur > 0 or B/E pairs) among its " +

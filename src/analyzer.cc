@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "torch2pprof/lane_builder.h"
+
 namespace torch2pprof {
 namespace {
 
@@ -183,17 +185,12 @@ class Analyzer {
     WalkLanes();
     Overview();
     Categories();
-    // Steps and the operator tree read the trace and write separate parts of the analysis.
-    if (options_.threads > 1) {
-      auto steps = std::async(std::launch::async, [this] { Steps(); });
-      Operators();
-      Kernels();
-      steps.get();
-    } else {
-      Steps();
-      Operators();
-      Kernels();
-    }
+    // Steps and the operator tree read the trace and write separate parts of the
+    // analysis: with threads, side by side; without, steps run at get().
+    auto steps = std::async(options_.threads > 1 ? std::launch::async : std::launch::deferred, [this] { Steps(); });
+    Operators();
+    Kernels();
+    steps.get();
     Gpu();  // its utilization is over the steps' window
     Memory();
     Recommend();
@@ -269,21 +266,19 @@ class Analyzer {
     }
   }
 
-  // Slot in launches_ of the runtime call that launched device event e, or -1.
-  int64_t LaunchSlot(size_t e) const {
-    if (!IsDeviceRole(RoleOf(e)) || !Iv(e).link) return -1;
-    uint32_t link = Iv(e).link;
+  // Slot in launches_ of the runtime call with correlation link, or -1.
+  int64_t SlotOfLink(uint32_t link) const {
+    if (!link) return -1;
     auto it = std::lower_bound(launches_.begin(), launches_.end(), link,
                                [](const Launch& l, uint32_t v) { return l.link < v; });
     return it != launches_.end() && it->link == link ? it - launches_.begin() : -1;
   }
+  // Slot of the runtime call that launched device event e, or -1.
+  int64_t LaunchSlot(size_t e) const { return IsDeviceRole(RoleOf(e)) ? SlotOfLink(Iv(e).link) : -1; }
   // Device time runtime call e launched (its device self time).
   int64_t LaunchedBy(size_t e) const {
-    uint32_t link = Iv(e).link;
-    if (!link) return 0;
-    auto it = std::lower_bound(launches_.begin(), launches_.end(), link,
-                               [](const Launch& l, uint32_t v) { return l.link < v; });
-    return it != launches_.end() && it->link == link && it->event == e ? launched_ns_[it - launches_.begin()] : 0;
+    int64_t k = SlotOfLink(Iv(e).link);
+    return k >= 0 && launches_[static_cast<size_t>(k)].event == e ? launched_ns_[static_cast<size_t>(k)] : 0;
   }
 
   // ---- lane stacks: self time by category without keeping a piece per interval
@@ -691,25 +686,22 @@ class Analyzer {
     for (size_t l = 0; l < t_.lanes.size(); ++l) {
       if (device_lane_[l]) ++streams[lane_device_[l]];
     }
-    for (const auto& [device, stream_count] : streams) {
-      const int64_t d = device;  // a copy: lambdas cannot capture structured bindings in C++17
+    for (const auto& [d, stream_count] : streams) {
       GpuRow g;
       g.device = d;
       for (const DeviceInfo& info : a_.trace.devices) {
         if (info.id == d) g.name = info.name;
       }
       g.streams = stream_count;
-      auto spans_of = [&](bool kernels_only) {
-        Spans spans;
-        for (size_t e = 0; e < count_; ++e) {
-          Role r = RoleOf(e);
-          if ((kernels_only ? r == Role::kKernel : IsDeviceRole(r)) && lane_device_[Iv(e).lane] == d)
-            spans.push_back({Iv(e).start_ns, Iv(e).end_ns});
-        }
-        return Union(std::move(spans));
-      };
-      g.busy_ns = Length(spans_of(false));
-      Spans k = spans_of(true);
+      Spans busy, kernels;
+      for (size_t e = 0; e < count_; ++e) {
+        Role r = RoleOf(e);
+        if (!IsDeviceRole(r) || lane_device_[Iv(e).lane] != d) continue;
+        busy.push_back({Iv(e).start_ns, Iv(e).end_ns});
+        if (r == Role::kKernel) kernels.push_back(busy.back());
+      }
+      g.busy_ns = Length(Union(std::move(busy)));
+      Spans k = Union(std::move(kernels));
       g.kernel_ns = Length(k);
       g.window_ns = window_.second - window_.first;
       g.window_kernel_ns = g.window_ns > 0 ? LengthWithin(k, window_.first, window_.second) : 0;

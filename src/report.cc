@@ -168,7 +168,6 @@ class Json {
   }
   void Int(int64_t v) { Raw(std::to_string(v)); }
   void Micros(int64_t ns) { Raw(FormatMicros(ns)); }
-  void Double(double v, const char* fmt = "%.6g") { Raw(v < 0 ? "null" : Printf(fmt, v)); }
   void Field(const std::string& k, const std::string& v) { Key(k), String(v); }
   void FieldInt(const std::string& k, int64_t v) { Key(k), Int(v); }
   void FieldMicros(const std::string& k, int64_t ns) { Key(k), Micros(ns); }

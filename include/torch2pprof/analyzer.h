@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "torch2pprof/lane_builder.h"
 #include "torch2pprof/trace.h"
 
 namespace torch2pprof {

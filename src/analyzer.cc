@@ -349,12 +349,10 @@ class Analyzer {
         o.devices.push_back(info);
       }
     }
-    nlohmann::json dist = header("distributedInfo");
-    if (dist.is_object()) {
-      o.rank = JsonInt(dist, "rank");
-      o.world_size = JsonInt(dist, "world_size");
-      o.backend = JsonString(dist, "backend");
-    }
+    DistributedInfo dist = ReadDistributedInfo(t_.header);
+    o.rank = dist.rank;
+    o.world_size = dist.world_size;
+    o.backend = dist.backend;
   }
 
   void Categories() {

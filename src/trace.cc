@@ -1,7 +1,9 @@
 #include "torch2pprof/trace.h"
 
 #include <cctype>
+#include <cstdint>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace torch2pprof {
 namespace {
@@ -35,6 +37,25 @@ uint64_t LoadStats::skipped_total() const {
   uint64_t n = 0;
   for (uint64_t k : skipped) n += k;
   return n;
+}
+
+DistributedInfo ReadDistributedInfo(const TraceHeader& header) {
+  DistributedInfo d;
+  auto it = header.raw.find("distributedInfo");
+  if (it == header.raw.end()) return d;
+  nlohmann::json info = nlohmann::json::parse(it->second, nullptr, false);
+  if (!info.is_object()) return d;
+  auto integer = [&](const char* key) {
+    auto v = info.find(key);
+    return v != info.end() && v->is_number_integer() && (!v->is_number_unsigned() || v->get<uint64_t>() <= INT64_MAX)
+               ? v->get<int64_t>()
+               : -1;
+  };
+  d.rank = integer("rank");
+  d.world_size = integer("world_size");
+  auto backend = info.find("backend");
+  if (backend != info.end() && backend->is_string()) d.backend = backend->get<std::string>();
+  return d;
 }
 
 int64_t WallClockStart(const Trace& trace, int64_t first_start) {

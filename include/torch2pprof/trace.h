@@ -171,6 +171,14 @@ struct Trace {
   std::vector<EventArgs> zero_length_args;  // parallel to zero_length
 };
 
+// The header's distributedInfo (rank, world_size, backend); -1 / "" where absent or
+// not an integer / a string.
+struct DistributedInfo {
+  int64_t rank = -1, world_size = -1;
+  std::string backend;
+};
+DistributedInfo ReadDistributedInfo(const TraceHeader& header);
+
 // Wall-clock nanoseconds of the trace time `first_start`, where the trace tells it:
 // baseTimeNanoseconds + ts, or ts itself when it is an epoch time; else 0.
 int64_t WallClockStart(const Trace& trace, int64_t first_start);

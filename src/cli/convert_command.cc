@@ -1,6 +1,5 @@
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
 #include <thread>
@@ -17,19 +16,6 @@ namespace torch2pprof::cli {
 void PrintWarnings(const Trace& trace, std::ostream& err) {
   for (const std::string& w : LoadWarnings(trace)) err << "torch2pprof: " << w << "\n";
 }
-
-namespace {
-
-// distributedInfo.rank, or -1.
-int64_t RankOf(const Trace& trace) {
-  auto it = trace.header.raw.find("distributedInfo");
-  if (it == trace.header.raw.end()) return -1;
-  nlohmann::json info = nlohmann::json::parse(it->second, nullptr, false);
-  if (!info.is_object() || !info.contains("rank") || !info["rank"].is_number_integer()) return -1;
-  return info["rank"].get<int64_t>();
-}
-
-}  // namespace
 
 int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err) {
   bool merged = !args.output.empty();
@@ -61,7 +47,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
     }
     PrintWarnings(trace, err);
     aggregator.Add(trace, BuildLanes(trace, BuildOptions{threads}));
-    ranks.push_back(RankOf(trace));
+    ranks.push_back(ReadDistributedInfo(trace.header).rank);
   });
   if (merged) {
     // Ranks label samples apart; the input's position stands in for a missing or repeated rank.

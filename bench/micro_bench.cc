@@ -71,7 +71,9 @@ BENCHMARK(BM_LoadTrace)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealT
 void BM_BuildLanes(benchmark::State& state) {
   const Trace& trace = LoadedTrace();
   for (auto _ : state) {
-    auto lanes = BuildLanes(trace, BuildOptions{static_cast<int>(state.range(0))});
+    BuildOptions build;
+    build.threads = static_cast<int>(state.range(0));
+    auto lanes = BuildLanes(trace, build);
     benchmark::DoNotOptimize(lanes.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));
@@ -80,9 +82,10 @@ BENCHMARK(BM_BuildLanes)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseReal
 
 void BM_Aggregate(benchmark::State& state) {
   const Trace& trace = LoadedTrace();
-  auto lanes = BuildLanes(trace);
+  TraceModel model = BuildModel(trace);
+  auto lanes = BuildLanes(trace, ConvertBuildOptions(model, 1));
   for (auto _ : state) {
-    Profile p = Aggregate(trace, lanes);
+    Profile p = Aggregate(trace, model, lanes);
     benchmark::DoNotOptimize(p.samples.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));
@@ -91,7 +94,7 @@ BENCHMARK(BM_Aggregate)->Unit(benchmark::kMillisecond);
 
 void BM_EncodeAndGzip(benchmark::State& state) {
   const Trace& trace = LoadedTrace();
-  Profile p = Aggregate(trace, BuildLanes(trace));
+  Profile p = Aggregate(trace);
   for (auto _ : state) {
     std::string out = Gzip(EncodeProfile(p));
     benchmark::DoNotOptimize(out.data());
@@ -102,8 +105,9 @@ BENCHMARK(BM_EncodeAndGzip)->Unit(benchmark::kMillisecond);
 // analyze's stage after loading: lane walk, steps, operator tree, kernels, GPU, memory.
 void BM_Analyze(benchmark::State& state) {
   static const Trace trace = LoadTrace(LoadOptions{TracePath(), 1, /*details=*/true});
+  static const TraceModel model = BuildModel(trace);
   for (auto _ : state) {
-    Analysis a = Analyze(trace, AnalyzeOptions{false, static_cast<int>(state.range(0))});
+    Analysis a = Analyze(trace, model, AnalyzeOptions{false, static_cast<int>(state.range(0))});
     benchmark::DoNotOptimize(a.operators.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));

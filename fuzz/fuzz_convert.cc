@@ -13,6 +13,7 @@
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/trace_loader.h"
+#include "torch2pprof/trace_model.h"
 
 using namespace torch2pprof;
 
@@ -28,12 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     Trace trace = LoadTraceFromMemory(input, "fuzz.json", options);
     LoadWarnings(trace);
-    std::vector<LaneStacks> lanes = BuildLanes(trace, BuildOptions{options.threads});
-    Profile profile = Aggregate(trace, lanes);
+    TraceModel model = BuildModel(trace);
+    Profile profile = Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, options.threads)));
     if (!ValidateProfile(profile).empty()) __builtin_trap();
     Gzip(EncodeProfile(profile));
     if (options.details) {
-      Analysis a = Analyze(trace, AnalyzeOptions{(mode & 16) != 0, options.threads});
+      Analysis a = Analyze(trace, model, AnalyzeOptions{(mode & 16) != 0, options.threads});
       RenderText(a, ReportOptions{});
       RenderJson(a, ReportOptions{0, ""});
       RenderCsv(a, ReportOptions{5, "steps"});

@@ -326,6 +326,18 @@ class Impl final : public EventParser {
         case 'b':
           if (key == "blocks per SM") err = Float(val, &ev->args.blocks_per_sm);
           break;
+        case 'P':
+          if (key == "Python id")
+            err = Int(val, &ev->python_id);
+          else if (key == "Python parent id")
+            err = Int(val, &ev->python_parent);
+          break;
+        case 'S':
+          if (key == "Sequence number") err = Int(val, &ev->sequence);
+          break;
+        case 'F':
+          if (key == "Fwd thread id") err = Int(val, &ev->fwd_thread);
+          break;
         case 'I':
           if (key == "Input Dims") {
             od::array dims;

@@ -24,6 +24,10 @@ struct RawEvent {
   EventArgs args;               // the ids and kernel metrics in args
   int64_t correlation = -1;     // args.correlation: links a runtime call and its device work
   int32_t device = -1;          // args.device of device events
+  int64_t python_id = -1;       // args["Python id"] of python_function events
+  int64_t python_parent = -1;   // args["Python parent id"]; -1 when null or absent
+  int64_t sequence = -1;        // args["Sequence number"] of operators
+  int64_t fwd_thread = -1;      // args["Fwd thread id"]
   // [memory] fields
   int64_t bytes = 0, total_allocated = -1, total_reserved = -1;
   uint64_t addr = 0;

@@ -60,11 +60,46 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
     const Open& o = stack.back();
     if (stack.size() == 1) busy += o.piece.end_ns - o.piece.start_ns;
     if (keep) {
-      pieces[static_cast<size_t>(o.index)].self_ns = o.piece.self_ns;
+      pieces[static_cast<size_t>(o.index)] = o.piece;
     } else {
       options.on_piece(*out, o.piece);
     }
     stack.pop_back();
+  };
+  auto push = [&](int64_t start, int64_t end, uint32_t interval, bool first) {
+    int32_t parent = -1;
+    if (!stack.empty()) {
+      stack.back().piece.self_ns -= end - start;
+      parent = stack.back().index;
+    }
+    Piece p{start, end, end - start, interval, parent, first};
+    int32_t index = -1;
+    if (keep) {
+      index = static_cast<int32_t>(pieces.size());
+      pieces.push_back(p);
+    }
+    stack.push_back(Open{p, index});
+  };
+  // At a cut every open piece ends, and goes on as a new piece from the cut on.
+  static const std::vector<int64_t> kNoCuts;
+  const std::vector<int64_t>& cuts = out->lane < options.cuts.size() ? options.cuts[out->lane] : kNoCuts;
+  size_t next_cut = 0;
+  std::vector<Open> cut;
+  auto cut_at = [&](int64_t c) {
+    while (!stack.empty() && stack.back().piece.end_ns <= c) pop();
+    // Every open piece started before c (cuts come before the items that start at them).
+    cut.clear();  // the pieces as they were, innermost first
+    while (!stack.empty()) {
+      Open& o = stack.back();
+      // The part after c moves to the new piece; so does the open child's, which
+      // had been taken off this piece's self time.
+      int64_t child_after = cut.empty() ? 0 : cut.back().piece.end_ns - c;
+      cut.push_back(o);
+      o.piece.self_ns -= (o.piece.end_ns - c) - child_after;
+      o.piece.end_ns = c;
+      pop();
+    }
+    for (size_t j = cut.size(); j-- > 0;) push(c, cut[j].piece.end_ns, cut[j].piece.interval, false);
   };
   while (next < items.size() || !rest.empty()) {
     Item it;
@@ -74,28 +109,19 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
       it = rest.top();
       rest.pop();
     }
+    while (next_cut < cuts.size() && cuts[next_cut] <= it.start) cut_at(cuts[next_cut++]);
     while (!stack.empty() && stack.back().piece.end_ns <= it.start) pop();
     if (!stack.empty() && it.end > stack.back().piece.end_ns) {
       // Starts inside the top and ends after it: the part after the top's end
       // comes back later as a piece of its own, so no time is lost or doubled.
-      int64_t cut = stack.back().piece.end_ns;
+      int64_t end = stack.back().piece.end_ns;
       if (it.first) ++out->partial_overlaps;
-      rest.push(Item{cut, it.end, it.interval, false});
-      it.end = cut;
+      rest.push(Item{end, it.end, it.interval, false});
+      it.end = end;
     }
-    int32_t parent = -1;
-    if (!stack.empty()) {
-      stack.back().piece.self_ns -= it.end - it.start;
-      parent = stack.back().index;
-    }
-    Piece p{it.start, it.end, it.end - it.start, it.interval, parent, it.first};
-    int32_t index = -1;
-    if (keep) {
-      index = static_cast<int32_t>(pieces.size());
-      pieces.push_back(p);
-    }
-    stack.push_back(Open{p, index});
+    push(it.start, it.end, it.interval, it.first);
   }
+  while (next_cut < cuts.size() && !stack.empty()) cut_at(cuts[next_cut++]);
   while (!stack.empty()) pop();
   out->busy_ns = busy;
 }

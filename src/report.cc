@@ -371,7 +371,7 @@ DataTable<GpuRow> Gpus(const Analysis& a) {
   return {"gpu",
           a.gpu,
           false,
-          {{"device", [](const GpuRow& g) { return Int(g.device); }},
+          {{"device", [](const GpuRow& g) { return Text(g.device); }},
            {"name", [](const GpuRow& g) { return Text(g.name); }},
            {"streams", [](const GpuRow& g) { return Int(g.streams); }},
            {"busy_us", [](const GpuRow& g) { return Micros(g.busy_ns); }},
@@ -385,14 +385,14 @@ DataTable<MemoryRow> Memory(const Analysis& a, const ReportOptions& o) {
   DataTable<MemoryRow> t{"memory",
                          a.memory,
                          false,
-                         {{"device_type", [](const MemoryRow& m) { return Int(m.device_type); }},
-                          {"device_id", [](const MemoryRow& m) { return Int(m.device_id); }},
+                         {{"device", [](const MemoryRow& m) { return Text(m.device); }},
                           {"allocations", [](const MemoryRow& m) { return Int(static_cast<int64_t>(m.allocations)); }},
                           {"allocated_bytes", [](const MemoryRow& m) { return Int(m.allocated_bytes); }},
                           {"frees", [](const MemoryRow& m) { return Int(static_cast<int64_t>(m.frees)); }},
                           {"freed_bytes", [](const MemoryRow& m) { return Int(m.freed_bytes); }},
                           {"peak_bytes", [](const MemoryRow& m) { return Int(m.peak_bytes); }},
-                          {"peak_us", [](const MemoryRow& m) { return Micros(m.peak_ns); }}}};
+                          {"peak_us", [](const MemoryRow& m) { return Micros(m.peak_ns); }},
+                          {"before_trace_bytes", [](const MemoryRow& m) { return Int(m.before_trace_bytes); }}}};
   int top = o.top;
   t.json_more = [top](Json& j, const MemoryRow& m) {
     j.Key("top_operators");
@@ -467,7 +467,7 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   for (const LaneInfo& l : t.lanes) (l.device ? dev : cpu)++;
   out += "Lanes     " + std::to_string(cpu) + " CPU threads, " + std::to_string(dev) + " device streams\n";
   for (const DeviceInfo& d : t.devices) {
-    std::string line = "Device    " + std::to_string(d.id) + ": " + d.name;
+    std::string line = "Device    " + (d.device.empty() ? std::to_string(d.id) : d.device) + ": " + d.name;
     if (d.total_memory > 0) line += ", " + Bytes(d.total_memory);
     if (d.sms > 0) line += ", " + std::to_string(d.sms) + " SMs";
     if (!d.compute.empty()) line += ", compute " + d.compute;
@@ -480,7 +480,7 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   out += "Steps     " +
          (a.whole_trace_step ? std::string("no ProfilerStep: the whole trace is one step")
                              : std::to_string(a.steps.size()) + " analysed of " + std::to_string(t.profiler_steps) +
-                                   " ProfilerStep events") +
+                                   " ProfilerStep events (host side)") +
          "\n";
   if (!t.skipped.empty()) {
     std::string s;
@@ -555,19 +555,23 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   section("GPU");
   Table g({"device", "streams", "busy", "kernels", "kernel share", "utilization in steps"});
   for (const GpuRow& r : a.gpu) {
-    g.Add({std::to_string(r.device) + (r.name.empty() ? "" : " " + r.name), std::to_string(r.streams),
-           FormatDuration(r.busy_ns), FormatDuration(r.kernel_ns), Percent(r.kernel_ns, r.busy_ns),
-           Percent(r.window_kernel_ns, r.window_ns)});
+    g.Add({r.device + (r.name.empty() ? "" : " " + r.name), std::to_string(r.streams), FormatDuration(r.busy_ns),
+           FormatDuration(r.kernel_ns), Percent(r.kernel_ns, r.busy_ns), Percent(r.window_kernel_ns, r.window_ns)});
   }
   out += a.gpu.empty() ? "(no device activity)\n" : g.Render();
 
   section("Memory");
   if (a.memory.empty()) out += "(no [memory] events: profile with profile_memory=True)\n";
   for (const MemoryRow& m : a.memory) {
-    out += "Device type " + std::to_string(m.device_type) + " id " + std::to_string(m.device_id) + ": " +
-           Count(m.allocations) + " allocations, " + Bytes(m.allocated_bytes) + "; " + Count(m.frees) + " frees, " +
-           Bytes(m.freed_bytes) + "; peak " + Bytes(m.peak_bytes) + " at +" + FormatDuration(m.peak_ns - t.start_ns) +
-           (m.from_totals ? " (Total Allocated)" : " (sum of Bytes)") + "\n";
+    out += m.device + ": " + Count(m.allocations) + " allocations, " + Bytes(m.allocated_bytes) + "; " +
+           Count(m.frees) + " frees, " + Bytes(m.freed_bytes) + "; peak " + Bytes(m.peak_bytes) + " at +" +
+           FormatDuration(m.peak_ns - t.start_ns) + (m.from_totals ? " (Total Allocated)" : " (sum of Bytes)") + "\n";
+    if (m.before_trace_bytes > 0) {
+      out += Wrap(Bytes(m.before_trace_bytes) +
+                      " of the peak was allocated before the trace began (weights, "
+                      "optimizer state): no operator in the trace holds it.",
+                  "  ", "  ");
+    }
     Table mt({"  operator", "allocations", "bytes"});
     for (size_t i = 0; i < Limit(m.top_operators.size(), std::min(o.top > 0 ? o.top : 1 << 30, 5)); ++i) {
       const MemoryOperator& op = m.top_operators[i];
@@ -611,7 +615,8 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   j.Open('[');
   for (const DeviceInfo& d : t.devices) {
     j.Open('{');
-    j.FieldInt("id", d.id), j.Field("name", d.name), j.FieldInt("total_memory_bytes", d.total_memory);
+    j.FieldInt("id", d.id), j.Field("device", d.device), j.Field("name", d.name);
+    j.FieldInt("total_memory_bytes", d.total_memory);
     j.FieldInt("sms", d.sms), j.Field("compute_capability", d.compute);
     j.Close('}');
   }

@@ -26,6 +26,8 @@ const std::array<SkipReason, static_cast<int>(Skip::kCount)> kSkipReasons = {{
     {"bad_json", "events that are not JSON even after repair"},
     {"bad_value", "events whose ts, dur, pid or tid has an unusable value"},
     {"garbage", "text between events that is no JSON value"},
+    {"profiler_span", "the profiler's own span (cat Trace), which is not work"},
+    {"python_after_parent", "python_function events that start at or after their Python parent's end"},
 }};
 
 uint64_t LoadStats::bad_total() const {
@@ -58,6 +60,50 @@ DistributedInfo ReadDistributedInfo(const TraceHeader& header) {
   return d;
 }
 
+namespace {
+// Header values of the wrong type are ignored, never thrown about.
+std::string JsonString(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int64_t JsonInt(const nlohmann::json& o, const char* key, int64_t fallback = -1) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_number()) return fallback;
+  if (it->is_number_float()) {
+    double d = it->get<double>();
+    return d >= -9.2e18 && d <= 9.2e18 ? static_cast<int64_t>(d) : fallback;
+  }
+  if (it->is_number_unsigned()) {
+    uint64_t u = it->get<uint64_t>();
+    return u <= static_cast<uint64_t>(INT64_MAX) ? static_cast<int64_t>(u) : fallback;
+  }
+  return it->get<int64_t>();
+}
+}  // namespace
+
+std::vector<DeviceInfo> ReadDeviceProperties(const TraceHeader& header) {
+  std::vector<DeviceInfo> out;
+  auto it = header.raw.find("deviceProperties");
+  if (it == header.raw.end()) return out;
+  nlohmann::json props = nlohmann::json::parse(it->second, nullptr, false);
+  if (!props.is_array()) return out;
+  for (const auto& d : props) {
+    if (!d.is_object()) continue;
+    DeviceInfo info;
+    info.id = JsonInt(d, "id");
+    info.device = info.id >= 0 ? "cuda:" + std::to_string(info.id) : "";
+    info.name = JsonString(d, "name");
+    info.total_memory = JsonInt(d, "totalGlobalMem");
+    info.sms = JsonInt(d, "numSms");
+    if (JsonInt(d, "computeMajor") >= 0) {
+      info.compute = std::to_string(JsonInt(d, "computeMajor")) + "." + std::to_string(JsonInt(d, "computeMinor", 0));
+    }
+    out.push_back(info);
+  }
+  return out;
+}
+
 int64_t WallClockStart(const Trace& trace, int64_t first_start) {
   // Plausible epochs: 2000-01-01 to 2100-01-01 in nanoseconds.
   constexpr int64_t kLow = 946684800LL * 1000000000LL, kHigh = 4102444800LL * 1000000000LL;
@@ -72,18 +118,19 @@ int64_t WallClockStart(const Trace& trace, int64_t first_start) {
 
 Role RoleOfCategory(std::string_view category) {
   std::string c = Lower(category);
-  if (c == "cpu_op" || c == "operator" || c == "python") return Role::kOperator;
+  // torch 1.13's exporter writes no category; it records only operators and record_functions.
+  if (c.empty() || c == "cpu_op" || c == "operator" || c == "python") return Role::kOperator;
   if (c == "cuda_runtime" || c == "runtime" || c == "mtia_runtime" || c == "xpu_runtime" || c == "glow_runtime" ||
       c == "privateuse1_runtime" || c == "cuda_driver") {
     return Role::kRuntime;
   }
-  if (c == "kernel") return Role::kKernel;
+  if (c == "kernel" || c == "mtia_ccp_events") return Role::kKernel;
   if (c == "gpu_memcpy" || c == "memcpy") return Role::kMemcpy;
   if (c == "gpu_memset" || c == "memset") return Role::kMemset;
-  if (c == "user_annotation" || c == "gpu_user_annotation") return Role::kUserAnnotation;
+  if (c == "user_annotation") return Role::kUserAnnotation;
+  if (c == "gpu_user_annotation") return Role::kDeviceAnnotation;
   if (c == "python_function") return Role::kPythonFunction;
   if (c == "trace") return Role::kTrace;
-  if (c == "mtia_ccp_events") return Role::kDeviceOther;
   return Role::kOther;
 }
 
@@ -103,10 +150,10 @@ const char* RoleName(Role role) {
       return "annotation";
     case Role::kPythonFunction:
       return "python";
+    case Role::kDeviceAnnotation:
+      return "device annotation";
     case Role::kTrace:
       return "trace";
-    case Role::kDeviceOther:
-      return "device";
     case Role::kOther:
       break;
   }

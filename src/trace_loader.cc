@@ -24,6 +24,7 @@
 #include "byte_source.h"
 #include "event_parser.h"
 #include "json_blocks.h"
+#include "python_spans.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -486,7 +487,7 @@ class Scanner {
 class EventBuilder final : public EventSink {
  public:
   EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options)
-      : trace_(*trace), file_(file), details_(options.details), flows_(options.flows), strict_(options.strict) {}
+      : trace_(*trace), file_(file), details_(options.details), strict_(options.strict) {}
 
   void Bad(Skip why, uint64_t offset, const std::string& what) override {
     ++trace_.stats.events;  // it was an element of traceEvents all the same
@@ -527,9 +528,15 @@ class EventBuilder final : public EventSink {
       case 'X': {
         if (!ev.has_ts) return Skipped(Skip::kNoTimestamp);
         if (!ev.has_dur) return Skipped(Skip::kNoDuration);
+        if (IsProfilerSpan(ev.cat)) return Skipped(Skip::kProfilerSpan);
+        bool python = ev.cat == "python_function";
+        if (python && ev.python_id >= 0 && ev.dur <= 0) {
+          python_.push_back(PythonSpan{LaneId(ev.pid, ev.tid), PythonSpan::kNotAnInterval, ev.python_id,
+                                       ev.python_parent, ev.ts, ev.ts + ev.dur});
+        }
         if (ev.dur == 0) {
           // Zero-length launch calls still launch kernels: kept when they carry a correlation.
-          if (details_ || Link(ev)) {
+          if (details_ || Correlation(ev)) {
             uint32_t lane = LaneId(ev.pid, ev.tid);
             trace_.zero_length.push_back(MakeInterval(ev.ts, ev.ts, ev, lane));
             if (details_) trace_.zero_length_args.push_back(Args(ev));
@@ -539,8 +546,13 @@ class EventBuilder final : public EventSink {
         if (ev.dur < 0) return Skipped(Skip::kNegativeDuration);
         int64_t end;
         if (__builtin_add_overflow(ev.ts, ev.dur, &end)) Fail(ev.offset, "ts + dur does not fit in 64-bit nanoseconds");
-        AddInterval(ev.ts, end, ev, LaneId(ev.pid, ev.tid));
+        uint32_t lane = LaneId(ev.pid, ev.tid);
+        AddInterval(ev.ts, end, ev, lane);
         if (details_) trace_.args.push_back(Args(ev));
+        if (python && ev.python_id >= 0) {
+          python_.push_back(PythonSpan{lane, static_cast<uint32_t>(trace_.intervals.size() - 1), ev.python_id,
+                                       ev.python_parent, ev.ts, end});
+        }
         break;
       }
       case 'B': {
@@ -568,8 +580,12 @@ class EventBuilder final : public EventSink {
       }
       case 's':
       case 'f':
-        if (flows_ && ev.has_id && ev.has_ts && (ev.cat == "ac2g" || ev.cat == "async_cpu_to_gpu")) {
-          trace_.flows.push_back(Flow{ev.ts, ev.id, LaneId(ev.pid, ev.tid), ev.ph[0]});
+        if (ev.has_id && ev.has_ts) {
+          if (ev.cat == "ac2g" || ev.cat == "async_cpu_to_gpu") {
+            trace_.flows.push_back(Flow{ev.ts, ev.id, LaneId(ev.pid, ev.tid), ev.ph[0], FlowKind::kLaunch});
+          } else if (ev.cat == "fwdbwd") {
+            trace_.flows.push_back(Flow{ev.ts, ev.id, LaneId(ev.pid, ev.tid), ev.ph[0], FlowKind::kForwardBackward});
+          }
         }
         break;
       case 'i':
@@ -601,10 +617,13 @@ class EventBuilder final : public EventSink {
     }
   }
 
-  // correlation + 1, or 0: CUPTI correlation ids are 32-bit.
+  // id + 1, or 0: CUPTI correlation ids are 32-bit, and so are External ids.
+  static uint32_t IdLink(int64_t id) { return id >= 0 && id < 0xFFFFFFFFLL ? static_cast<uint32_t>(id + 1) : 0; }
+  static uint32_t Correlation(const RawEvent& ev) { return IdLink(ev.correlation); }
+  // Interval::link: the External id for annotations (host and device), else the correlation.
   static uint32_t Link(const RawEvent& ev) {
-    int64_t c = ev.correlation;
-    return c >= 0 && c < 0xFFFFFFFFLL ? static_cast<uint32_t>(c + 1) : 0;
+    bool annotation = ev.cat == "user_annotation" || ev.cat == "gpu_user_annotation";
+    return annotation ? IdLink(ev.args.external_id) : Correlation(ev);
   }
 
   Interval MakeInterval(int64_t start, int64_t end, const RawEvent& ev, uint32_t lane) {
@@ -616,6 +635,16 @@ class EventBuilder final : public EventSink {
 
   void AddInterval(int64_t start, int64_t end, const RawEvent& ev, uint32_t lane) {
     trace_.intervals.push_back(MakeInterval(start, end, ev, lane));
+    if (ev.sequence >= 0) {
+      trace_.sequence.push_back(SequenceMark{static_cast<uint32_t>(trace_.intervals.size() - 1),
+                                             static_cast<int32_t>(ev.fwd_thread < 0 ? 0 : ev.fwd_thread), ev.sequence});
+    }
+  }
+
+  // The profiler's own span: category "Trace" in any case.
+  static bool IsProfilerSpan(std::string_view cat) {
+    return cat.size() == 5 && (cat[0] | 0x20) == 't' && (cat[1] | 0x20) == 'r' && (cat[2] | 0x20) == 'a' &&
+           (cat[3] | 0x20) == 'c' && (cat[4] | 0x20) == 'e';
   }
 
   EventArgs Args(const RawEvent& ev) {
@@ -632,16 +661,36 @@ class EventBuilder final : public EventSink {
       auto it = process_names_.find(lane.pid);
       if (it != process_names_.end()) lane.process_name = it->second;
     }
+    if (!python_.empty()) {
+      PythonRepair repair = RepairPythonSpans(python_);
+      std::vector<PythonSpan>().swap(python_);
+      for (const auto& [i, end] : repair.clipped) trace_.intervals[i].end_ns = end;
+      for (uint32_t i : repair.dropped) trace_.intervals[i].end_ns = kDead;
+      trace_.stats.python_clipped = repair.clipped.size();
+      trace_.stats.skipped[static_cast<int>(Skip::kPythonAfterParent)] = repair.dropped.size();
+      pending_ += repair.dropped.size();
+    }
     if (pending_ > 0) {
-      // B events never closed and pairs whose E came too early are dropped; file order stays.
+      // B events never closed, pairs whose E came too early and dropped Python spans
+      // leave; file order stays, and what refers to an interval follows it.
+      constexpr uint32_t kGone = UINT32_MAX;
+      std::vector<uint32_t> moved(trace_.intervals.size(), kGone);
       size_t out = 0;
       for (size_t i = 0; i < trace_.intervals.size(); ++i) {
         if (trace_.intervals[i].end_ns == kDead) continue;
+        moved[i] = static_cast<uint32_t>(out);
         if (details_) trace_.args[out] = trace_.args[i];
         trace_.intervals[out++] = trace_.intervals[i];
       }
       trace_.intervals.resize(out);
       if (details_) trace_.args.resize(out);
+      size_t kept = 0;
+      for (SequenceMark m : trace_.sequence) {
+        if (moved[m.interval] == kGone) continue;
+        m.interval = moved[m.interval];
+        trace_.sequence[kept++] = m;
+      }
+      trace_.sequence.resize(kept);
     }
     for (auto& stack : open_) trace_.stats.skipped[static_cast<int>(Skip::kUnmatchedBegin)] += stack.size();
   }
@@ -649,8 +698,8 @@ class EventBuilder final : public EventSink {
   Trace& trace_;
   std::string file_;
   bool details_;
-  bool flows_;
   bool strict_;
+  std::vector<PythonSpan> python_;  // python_function events, for the repair at the end
   std::unique_ptr<EventParser> parser_ = MakeEventParser();
   std::string lane_key_;
   std::unordered_map<std::string, uint32_t> lane_index_;
@@ -892,6 +941,13 @@ std::vector<std::string> LoadWarnings(const Trace& trace) {
     out.push_back(trace.file + ": warning: repaired and kept " + std::to_string(st.repaired) +
                   " events with broken JSON (control characters, lone backslashes, stray quotes, invalid UTF-8 or "
                   "bare values in strings)");
+  }
+  uint64_t python_dropped = st.skipped[static_cast<int>(Skip::kPythonAfterParent)];
+  if (st.python_clipped + python_dropped > 0) {
+    out.push_back(trace.file + ": warning: " + std::to_string(st.python_clipped + python_dropped) +
+                  " python_function events outlived their Python parent: " + std::to_string(st.python_clipped) +
+                  " now end with it, " + std::to_string(python_dropped) +
+                  " that began after it were dropped (README: broken traces)");
   }
   if (st.truncated) {
     out.push_back(trace.file + ": byte " + std::to_string(st.truncated_at) +

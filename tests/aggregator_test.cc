@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "profile_builder.h"
 #include "test_util.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/trace_loader.h"
@@ -11,48 +12,6 @@ namespace torch2pprof {
 namespace {
 
 using testing::ConvertText;
-
-TEST(Aggregator, MemoryAddressesAreRemovedFromFrames) {
-  EXPECT_EQ(FrameSystemName("<built-in method add_ of Tensor object at 0x7f3a2c1d9e40>"),
-            "<built-in method add_ of Tensor object>");
-  EXPECT_EQ(FrameSystemName("a at 0x1 b at 0xFFf c"), "a b c");
-  EXPECT_EQ(FrameSystemName("look at 0x"), "look at 0x");  // no digits: no address
-  EXPECT_EQ(FrameSystemName("aten::add"), "aten::add");
-}
-
-TEST(Aggregator, PythonFramesGetFileLineAndAName) {
-  Frame f = MakeFrame("/opt/venv/lib/python3.10/site-packages/torch/nn/modules/module.py(1194): _call_impl");
-  EXPECT_EQ(f.filename, "/opt/venv/lib/python3.10/site-packages/torch/nn/modules/module.py");
-  EXPECT_EQ(f.line, 1194);
-  EXPECT_EQ(f.name, "_call_impl torch/nn/modules/module.py:1194");
-  Frame g = MakeFrame("model.py(30): forward");
-  EXPECT_EQ(g.name, "forward model.py:30");
-  EXPECT_EQ(g.filename, "model.py");
-  // The path may itself contain ".py(" ; the last well-formed match wins.
-  Frame h = MakeFrame("odd.py(dir)/x.py(7): f");
-  EXPECT_EQ(h.filename, "odd.py(dir)/x.py");
-  EXPECT_EQ(h.line, 7);
-  for (const char* not_python : {"nn.Module: Linear_0", "x.py(12)", "x.py(): f", "aten::mm"}) {
-    Frame n = MakeFrame(not_python);
-    EXPECT_EQ(n.filename, "") << not_python;
-    EXPECT_EQ(n.line, 0) << not_python;
-  }
-}
-
-TEST(Aggregator, NamesPprofWouldRewriteGetANameItShowsAsIs) {
-  // Unaffected names stay as they are.
-  EXPECT_EQ(MakeFrame("aten::add").name, "aten::add");
-  EXPECT_EQ(MakeFrame("cudaLaunchKernel").name, "cudaLaunchKernel");
-  EXPECT_EQ(MakeFrame("ProfilerStep#3").name, "ProfilerStep#3");
-  // C++ signatures lose their parameter list and keep their template arguments.
-  EXPECT_EQ(MakeFrame("void k<4, F<float> >(int, F<float>)").name, "void k<4, F<float> >");
-  EXPECT_EQ(MakeFrame("cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)").name,
-            "cask_cudnn::computeOffsetsKernel");
-  // Others keep all their text but differ from the system name by a trailing space.
-  EXPECT_EQ(MakeFrame("Memcpy HtoD (Pageable -> Device)").name, "Memcpy HtoD (Pageable -> Device) ");
-  EXPECT_EQ(MakeFrame("<built-in function linear>").name, "<built-in function linear> ");
-  EXPECT_EQ(MakeFrame("void cutlass::Kernel<cfg>").name, "void cutlass::Kernel<cfg> ");
-}
 
 TEST(Aggregator, WallIsSelfTimeAndCallsCountEachIntervalOnce) {
   auto d = ConvertText(R"([
@@ -142,16 +101,18 @@ TEST(AggregatorGpu, KernelsHangUnderTheStackThatLaunchedThem) {
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}}])");
   EXPECT_EQ(d.problem, "");
   EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "gpu/nanoseconds"}));
-  const std::string cpu = "device=0,pid=1,step=5,stream=7,tid=1|";
-  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep#5;aten::mm;cudaLaunchKernel;gemm"), (std::vector<int64_t>{0, 0, 30000}));
+  const std::string cpu = "device=cuda:0,pid=1,step=5,stream=7,tid=1|";
+  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep;aten::mm;cudaLaunchKernel;gemm"), (std::vector<int64_t>{0, 0, 30000}));
   // A zero-length launch call is a frame of its own under what was open then.
-  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep#5;aten::mm;cudaLaunchKernel;Memcpy DtoD"),
+  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep;aten::mm;cudaLaunchKernel;Memcpy DtoD"),
             (std::vector<int64_t>{0, 0, 4000}));
-  EXPECT_EQ(d.stacks.at("device=0,pid=0,stream=7,thread=stream 7,tid=7|device 0 stream 7 (no launch found);orphan"),
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=0,stream=7,thread=stream 7,tid=7|cuda:0 stream 7 (no launch found);orphan"),
             (std::vector<int64_t>{0, 0, 2000}));
-  // The stream keeps its own wall samples; CPU samples carry the step.
-  EXPECT_EQ(d.stacks.at("pid=0,thread=stream 7,tid=7|gemm"), (std::vector<int64_t>{1, 30000, 0}));
-  EXPECT_EQ(d.stacks.at("pid=1,step=5,tid=1|ProfilerStep#5;aten::mm"), (std::vector<int64_t>{1, 45000, 0}));
+  // The stream keeps its own wall samples, in the step their work was launched in;
+  // CPU samples carry the step whose window holds them.
+  EXPECT_EQ(d.stacks.at("pid=0,step=5,thread=stream 7,tid=7|gemm"), (std::vector<int64_t>{1, 30000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=0,thread=stream 7,tid=7|orphan"), (std::vector<int64_t>{1, 2000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,step=5,tid=1|ProfilerStep;aten::mm"), (std::vector<int64_t>{1, 45000, 0}));
   int64_t gpu = 0;
   for (const auto& [k, v] : d.stacks) gpu += v[2];
   EXPECT_EQ(gpu, 30000 + 4000 + 2000);
@@ -167,9 +128,10 @@ TEST(AggregatorGpu, FlowEventsLinkWhereThereIsNoCorrelation) {
     {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": "0x2b", "pid": 1, "tid": 1, "ts": 20},
     {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": "0x2b", "pid": 0, "tid": 7, "ts": 81, "bp": "e"},
     {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": 7, "ts": 80, "dur": 6}])");
-  EXPECT_EQ(d.stacks.at("device=17,pid=1,stream=3,tid=1|forward;pe_exe"), (std::vector<int64_t>{0, 0, 20000}));
+  // MTIA's device events are its kernels; a lane without args.device is the device its pid names.
+  EXPECT_EQ(d.stacks.at("device=mtia:17,pid=1,stream=3,tid=1|forward;pe_exe"), (std::vector<int64_t>{0, 0, 20000}));
   // An "f" bound to the enclosing slice ("bp": "e") links the kernel it falls in.
-  EXPECT_EQ(d.stacks.at("device=0,pid=1,stream=7,tid=1|forward;k"), (std::vector<int64_t>{0, 0, 6000}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,stream=7,tid=1|forward;k"), (std::vector<int64_t>{0, 0, 6000}));
 }
 
 TEST(AggregatorGpu, NoDeviceWorkNoGpuSampleType) {
@@ -186,21 +148,21 @@ TEST(AggregatorRanks, TracesAddedInTurnKeepTheirRanksAndColumns) {
     {"ph": "X", "cat": "cuda_runtime", "name": "launch", "pid": 1, "tid": 1, "ts": 0, "dur": 4, "args": {"correlation": 3}},
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 6, "args": {"correlation": 3, "device": 0}}])");
   Aggregator merged(true);
-  merged.Add(cpu, BuildLanes(cpu));
-  merged.Add(gpu, BuildLanes(gpu));
+  merged.Add(cpu, BuildModel(cpu), BuildLanes(cpu));
+  merged.Add(gpu, BuildModel(gpu), BuildLanes(gpu));
   auto d = testing::DecodeProfile(Gzip(EncodeProfile(std::move(merged).Finish({7, 2}))));
   EXPECT_EQ(d.problem, "");
   EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "gpu/nanoseconds"}));
   EXPECT_EQ(d.stacks.at("pid=1,rank=7,tid=1|a"), (std::vector<int64_t>{1, 5000, 0}));
   EXPECT_EQ(d.stacks.at("pid=1,rank=2,tid=1|launch"), (std::vector<int64_t>{1, 4000, 0}));
-  EXPECT_EQ(d.stacks.at("device=0,pid=1,rank=2,stream=7,tid=1|launch;k"), (std::vector<int64_t>{0, 0, 6000}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,rank=2,stream=7,tid=1|launch;k"), (std::vector<int64_t>{0, 0, 6000}));
   EXPECT_EQ(d.stacks.at("pid=0,rank=2,tid=7|k"), (std::vector<int64_t>{1, 6000, 0}));
   EXPECT_EQ(d.stacks.size(), 4u);
 
   // Without rank labels a single trace is what Aggregate gives.
   Aggregator one(false);
-  one.Add(cpu, BuildLanes(cpu));
-  EXPECT_EQ(EncodeProfile(std::move(one).Finish()), EncodeProfile(Aggregate(cpu, BuildLanes(cpu))));
+  one.Add(cpu, BuildModel(cpu), BuildLanes(cpu));
+  EXPECT_EQ(EncodeProfile(std::move(one).Finish()), EncodeProfile(Aggregate(cpu)));
 }
 
 }  // namespace
@@ -211,23 +173,91 @@ namespace {
 
 TEST(AggregatorMemory, AllocationsWhereTheyHappenAndWhatIsLiveAtThePeak) {
   Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/convert/memory.json"});
-  auto p = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(trace, BuildLanes(trace)))));
+  auto p = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(trace))));
   EXPECT_EQ(p.problem, "");
   EXPECT_EQ(p.sample_types,
             (std::vector<std::string>{"calls/count", "wall/nanoseconds", "alloc_objects/count", "alloc_space/bytes",
                                       "inuse_objects/count", "inuse_space/bytes"}));
-  const std::string cuda0 = "device=cuda:0,pid=1,step=2,tid=1|ProfilerStep#2;";
+  const std::string cuda0 = "device=cuda:0,pid=1,step=2,tid=1|ProfilerStep;";
   // cuda:0 peaks at 2500 bytes (ts 55): live then are addr 200 (500, aten::add) and the
   // reused addr 100 (2000, aten::cat); the first allocation at 100 was freed at ts 30.
   EXPECT_EQ(p.stacks.at(cuda0 + "aten::empty"), (std::vector<int64_t>{0, 0, 1, 1000, 0, 0}));
   EXPECT_EQ(p.stacks.at(cuda0 + "aten::add"), (std::vector<int64_t>{0, 0, 1, 500, 1, 500}));
   EXPECT_EQ(p.stacks.at(cuda0 + "aten::cat"), (std::vector<int64_t>{0, 0, 1, 2000, 1, 2000}));
   // The CPU allocation was live at its own peak (64 bytes at ts 6).
-  EXPECT_EQ(p.stacks.at("device=cpu,pid=1,step=2,tid=1|ProfilerStep#2;aten::empty"),
+  EXPECT_EQ(p.stacks.at("device=cpu,pid=1,step=2,tid=1|ProfilerStep;aten::empty"),
             (std::vector<int64_t>{0, 0, 1, 64, 1, 64}));
-  // Thread 2 has no intervals: the allocation still gets a stack.
-  EXPECT_EQ(p.stacks.at("device=cuda:1,pid=1,tid=2|(outside any event)"),
+  // Thread 2 has no intervals: the allocation still gets a stack, and the step whose
+  // window (on any thread of its process) holds it.
+  EXPECT_EQ(p.stacks.at("device=cuda:1,pid=1,step=2,tid=2|(outside any event)"),
             (std::vector<int64_t>{0, 0, 1, 4096, 1, 4096}));
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+using testing::ConvertText;
+
+// Steps are windows of time for every thread of their process (the autograd thread
+// has no ProfilerStep of its own); pieces that span a step's end are cut there.
+TEST(AggregatorSteps, EveryThreadGetsTheStepWhoseWindowHoldsIt) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#8", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "AddmmBackward0", "pid": 1, "tid": 2, "ts": 80, "dur": 40},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 90, "dur": 5, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 130, "dur": 10, "args": {"correlation": 3, "device": 0}}])");
+  EXPECT_EQ(d.problem, "");
+  // AddmmBackward0 [80,120) is cut at 100: 15 us of self time in step 7, 20 in step 8; one call.
+  EXPECT_EQ(d.stacks.at("pid=1,step=7,tid=2|AddmmBackward0"), (std::vector<int64_t>{1, 15000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,step=8,tid=2|AddmmBackward0"), (std::vector<int64_t>{0, 20000, 0}));
+  // Device work: the step of its launch (step 7), though it ran in step 8's window.
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,step=7,stream=7,tid=2|AddmmBackward0;cudaLaunchKernel;k"),
+            (std::vector<int64_t>{0, 0, 10000}));
+  EXPECT_EQ(d.stacks.at("pid=0,step=7,tid=7|k"), (std::vector<int64_t>{1, 10000, 0}));
+}
+
+TEST(AggregatorSteps, LabelsOfNumbersAreNumeric) {
+  // pprof reads -tagfocus=tid=1234 as a number: numeric tids must be numeric labels.
+  Profile p = Aggregate(testing::LoadText(R"([
+    {"ph": "X", "name": "a", "pid": 12, "tid": 1234, "ts": 0, "dur": 5},
+    {"ph": "X", "name": "b", "pid": "Spans", "tid": "stream 7", "ts": 0, "dur": 5}])"));
+  ASSERT_EQ(p.label_sets.size(), 2u);
+  EXPECT_TRUE(p.label_sets[0][1].numeric);
+  EXPECT_EQ(p.label_sets[0][1].key, "tid");
+  EXPECT_EQ(p.label_sets[0][1].num, 1234);
+  EXPECT_FALSE(p.label_sets[1][1].numeric);
+  EXPECT_EQ(p.label_sets[1][1].str, "stream 7");
+  EXPECT_FALSE(TextOrNumberLabel("tid", "007").numeric);  // not how a number is written
+  EXPECT_TRUE(TextOrNumberLabel("pid", "-1").numeric);
+}
+
+TEST(AggregatorMemory, WhatWasAllocatedBeforeTheTraceHasAFrameOfItsOwn) {
+  // The peak (1800) holds 800 bytes of the trace's allocations and 1000 from before.
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10, "args": {"Addr": 1, "Bytes": 500, "Total Allocated": 1500, "Device Type": 1, "Device Id": 0}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 20, "args": {"Addr": 2, "Bytes": 300, "Total Allocated": 1800, "Device Type": 1, "Device Id": 0}}])");
+  EXPECT_EQ(d.stacks.at("device=cuda:0|[allocated before the trace began]"),
+            (std::vector<int64_t>{0, 0, 0, 0, 0, 1000}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,tid=1|aten::empty"), (std::vector<int64_t>{0, 0, 2, 800, 2, 800}));
+  EXPECT_EQ(d.stacks.at("pid=1,tid=1|aten::empty"), (std::vector<int64_t>{1, 100000, 0, 0, 0, 0}));
+  bool said = false;
+  for (const std::string& c : d.comments)
+    said |= c.find("1000 bytes were allocated before the trace began") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(AggregatorMemory, ATraceOfMemoryEventsOnly) {
+  auto d = ConvertText(R"([
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10, "args": {"Addr": 1, "Bytes": 100, "Device Type": 1, "Device Id": 0}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 30, "args": {"Addr": 1, "Bytes": -100, "Device Type": 1, "Device Id": 0}}])");
+  EXPECT_EQ(d.problem, "");
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,tid=1|(outside any event)"), (std::vector<int64_t>{0, 0, 1, 100, 1, 100}));
+  EXPECT_EQ(d.duration_nanos, 20000);
 }
 
 }  // namespace

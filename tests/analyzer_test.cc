@@ -17,7 +17,7 @@ constexpr int64_t us = 1000;  // the traces below are in microseconds
 Analysis AnalyzeText(const std::string& json, AnalyzeOptions options = {}) {
   testing::TempDir dir;
   Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
-  return Analyze(trace, options);
+  return Analyze(trace, BuildModel(trace), options);
 }
 
 const OperatorRow& Op(const Analysis& a, const std::string& name) {
@@ -314,6 +314,101 @@ TEST(Analyzer, TailStepsWithoutDeviceWorkAreDropped) {
   EXPECT_EQ(a.trace.profiler_steps, 2u);
 }
 
+// ---- the model's rules on traces torch 2.x writes (README: differences from the plugin)
+
+TEST(AnalyzerModel, StepsAreTheHostSideProfilerStepsOnly) {
+  // torch >= 2.0 writes each ProfilerStep and each collective twice: on the host and,
+  // as gpu_user_annotation, on the stream. The device copies are no steps and no operators.
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "ProfilerStep#1", "1", 0, 100, Ext(1)),
+      X("gpu_user_annotation", "ProfilerStep#1", "stream 7", 20, 90, Ext(1)),
+      X("user_annotation", "gloo:all_reduce", "1", 30, 20, Ext(2)),
+      X("gpu_user_annotation", "gloo:all_reduce", "stream 7", 35, 10, Ext(2)),
+      X("cpu_op", "aten::add", "1", 60, 20, Ext(3)),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 62, 5, Rt(9, 3)),
+      X("kernel", "k", "stream 7", 70, 40, Dev(9, 3)),
+  }));
+  ASSERT_EQ(a.steps.size(), 1u);
+  EXPECT_EQ(a.trace.profiler_steps, 1u);
+  // [0,110): kernel [70,110), comm [30,50) on the host, runtime [62,67), cpu exec [60,70) less runtime.
+  ExpectStep(a.steps[0], 110, 40, 0, 0, 5, 0, 10 - 5, 110 - 40 - 20 - 5 - 5);
+  EXPECT_EQ(a.steps[0].communication_ns, 20 * us);
+  ASSERT_EQ(a.operators.size(), 1u);  // annotations are never rows
+  EXPECT_EQ(a.operators[0].name, "aten::add");
+}
+
+TEST(AnalyzerModel, DataLoaderWrittenAsUserAnnotation) {
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "ProfilerStep#3", "1", 0, 100),
+      X("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "1", 0, 30),
+      X("cpu_op", "aten::mm", "1", 40, 10),
+  }));
+  ASSERT_EQ(a.steps.size(), 1u);
+  ExpectStep(a.steps[0], 100, 0, 0, 0, 0, 30, 10, 60);
+}
+
+TEST(AnalyzerModel, PythonFunctionsHaveNoPartOfTheirOwn) {
+  // with_stack must not turn Python overhead into CPU Exec: uncovered Python time is Other.
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "ProfilerStep#3", "1", 0, 100),
+      X("python_function", "train.py(10): step", "1", 0, 100),
+      X("cpu_op", "aten::mm", "1", 40, 10),
+  }));
+  ExpectStep(a.steps[0], 100, 0, 0, 0, 0, 0, 10, 90);
+}
+
+TEST(AnalyzerModel, ACollectiveAnnotationAloneIsCommunication) {
+  Analysis a = AnalyzeText(Trace({X("user_annotation", "nccl:all_reduce", "1", 10, 50)}));
+  EXPECT_TRUE(a.whole_trace_step);
+  ASSERT_EQ(a.steps.size(), 1u);
+  EXPECT_EQ(a.steps[0].total_ns, 50 * us);
+  EXPECT_EQ(a.steps[0].communication_ns, 50 * us);
+  EXPECT_TRUE(a.operators.empty());
+}
+
+TEST(AnalyzerModel, MtiaDeviceEventsAreKernels) {
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "ProfilerStep#0", "1", 0, 100),
+      X("mtia_runtime", "launch", "1", 10, 5),
+      R"({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 4, "pid": 13721, "tid": "1", "ts": 10})",
+      R"({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 4, "pid": 0, "tid": "stream 3", "ts": 20, "bp": "e"})",
+      X("mtia_ccp_events", "pe_exe", "stream 3", 20, 30),
+  }));
+  ASSERT_EQ(a.steps.size(), 1u);
+  ExpectStep(a.steps[0], 100, 30, 0, 0, 5, 0, 0, 65);
+  ASSERT_EQ(a.gpu.size(), 1u);
+  EXPECT_EQ(a.gpu[0].device, "mtia:0");
+  EXPECT_EQ(a.gpu[0].kernel_ns, 30 * us);
+}
+
+TEST(AnalyzerModel, AnnotationsInsideAnOperatorAreNotItsSelfTime) {
+  // torch.compile: CompiledFunction holds a record_function block that launches
+  // Triton kernels. As in torch's own table, the block is the operator's child.
+  Analysis a = AnalyzeText(Trace({
+      X("cpu_op", "CompiledFunction", "1", 0, 100, Ext(1)),
+      X("user_annotation", "## Call CompiledFxGraph abc ##", "1", 10, 80, Ext(2)),
+      X("cuda_driver", "cuLaunchKernel", "1", 20, 10, Rt(5, 2)),
+      X("kernel", "triton_poi_fused_0", "stream 7", 40, 30, Dev(5, 2)),
+  }));
+  EXPECT_EQ(Op(a, "CompiledFunction").host_self_ns, 20 * us);
+  EXPECT_EQ(Op(a, "CompiledFunction").device_total_ns, 30 * us);
+  EXPECT_EQ(Op(a, "CompiledFunction").device_self_ns, 0);
+}
+
+TEST(AnalyzerModel, ATraceOfMemoryEventsOnly) {
+  // torch-tb-profiler's memory-curve tests: no timed events at all.
+  Analysis a = AnalyzeText(Trace({
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10, "args": {"Addr": 1, "Bytes": 100, "Total Allocated": 600, "Device Type": 1, "Device Id": 0}})",
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 20, "args": {"Addr": 1, "Bytes": -100, "Total Allocated": 500, "Device Type": 1, "Device Id": 0}})",
+  }));
+  EXPECT_TRUE(a.steps.empty());
+  EXPECT_EQ(a.trace.span_ns, 10 * us);
+  ASSERT_EQ(a.memory.size(), 1u);
+  EXPECT_EQ(a.memory[0].device, "cuda:0");
+  EXPECT_EQ(a.memory[0].peak_bytes, 600);
+  EXPECT_EQ(a.memory[0].before_trace_bytes, 500);  // Total Allocated says 500 were there before
+}
+
 TEST(Analyzer, CategoriesSelfTimeSumsToBusyTime) {
   Analysis a = AnalyzeText(Trace({
       X("cpu_op", "aten::linear", "1", 0, 100),
@@ -347,12 +442,13 @@ TEST(Analyzer, MemoryPeaksAndAllocatingOperators) {
   }));
   ASSERT_EQ(a.memory.size(), 2u);
   const MemoryRow& cpu = a.memory[0];
-  EXPECT_EQ(cpu.device_type, 0);
+  EXPECT_EQ(cpu.device, "cpu");
   EXPECT_EQ(cpu.peak_bytes, 64);
   EXPECT_FALSE(cpu.from_totals);
   ASSERT_EQ(cpu.top_operators.size(), 1u);
   EXPECT_EQ(cpu.top_operators[0].name, "(no operator)");
   const MemoryRow& gpu = a.memory[1];
+  EXPECT_EQ(gpu.device, "cuda:0");
   EXPECT_EQ(gpu.allocations, 2u);
   EXPECT_EQ(gpu.allocated_bytes, 768);
   EXPECT_EQ(gpu.frees, 1u);
@@ -402,8 +498,8 @@ TEST(Analyzer, ThreadsDoNotChangeTheAnalysis) {
        {"kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz",
         "hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", "torch113__mlp_two_threads.pt.trace.json"}) {
     torch2pprof::Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/real/" + name, 1, true});
-    std::string one = RenderJson(Analyze(trace, AnalyzeOptions{false, 1}), ReportOptions{0, ""});
-    std::string four = RenderJson(Analyze(trace, AnalyzeOptions{false, 4}), ReportOptions{0, ""});
+    std::string one = RenderJson(Analyze(trace, BuildModel(trace), AnalyzeOptions{false, 1}), ReportOptions{0, ""});
+    std::string four = RenderJson(Analyze(trace, BuildModel(trace), AnalyzeOptions{false, 4}), ReportOptions{0, ""});
     EXPECT_EQ(one, four) << name;
     EXPECT_GT(one.size(), 500u) << name;  // a real report, not an empty one
   }
@@ -417,7 +513,10 @@ TEST(Analyzer, RolesFromOldAndNewSpellings) {
   EXPECT_EQ(RoleOfCategory("Kernel"), Role::kKernel);
   EXPECT_EQ(RoleOfCategory("Memcpy"), Role::kMemcpy);
   EXPECT_EQ(RoleOfCategory("gpu_memset"), Role::kMemset);
-  EXPECT_EQ(RoleOfCategory("gpu_user_annotation"), Role::kUserAnnotation);
+  EXPECT_EQ(RoleOfCategory("user_annotation"), Role::kUserAnnotation);
+  EXPECT_EQ(RoleOfCategory("gpu_user_annotation"), Role::kDeviceAnnotation);
+  EXPECT_EQ(RoleOfCategory("mtia_ccp_events"), Role::kKernel);
+  EXPECT_EQ(RoleOfCategory(""), Role::kOperator);  // torch 1.13 writes no category
   EXPECT_EQ(RoleOfCategory("python_function"), Role::kPythonFunction);
   EXPECT_EQ(RoleOfCategory("cuda_sync"), Role::kOther);
 }

@@ -106,6 +106,33 @@ TEST(LaneBuilder, KernelsOverlappingOnOneStream) {
   EXPECT_EQ(lanes[0].busy_ns, 15000);
 }
 
+TEST(LaneBuilder, CutsEndEveryOpenPieceAndItGoesOn) {
+  // outer [0,20) holds mid [2,12) which holds leaf [4,8); a cut at 6 and one at 15,
+  // and a sibling [16,18) after the second cut; lane 2 has no cuts.
+  Trace t =
+      LoadText(Trace_({X("outer", 0, 20), X("mid", 2, 10), X("leaf", 4, 4), X("sib", 16, 2), X("other", 0, 20, 2)}));
+  BuildOptions options;
+  options.cuts = {{6000, 15000}};  // lane 0 only
+  auto lanes = BuildLanes(t, options);
+  EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{
+                                       "outer[0,6) self=2 parent=-",
+                                       "mid[2,6) self=2 parent=outer",
+                                       "leaf[4,6) self=2 parent=mid",
+                                       "outer[6,15) self=3 parent=- (rest)",
+                                       "mid[6,12) self=4 parent=outer (rest)",
+                                       "leaf[6,8) self=2 parent=mid (rest)",
+                                       "outer[15,20) self=3 parent=- (rest)",
+                                       "sib[16,18) self=2 parent=outer",
+                                   }));
+  EXPECT_EQ(lanes[0].busy_ns, 20000);
+  EXPECT_EQ(lanes[0].intervals, 4u);
+  EXPECT_EQ(lanes[0].partial_overlaps, 0u);
+  EXPECT_EQ(Describe(t, lanes[1]), (std::vector<std::string>{"other[0,20) self=20 parent=-"}));
+  // Cuts outside every piece, or at a piece's own ends, change nothing.
+  options.cuts = {{0, 20000, 30000}};
+  EXPECT_EQ(Describe(t, BuildLanes(t, options)[0]), Describe(t, BuildLanes(t)[0]));
+}
+
 TEST(LaneBuilder, DeepNestingNeedsNoRecursion) {
   // 100,000 levels on one lane: each interval one microsecond inside the previous.
   const int depth = 100000;
@@ -124,8 +151,10 @@ TEST(LaneBuilder, LanesAreIndependentAndThreadsDoNotChangeTheResult) {
     for (int i = 0; i < 50; ++i) s += (s.size() > 1 ? "," : "") + X("op", i * 3 + lane, 4 + (i % 3), lane);
   }
   Trace t = LoadText(s + "]");
-  auto one = BuildLanes(t, BuildOptions{1});
-  auto four = BuildLanes(t, BuildOptions{4});
+  BuildOptions one_thread, four_threads;
+  four_threads.threads = 4;
+  auto one = BuildLanes(t, one_thread);
+  auto four = BuildLanes(t, four_threads);
   ASSERT_EQ(one.size(), 8u);
   ASSERT_EQ(four.size(), 8u);
   for (size_t i = 0; i < one.size(); ++i) {
@@ -143,7 +172,8 @@ TEST(LaneBuilder, StreamedPiecesAreTheKeptPieces) {
   auto kept = BuildLanes(t);
   std::mutex mu;
   std::map<uint32_t, std::vector<Piece>> streamed;  // by lane, in the order handed over
-  BuildOptions options{2};
+  BuildOptions options;
+  options.threads = 2;
   options.on_piece = [&](const LaneStacks& lane, const Piece& p) {
     std::lock_guard<std::mutex> lock(mu);
     streamed[lane.lane].push_back(p);

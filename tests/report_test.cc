@@ -17,7 +17,7 @@ Analysis Sample() {
   testing::TempDir dir;
   std::string path = std::string(TESTDATA_DIR) + "/real/kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz";
   Trace trace = LoadTrace(LoadOptions{path, 1, true});
-  return Analyze(trace);
+  return Analyze(trace, BuildModel(trace));
 }
 
 const Analysis& Shared() {

@@ -127,8 +127,7 @@ Decoded DecodeProfile(const std::string& gz_bytes) {
 
 Decoded ConvertText(const std::string& json, int threads) {
   Trace trace = LoadText(json);
-  auto lanes = BuildLanes(trace, BuildOptions{threads});
-  return DecodeProfile(Gzip(EncodeProfile(Aggregate(trace, lanes))));
+  return DecodeProfile(Gzip(EncodeProfile(Aggregate(trace, threads))));
 }
 
 }  // namespace torch2pprof::testing

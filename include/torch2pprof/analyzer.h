@@ -1,4 +1,4 @@
-// Stage 5 (analyze): the views torch-tb-profiler taught users — step breakdown,
+// Stage 4 (analyze): the views torch-tb-profiler taught users — step breakdown,
 // operators, kernels, GPU use, memory — plus advice, as plain numbers in nanoseconds.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "torch2pprof/trace.h"
+#include "torch2pprof/trace_model.h"
 
 namespace torch2pprof {
 
@@ -24,14 +25,6 @@ struct LaneInfo {
   int64_t busy_ns = 0;
 };
 
-struct DeviceInfo {
-  int64_t id = -1;
-  std::string name;
-  int64_t total_memory = -1;  // bytes; -1 unknown
-  int64_t sms = -1;           // streaming multiprocessors
-  std::string compute;        // "8.0"
-};
-
 struct TraceOverview {
   std::string file;
   int64_t start_ns = 0;       // first start of any timed event
@@ -43,7 +36,7 @@ struct TraceOverview {
   std::vector<DeviceInfo> devices;     // from deviceProperties
   int64_t rank = -1, world_size = -1;  // from distributedInfo
   std::string backend;
-  uint64_t profiler_steps = 0;              // ProfilerStep#N events found
+  uint64_t profiler_steps = 0;              // host-side ProfilerStep#N events found
   std::map<std::string, uint64_t> skipped;  // events without time, by reason key
 };
 
@@ -80,7 +73,8 @@ struct KernelRow {
 };
 
 struct GpuRow {
-  int64_t device = -1;
+  std::string device;  // "cuda:0"
+  int64_t device_id = -1;
   std::string name;  // from deviceProperties
   int streams = 0;
   int64_t busy_ns = 0;           // union of its kernels, memcpys and memsets
@@ -96,12 +90,13 @@ struct MemoryOperator {
 };
 
 struct MemoryRow {
-  int32_t device_type = -1, device_id = -1;
+  std::string device;  // "cpu", "cuda:0"
   uint64_t allocations = 0, frees = 0;
   int64_t allocated_bytes = 0, freed_bytes = 0;
   int64_t peak_bytes = 0;                     // max Total Allocated, or of the running sum of Bytes
   int64_t peak_ns = 0;                        // when it peaked
   bool from_totals = false;                   // peak read from "Total Allocated"
+  int64_t before_trace_bytes = 0;             // of the peak: allocated before the trace began
   std::vector<MemoryOperator> top_operators;  // by allocated bytes
 };
 
@@ -123,8 +118,8 @@ struct Analysis {
   std::vector<Recommendation> recommendations;
 };
 
-// trace must be loaded with LoadOptions::details. Works lane by lane over the loaded
-// intervals: beyond the trace it holds a few bytes per event, never a copy of them.
-Analysis Analyze(const Trace& trace, const AnalyzeOptions& options = {});
+// trace must be loaded with LoadOptions::details, and model built from it. Works lane by
+// lane over the loaded intervals: beyond them it holds a few bytes per event, never a copy.
+Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalyzeOptions& options = {});
 
 }  // namespace torch2pprof

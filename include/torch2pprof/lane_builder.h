@@ -32,6 +32,10 @@ struct LaneStacks {
 
 struct BuildOptions {
   int threads = 1;  // lanes are independent; the result never depends on this
+  // By lane (index into Trace::lanes): sorted instants where every open piece ends and
+  // goes on as a new piece (first == false), so that no piece spans one; the steps'
+  // boundaries (TraceModel::StepBoundaries), so that each piece lies in one step.
+  std::vector<std::vector<int64_t>> cuts;
   // When set, pieces are not kept (LaneStacks::pieces stays empty, Piece::parent is -1):
   // each is handed over once closed, its self_ns final, in the order pieces close. A
   // lane is walked by one thread; different lanes may call it concurrently. This is

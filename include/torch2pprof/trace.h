@@ -47,33 +47,38 @@ struct Lane {
   int32_t device = -1;       // args.device of its device events (GPU streams), or -1
 };
 
-// An ac2g flow event: "s" where the CPU launched work, "f" where the device ran it.
+// Flow events that link two events across lanes. Ids are per kind: an ac2g flow and a
+// fwdbwd flow may share an id.
+enum class FlowKind : uint8_t {
+  kLaunch,           // ac2g / async_cpu_to_gpu: "s" where the CPU launched work, "f" where the device ran it
+  kForwardBackward,  // fwdbwd: "s" on a forward op, "f" at the start of the backward node it created
+};
+
 struct Flow {
   int64_t ts_ns;
   uint64_t id;
   uint32_t lane;
   char phase;  // 's' or 'f'
+  FlowKind kind;
 };
 
 // What an event is, from its category (case-insensitive; old and new spellings).
 enum class Role {
-  kOther,           // any other category
-  kOperator,        // cpu_op, Operator, python
-  kRuntime,         // cuda_runtime, Runtime, mtia_runtime, ..., and cuda_driver
-  kKernel,          // kernel
-  kMemcpy,          // gpu_memcpy, Memcpy
-  kMemset,          // gpu_memset, Memset
-  kUserAnnotation,  // user_annotation, gpu_user_annotation
-  kPythonFunction,  // python_function
-  kTrace,           // Trace: the whole-profile span
-  kDeviceOther,     // other device-side work: mtia_ccp_events
+  kOther,             // any other category
+  kOperator,          // cpu_op, Operator, python; and events without a category (torch 1.13's exporter)
+  kRuntime,           // cuda_runtime, Runtime, mtia_runtime, ..., and cuda_driver
+  kKernel,            // kernel; MTIA's mtia_ccp_events, its device work
+  kMemcpy,            // gpu_memcpy, Memcpy
+  kMemset,            // gpu_memset, Memset
+  kUserAnnotation,    // user_annotation (host side)
+  kDeviceAnnotation,  // gpu_user_annotation: marks device time; never a step, an operator or work
+  kPythonFunction,    // python_function
+  kTrace,             // Trace: the profiler's own span (skipped by the loader)
 };
 Role RoleOfCategory(std::string_view category);
 const char* RoleName(Role role);
-// Device-side work: kernels, memcpy, memset and their MTIA equivalents.
-inline bool IsDeviceRole(Role r) {
-  return r == Role::kKernel || r == Role::kMemcpy || r == Role::kMemset || r == Role::kDeviceOther;
-}
+// Device-side work: kernels, memcpy, memset (MTIA's device events count as kernels).
+inline bool IsDeviceRole(Role r) { return r == Role::kKernel || r == Role::kMemcpy || r == Role::kMemset; }
 
 // One timed event: an X event with dur > 0, or a matched B/E pair.
 struct Interval {
@@ -82,7 +87,11 @@ struct Interval {
   uint32_t name;     // StringTable id of the event name, as written
   uint32_t cat;      // StringTable id of the category ("" when absent)
   uint32_t lane;     // index into Trace::lanes
-  uint32_t link;     // args.correlation + 1 (runtime calls and device work); 0: none
+  // The id that links the event to its twin on another lane, + 1 (0: none):
+  // args.correlation for runtime calls and device work (the call launched the work);
+  // args["External id"] for user_annotation and gpu_user_annotation (the device
+  // annotation mirrors the host annotation with the same External id).
+  uint32_t link;
 };
 
 // The args of an X event that analyze reads (kept with LoadOptions::details).
@@ -92,6 +101,15 @@ struct EventArgs {
   uint32_t input_dims = 0;   // StringTable id of "Input Dims" as JSON text; 0 when absent
   float blocks_per_sm = -1;  // "blocks per SM"; < 0 when absent
   float occupancy = -1;      // "est. achieved occupancy %"; < 0 when absent
+};
+
+// "Sequence number" and "Fwd thread id" of an operator: a forward op and the backward
+// node it created share a sequence number.
+struct SequenceMark {
+  uint32_t interval;  // index into Trace::intervals
+  int32_t
+      fwd_thread;  // "Fwd thread id": the forward op's thread (profiler numbering) on backward nodes; 0 on forward ops
+  int64_t sequence;  // "Sequence number"
 };
 
 // A "[memory]" instant event (kept with LoadOptions::details).
@@ -108,17 +126,19 @@ struct MemoryEvent {
 
 // Why an event carried no time. One table (kSkipReasons) names and describes each.
 enum class Skip : int {
-  kZeroDuration,      // X event with dur 0
-  kNegativeDuration,  // X event with dur < 0
-  kNoDuration,        // X event without dur
-  kNoTimestamp,       // X/B/E event without ts
-  kUnmatchedEnd,      // E with no open B on its lane
-  kUnmatchedBegin,    // B never closed by an E
-  kEmptyPair,         // B/E pair whose E is not after its B
-  kNotAnObject,       // an element of traceEvents that is not a JSON object
-  kBadJson,           // an event that is not JSON even after repair
-  kBadValue,          // an event whose ts, dur, pid or tid has an unusable value
-  kGarbage,           // text between events that is no JSON value (log lines, missing commas)
+  kZeroDuration,       // X event with dur 0
+  kNegativeDuration,   // X event with dur < 0
+  kNoDuration,         // X event without dur
+  kNoTimestamp,        // X/B/E event without ts
+  kUnmatchedEnd,       // E with no open B on its lane
+  kUnmatchedBegin,     // B never closed by an E
+  kEmptyPair,          // B/E pair whose E is not after its B
+  kNotAnObject,        // an element of traceEvents that is not a JSON object
+  kBadJson,            // an event that is not JSON even after repair
+  kBadValue,           // an event whose ts, dur, pid or tid has an unusable value
+  kGarbage,            // text between events that is no JSON value (log lines, missing commas)
+  kProfilerSpan,       // the profiler's own span (cat Trace, "PyTorch Profiler (0)"): not work
+  kPythonAfterParent,  // a python_function that starts at or after its Python parent's end (repair)
   kCount
 };
 
@@ -140,8 +160,9 @@ struct LoadStats {
   uint64_t repaired = 0;
   std::vector<uint64_t> bad_offsets;  // at most kMaxBadOffsets, in file order
   uint64_t bad_total() const;
-  bool truncated = false;     // the input ended early (with allow_truncated)
-  uint64_t truncated_at = 0;  // uncompressed bytes read when it ended
+  uint64_t python_clipped = 0;  // python_function events cut back to their Python parent's end (repair)
+  bool truncated = false;       // the input ended early (with allow_truncated)
+  uint64_t truncated_at = 0;    // uncompressed bytes read when it ended
 };
 inline constexpr size_t kMaxBadOffsets = 5;
 
@@ -164,12 +185,20 @@ struct Trace {
   // X events with dur 0 (end == start) in file order: those with a correlation
   // (zero-length launch calls) always, all of them with LoadOptions::details.
   std::vector<Interval> zero_length;
-  std::vector<Flow> flows;          // ac2g / async_cpu_to_gpu flow events, file order (LoadOptions::flows)
-  std::vector<MemoryEvent> memory;  // "[memory]" events in file order
+  std::vector<Flow> flows;             // ac2g and fwdbwd flow events, file order
+  std::vector<SequenceMark> sequence;  // operators with a "Sequence number", in interval order
+  std::vector<MemoryEvent> memory;     // "[memory]" events in file order
   // With LoadOptions::details only:
   std::vector<EventArgs> args;              // parallel to intervals
   std::vector<EventArgs> zero_length_args;  // parallel to zero_length
 };
+
+// Events numbered over the trace as loaded: the intervals in file order, then the
+// zero-length X events. Stages that read both refer to an event by this number.
+inline size_t EventCount(const Trace& t) { return t.intervals.size() + t.zero_length.size(); }
+inline const Interval& EventAt(const Trace& t, size_t e) {
+  return e < t.intervals.size() ? t.intervals[e] : t.zero_length[e - t.intervals.size()];
+}
 
 // The header's distributedInfo (rank, world_size, backend); -1 / "" where absent or
 // not an integer / a string.
@@ -178,6 +207,17 @@ struct DistributedInfo {
   std::string backend;
 };
 DistributedInfo ReadDistributedInfo(const TraceHeader& header);
+
+// One entry of the header's deviceProperties; -1 / "" where absent or of a wrong type.
+struct DeviceInfo {
+  int64_t id = -1;
+  std::string device;  // "cuda:0"
+  std::string name;
+  int64_t total_memory = -1;  // bytes; -1 unknown
+  int64_t sms = -1;           // streaming multiprocessors
+  std::string compute;        // "8.0"
+};
+std::vector<DeviceInfo> ReadDeviceProperties(const TraceHeader& header);
 
 // Wall-clock nanoseconds of the trace time `first_start`, where the trace tells it:
 // baseTimeNanoseconds + ts, or ts itself when it is an epoch time; else 0.

@@ -16,7 +16,6 @@ struct LoadOptions {
   bool details = false;          // also keep args, zero-length X events and [memory] events (analyze)
   bool strict = false;           // an event that cannot be read is an error, not a counted skip
   bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
-  bool flows = true;             // keep ac2g flow events (convert links device work by them)
 };
 
 // Loads a trace held in memory (tests, the fuzzer); `name` stands for the file in errors.

@@ -20,14 +20,14 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   }
   int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // analyze links device work by correlation only: no flows.
-  Trace trace = LoadTrace(
-      LoadOptions{args.input, threads, /*details=*/true, args.in.strict, args.in.allow_truncated, /*flows=*/false});
-  if (trace.intervals.empty() && trace.zero_length.empty()) {
+  Trace trace = LoadTrace(LoadOptions{args.input, threads, /*details=*/true, args.in.strict, args.in.allow_truncated});
+  if (trace.intervals.empty() && trace.zero_length.empty() && trace.memory.empty()) {
     ThrowInput(trace.file, -1,
-               "the trace has no X or B/E events among its " + std::to_string(trace.stats.events) + " events");
+               "the trace has no X or B/E events and no [memory] events among its " +
+                   std::to_string(trace.stats.events) + " events");
   }
   PrintWarnings(trace, err);
-  Analysis analysis = Analyze(trace, AnalyzeOptions{args.group_by == "shape", threads});
+  Analysis analysis = Analyze(trace, BuildModel(trace), AnalyzeOptions{args.group_by == "shape", threads});
   if (args.format == "json") {
     out << RenderJson(analysis, report);
   } else if (args.format == "csv") {

@@ -10,6 +10,7 @@
 #include "torch2pprof/lane_builder.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/trace_loader.h"
+#include "torch2pprof/trace_model.h"
 
 namespace torch2pprof::cli {
 
@@ -40,13 +41,15 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
         LoadOptions{input, inputs.size() == 1 ? threads : 1, false, args.in.strict, args.in.allow_truncated});
   }
   LoadEach(loads, threads, [&](Trace& trace) {
-    if (trace.intervals.empty()) {
-      ThrowInput(trace.file, -1,
-                 "the trace has no timed events (X events with dur > 0 or B/E pairs) among its " +
-                     std::to_string(trace.stats.events) + " events");
+    if (trace.intervals.empty() && trace.memory.empty()) {
+      ThrowInput(
+          trace.file, -1,
+          "the trace has no timed events (X events with dur > 0 or B/E pairs) and no [memory] events among its " +
+              std::to_string(trace.stats.events) + " events");
     }
     PrintWarnings(trace, err);
-    aggregator.Add(trace, BuildLanes(trace, BuildOptions{threads}));
+    TraceModel model = BuildModel(trace);
+    aggregator.Add(trace, model, BuildLanes(trace, ConvertBuildOptions(model, threads)));
     ranks.push_back(ReadDistributedInfo(trace.header).rank);
   });
   if (merged) {

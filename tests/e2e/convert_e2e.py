@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """End-to-end tests of `torch2pprof convert`, independent of the C++ code.
 
-Each trace in testdata/real/ and testdata/convert/ is converted by the real binary
-and read back by `go tool pprof -raw`, the client users run. The expectations come
-from a model written here from the trace's own text: Python's json module with
-Decimal, so times are exact; lanes by (pid, tid); busy time as the union of each
-lane's intervals; flat (self) and cum (inclusive) time per frame name.
+Each trace in testdata/real/ (and real/torch211/) and testdata/convert/ is converted
+by the real binary and read back by `go tool pprof -raw`, the client users run. The
+expectations come from a model written here from the trace's own text: Python's json
+module with Decimal, so times are exact; lanes by (pid, tid); busy time as the union
+of each lane's intervals; flat (self) and cum (inclusive) time per frame name. The
+model applies the README's repairs itself: the profiler's own span (cat Trace) is no
+work, and a python_function that outlives its Python parent is clipped to the
+parent's end (dropped when it starts at or after it); ProfilerStep#N is the frame
+ProfilerStep.
 
 Prints one line per check and 'N passed, N failed' last; exits non-zero on failure.
 """
@@ -22,24 +26,26 @@ import tempfile
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import Tally, read_events  # noqa: E402
+from e2e_common import Tally, as_text, ns, python_ends, read_events  # noqa: E402
 
 ADDRESS = re.compile(r' at 0x[0-9a-fA-F]+')
+STEP = re.compile(r'^ProfilerStep#(\d+)$')
 DEVICE = {'kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset', 'mtia_ccp_events'}
 PY_FRAME = re.compile(r'^(.*\.py)\((\d+)\): (.*)$')
+# torch's DeviceType numbers, as [memory] events write them.
+DEVICE_TYPES = {1: 'cuda', 6: 'hip', 9: 'xla', 12: 'xpu', 13: 'mps', 19: 'mtia'}
+
+
+def frame_name(name):
+    name = str(name)
+    return 'ProfilerStep' if STEP.match(name) else ADDRESS.sub('', name)
+
+
+def memory_device(t, i):
+    return 'cpu' if t == 0 else f'{DEVICE_TYPES.get(t, f"device_type_{t}")}:{i}' if i >= 0 else DEVICE_TYPES.get(t, f'device_type_{t}')
 
 
 # ---------------------------------------------------------------- the model
-def as_text(v):
-    if isinstance(v, Decimal) and v == v.to_integral_value():
-        return str(int(v))
-    return str(v)
-
-
-def ns(v):
-    return int((Decimal(str(v)) * 1000).to_integral_value())
-
-
 class Model:
     """What a correct converter reports for a trace."""
 
@@ -47,17 +53,20 @@ class Model:
         per_lane = collections.defaultdict(list)
         open_b = collections.defaultdict(list)
         self.thread = {}
-        for order, e in enumerate(read_events(path)):
-            if not isinstance(e, dict):
-                continue
+        evs = [e for e in read_events(path) if isinstance(e, dict)]
+        py_end = python_ends(evs)
+        for order, e in enumerate(evs):
             lane = (as_text(e.get('pid')), as_text(e.get('tid')))
-            name = ADDRESS.sub('', str(e.get('name', '')))
+            name = frame_name(e.get('name', ''))
             ph = e.get('ph')
             if ph == 'M' and e.get('name') == 'thread_name':
                 self.thread[lane] = (e.get('args') or {}).get('name')
-            if ph == 'X' and 'ts' in e and e.get('dur') is not None and ns(e['dur']) > 0:
+            if (ph == 'X' and 'ts' in e and e.get('dur') is not None and ns(e['dur']) > 0
+                    and str(e.get('cat', '')).lower() != 'trace'):
                 s = ns(e['ts'])
-                per_lane[lane].append((s, s + ns(e['dur']), order, name))
+                t = py_end.get(order, s + ns(e['dur']))
+                if t is not None and t > s:
+                    per_lane[lane].append((s, t, order, name))
             elif ph == 'B' and 'ts' in e:
                 open_b[lane].append((ns(e['ts']), order, name))
             elif ph == 'E' and 'ts' in e and open_b[lane]:
@@ -69,7 +78,6 @@ class Model:
         # where a non-device event has the same correlation.
         self.gpu_total, self.gpu_by_stream, self.gpu_by_launch = 0, collections.Counter(), collections.Counter()
         launcher = {}
-        evs = [e for e in read_events(path) if isinstance(e, dict)]
         for e in evs:
             a = e.get('args') if isinstance(e.get('args'), dict) else {}
             if e.get('ph') == 'X' and str(e.get('cat', '')).lower() not in DEVICE and 'correlation' in a:
@@ -80,16 +88,16 @@ class Model:
         for e in evs:
             a = e.get('args') if isinstance(e.get('args'), dict) else {}
             if e.get('ph') in ('i', 'I') and e.get('name') == '[memory]' and 'ts' in e:
-                t, i = int(a.get('Device Type', -1)), int(a.get('Device Id', -1))
-                dev = 'cpu' if t == 0 else (f'cuda:{i}' if t == 1 else f'type {t}:{i}')
+                dev = memory_device(int(a.get('Device Type', -1)), int(a.get('Device Id', -1)))
                 mem[dev].append((ns(e['ts']), int(a.get('Bytes', 0)), int(a.get('Addr', 0)), a.get('Total Allocated')))
         self.alloc, self.inuse = {}, {}
         for dev, ms in mem.items():
             ms.sort(key=lambda m: m[0])
             self.alloc[dev] = (sum(1 for m in ms if m[1] > 0), sum(m[1] for m in ms if m[1] > 0))
-            running, peak, peak_at = 0, None, 0
+            running, peak, peak_at, totals = 0, None, 0, False
             for k, (_, b, _, total) in enumerate(ms):
                 running += b
+                totals |= total is not None
                 level = int(total) if total is not None else running
                 if peak is None or level > peak:
                     peak, peak_at = level, k
@@ -102,7 +110,10 @@ class Model:
                         forever.append(b)
                 elif b < 0 and addr:
                     live.pop(addr, None)
-            self.inuse[dev] = (len(live) + len(forever), sum(live.values()) + sum(forever))
+            held = sum(live.values()) + sum(forever)
+            # What the peak holds beyond the trace's own allocations was allocated before
+            # it began: a sample of its own, so that inuse_space adds up to the peak.
+            self.inuse[dev] = (len(live) + len(forever), max(held, peak) if totals else held)
         for e in evs:
             a = e.get('args') if isinstance(e.get('args'), dict) else {}
             if e.get('ph') == 'X' and str(e.get('cat', '')).lower() in DEVICE and e.get('dur') is not None:
@@ -110,7 +121,8 @@ class Model:
                 if d <= 0:
                     continue
                 self.gpu_total += d
-                device = str(a['device']) if 'device' in a else as_text(e.get('pid'))
+                kind = 'mtia' if 'mtia' in str(e.get('cat', '')).lower() else 'cuda'
+                device = f"{kind}:{a['device'] if 'device' in a else as_text(e.get('pid'))}"
                 self.gpu_by_stream[(device, as_text(e.get('tid')))] += d
                 if a.get('correlation') in launcher:
                     self.gpu_by_launch[(launcher[a['correlation']], ADDRESS.sub('', str(e.get('name', ''))))] += d
@@ -191,7 +203,10 @@ class Raw:
         r = subprocess.run(['go', 'tool', 'pprof', '-raw', path], capture_output=True, text=True)
         if r.returncode != 0:
             raise AssertionError(f'go tool pprof -raw failed: {r.stderr.strip()}')
-        lines = r.stdout.split('\n')
+        self.parse(r.stdout)
+
+    def parse(self, text):
+        lines = text.split('\n')
         self.types, self.samples, self.locations = [], [], {}
         self.comments, self.duration = [], None
         section = None
@@ -215,7 +230,11 @@ class Raw:
                 self.samples.append({'values': [int(v) for v in values.split()],
                                      'stack': [int(x) for x in locs.split()], 'labels': {}})
             elif section == 'samples' and line.strip() and self.samples:
-                self.samples[-1]['labels'].update(dict(re.findall(r'(\S+):\[(.*?)\]', line)))
+                for key, value in re.findall(r'(\S+):\[(.*?)\]', line):
+                    # Numeric labels print with their unit, which is their key: "tid:[439 tid]".
+                    if value.endswith(' ' + key) and re.match(r'^-?\d+$', value[:-len(key) - 1]):
+                        value = value[:-len(key) - 1]
+                    self.samples[-1]['labels'][key] = value
             elif section == 'locations':
                 m = self.LOC.match(line)
                 if m:
@@ -225,6 +244,13 @@ class Raw:
 
     def value(self, sample, name):
         return sample['values'][self.types.index(name)]
+
+
+class RawText(Raw):
+    """The same from text -raw already printed (after -tagfocus and the like)."""
+
+    def __init__(self, text):
+        self.parse(text)
 
 
 # ---------------------------------------------------------------- checks
@@ -334,9 +360,9 @@ def main():
         print('0 passed, 1 failed')
         return 1
     traces = []
-    for sub in ('real', 'convert'):
+    for sub in ('real', os.path.join('real', 'torch211'), 'convert'):
         d = os.path.join(a.testdata, sub)
-        traces += sorted(os.path.join(d, f) for f in os.listdir(d) if '.json' in f)
+        traces += sorted(os.path.join(d, f) for f in os.listdir(d) if '.json' in f and 'key_averages' not in f)
     with tempfile.TemporaryDirectory() as tmp:
         c = Checks(a.binary, tmp)
         for t in traces:
@@ -345,6 +371,7 @@ def main():
             except Exception as e:  # a crash of a check is a failure too
                 c.report(t, [f'{type(e).__name__}: {e}'])
         extra_checks(c, a.testdata, tmp)
+        label_checks(c, a.testdata, tmp)
         return c.summary()
 
 
@@ -411,6 +438,49 @@ def extra_checks(c, testdata, tmp):
     c.convert(['convert', plain, os.path.join(tmp, 'f.pb.gz')])
     a, b = Raw(ref), Raw(os.path.join(tmp, 'f.pb.gz'))
     c.report('plain JSON equals gzip JSON', [] if a.samples == b.samples else ['samples differ'])
+
+
+def label_checks(c, testdata, tmp):
+    """On the torch 2.11 traces: every GPU sample carries the step it was launched in,
+    and -tagfocus=tid=N (a numeric label) selects exactly thread N."""
+    d = os.path.join(testdata, 'real', 'torch211')
+    for f in sorted(os.listdir(d)):
+        if not f.endswith('.pt.trace.json.gz'):
+            continue
+        trace, out = os.path.join(d, f), os.path.join(tmp, f + '.pb.gz')
+        c.convert(['convert', trace, out])
+        raw, model = Raw(out), Model(trace)
+        evs = [e for e in read_events(trace) if isinstance(e, dict)]
+        steps = [e for e in evs if e.get('ph') == 'X' and STEP.match(str(e.get('name', '')))
+                 and e.get('cat') in ('cpu_op', 'user_annotation')]
+        problems = []
+        if steps and 'gpu' in raw.types:
+            missing = sum(raw.value(smp, 'gpu') for smp in raw.samples
+                          if raw.value(smp, 'gpu') and 'step' not in smp['labels'])
+            if missing:
+                problems.append(f'{missing} ns of gpu samples without a step label')
+        c.report(f'{f}: gpu samples carry their step', problems)
+        # The busiest host thread, and the thread of the first step.
+        host = {lane: busy for lane, busy in model.busy.items() if re.match(r'^\d+$', lane[1])
+                and not any(str(e.get('cat', '')).lower() in DEVICE and as_text(e.get('tid')) == lane[1] for e in evs[:2000])}
+        tids = {max(host, key=host.get)[1]} if host else set()
+        if steps:
+            tids.add(as_text(steps[0].get('tid')))
+        for tid in sorted(tids):
+            g = subprocess.run(['go', 'tool', 'pprof', f'-tagfocus=tid={tid}', '-raw', out], capture_output=True, text=True)
+            problems = []
+            if g.returncode != 0:
+                problems.append(g.stderr.strip()[:200])
+            else:
+                sel = RawText(g.stdout)
+                others = {smp['labels'].get('tid') for smp in sel.samples} - {tid}
+                wall = sum(sel.value(smp, 'wall') for smp in sel.samples)
+                want = sum(b for lane, b in model.busy.items() if lane[1] == tid)
+                if others:
+                    problems.append(f'samples of other threads selected: {sorted(others)[:5]}')
+                if wall != want:
+                    problems.append(f'wall {wall}, thread {tid} is busy {want}')
+            c.report(f'{f}: -tagfocus=tid={tid} selects that thread', problems)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,88 @@
+// Kernels (tb-semantics §6) and devices (§7); a device is the model's: its lanes'
+// args.device, named cuda:N (mtia:N for MTIA).
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "spans.h"
+#include "stages.h"
+
+namespace torch2pprof::analysis {
+
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns) {
+  std::vector<KernelRow> rows;
+  std::unordered_map<uint32_t, size_t> row_of;
+  std::vector<double> bw, bsum, ow, osum;
+  *total_ns = 0;
+  for (size_t e = 0; e < ev.count(); ++e) {
+    if (ev.RoleOf(e) != Role::kKernel) continue;
+    auto [it, added] = row_of.emplace(ev.Iv(e).name, rows.size());
+    if (added) {
+      rows.push_back(KernelRow{std::string(ev.Name(e)), 0, 0, std::numeric_limits<int64_t>::max(), 0});
+      bw.push_back(0), bsum.push_back(0), ow.push_back(0), osum.push_back(0);
+    }
+    size_t k = it->second;
+    KernelRow& r = rows[k];
+    int64_t dur = ev.Dur(e);
+    ++r.calls;
+    r.total_ns += dur;
+    r.min_ns = std::min(r.min_ns, dur);
+    r.max_ns = std::max(r.max_ns, dur);
+    *total_ns += dur;
+    double w = static_cast<double>(dur);
+    const EventArgs& args = ev.Args(e);
+    if (args.blocks_per_sm >= 0) bw[k] += w, bsum[k] += w * args.blocks_per_sm, r.blocks_per_sm = 0;
+    if (args.occupancy >= 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
+  }
+  for (size_t k = 0; k < rows.size(); ++k) {
+    KernelRow& r = rows[k];
+    if (r.blocks_per_sm >= 0) r.blocks_per_sm = bw[k] > 0 ? bsum[k] / bw[k] : -1;
+    if (r.occupancy >= 0) r.occupancy = ow[k] > 0 ? osum[k] / ow[k] : -1;
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const KernelRow& x, const KernelRow& y) { return x.total_ns > y.total_ns; });
+  return rows;
+}
+
+std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window) {
+  const TraceModel& m = ev.model();
+  // Devices in order of (id, name); each with its stream lanes.
+  std::map<std::pair<int64_t, std::string>, std::vector<uint32_t>> lanes_of;
+  for (uint32_t l = 0; l < m.lanes.size(); ++l) {
+    if (m.lanes[l].device) lanes_of[{m.lanes[l].device_id, m.lanes[l].device_name}].push_back(l);
+  }
+  std::vector<int32_t> device_of_lane(m.lanes.size(), -1);
+  std::vector<GpuRow> rows;
+  for (const auto& [key, lanes] : lanes_of) {
+    GpuRow g;
+    g.device = key.second;
+    g.device_id = key.first;
+    for (const DeviceInfo& info : devices) {
+      if (info.device == g.device) g.name = info.name;
+    }
+    g.streams = static_cast<int>(lanes.size());
+    for (uint32_t l : lanes) device_of_lane[l] = static_cast<int32_t>(rows.size());
+    rows.push_back(g);
+  }
+  // One pass over the events fills every device's busy and kernel spans.
+  std::vector<Spans> busy(rows.size()), kernels(rows.size());
+  for (size_t e = 0; e < ev.count(); ++e) {
+    Role r = ev.RoleOf(e);
+    int32_t d = device_of_lane[ev.Iv(e).lane];
+    if (!IsDeviceRole(r) || d < 0) continue;
+    busy[static_cast<size_t>(d)].push_back({ev.Iv(e).start_ns, ev.Iv(e).end_ns});
+    if (r == Role::kKernel) kernels[static_cast<size_t>(d)].push_back(busy[static_cast<size_t>(d)].back());
+  }
+  for (size_t d = 0; d < rows.size(); ++d) {
+    GpuRow& g = rows[d];
+    g.busy_ns = Length(Union(std::move(busy[d])));
+    Spans k = Union(std::move(kernels[d]));
+    g.kernel_ns = Length(k);
+    g.window_ns = window.second - window.first;
+    g.window_kernel_ns = g.window_ns > 0 ? LengthWithin(k, window.first, window.second) : 0;
+  }
+  return rows;
+}
+
+}  // namespace torch2pprof::analysis

@@ -1,0 +1,59 @@
+// The loaded trace as analyze's stages read it: events by number (intervals, then the
+// zero-length X events), with their args and the model's roles, flags and launches.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "torch2pprof/trace.h"
+#include "torch2pprof/trace_model.h"
+
+namespace torch2pprof::analysis {
+
+// The breakdown parts of a step, in the order they claim time (tb-semantics §4).
+enum Part : int { kKernelPart, kMemcpyPart, kMemsetPart, kCommPart, kRuntimePart, kDataLoaderPart, kCpuExecPart };
+constexpr int kParts = 7;
+
+class Events {
+ public:
+  Events(const Trace& trace, const TraceModel& model);
+
+  const Trace& trace() const { return t_; }
+  const TraceModel& model() const { return m_; }
+  size_t count() const { return count_; }
+
+  const Interval& Iv(size_t e) const { return EventAt(t_, e); }
+  const EventArgs& Args(size_t e) const;
+  int64_t Dur(size_t e) const { return Iv(e).end_ns - Iv(e).start_ns; }
+  Role RoleOf(size_t e) const { return m_.RoleOf(Iv(e)); }
+  std::string_view Name(size_t e) const { return t_.strings.Get(Iv(e).name); }
+  bool Has(size_t e, NameFlag f) const { return m_.Has(Iv(e), f); }
+
+  bool IsStep(size_t e) const { return m_.IsStep(Iv(e)); }
+  // Host-side: an operator or a user annotation (never a gpu_user_annotation).
+  bool IsHostOp(size_t e) const { return RoleOf(e) == Role::kOperator || RoleOf(e) == Role::kUserAnnotation; }
+  bool IsDataLoader(size_t e) const { return IsHostOp(e) && Has(e, kDataLoaderName); }
+  // NCCL kernels (found by name), and nccl:/gloo: collectives on the host.
+  bool IsCommunication(size_t e) const {
+    return RoleOf(e) == Role::kKernel ? Has(e, kNcclName) : IsHostOp(e) && Has(e, kCommName);
+  }
+  // A row of the operator table: a cpu_op that is no step, DataLoader or wrapper.
+  bool IsOperatorRow(size_t e) const {
+    return RoleOf(e) == Role::kOperator && !Has(e, kStepName) && !Has(e, kDataLoaderName) && !Has(e, kWrapperName);
+  }
+  // The breakdown part an event's time goes to, or -1 (Python functions, annotations
+  // of device time and everything else: their uncovered time is Other).
+  int PartOf(size_t e) const;
+  // Device time launched by host event e (its runtime call's kernels, memcpys, memsets).
+  int64_t LaunchedBy(size_t e) const;
+
+ private:
+  const Trace& t_;
+  const TraceModel& m_;
+  const size_t count_;
+  const bool details_;
+  std::vector<std::pair<uint32_t, int64_t>> launched_;  // (host event, device time), sorted
+};
+
+}  // namespace torch2pprof::analysis

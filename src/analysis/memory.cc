@@ -1,0 +1,42 @@
+// Memory per device (tb-semantics §8) from the model's timelines, which convert's
+// memory samples read too: one peak, one account of what was live before the trace.
+#include <algorithm>
+#include <map>
+
+#include "stages.h"
+
+namespace torch2pprof::analysis {
+
+std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners) {
+  const Trace& t = ev.trace();
+  std::vector<MemoryRow> rows;
+  for (const MemoryTimeline& tl : ev.model().memory) {
+    MemoryRow row;
+    row.device = tl.device;
+    row.allocations = tl.allocations;
+    row.frees = tl.frees;
+    row.allocated_bytes = tl.allocated_bytes;
+    row.freed_bytes = tl.freed_bytes;
+    row.peak_bytes = tl.peak_bytes;
+    row.peak_ns = tl.peak_ns;
+    row.from_totals = tl.from_totals;
+    row.before_trace_bytes = tl.before_trace_bytes;
+    std::map<std::string_view, MemoryOperator> ops;
+    for (uint32_t i : tl.events) {
+      if (t.memory[i].bytes <= 0) continue;
+      MemoryOperator& op = ops[owners[i] == kNoOwner ? "(no operator)" : t.strings.Get(owners[i])];
+      ++op.allocations;
+      op.bytes += t.memory[i].bytes;
+    }
+    for (auto& [name, op] : ops) {
+      op.name = std::string(name);
+      row.top_operators.push_back(op);
+    }
+    std::stable_sort(row.top_operators.begin(), row.top_operators.end(),
+                     [](const MemoryOperator& x, const MemoryOperator& y) { return x.bytes > y.bytes; });
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace torch2pprof::analysis

@@ -1,0 +1,187 @@
+// The operator table follows torch-tb-profiler (tb-semantics §5), with one difference
+// (README): host user annotations are tree nodes, never rows, so the time of a
+// record_function block inside an operator is not that operator's self time.
+#include <algorithm>
+#include <unordered_map>
+
+#include "stages.h"
+
+namespace torch2pprof::analysis {
+namespace {
+
+// Operator tree nodes link to their first child and next sibling (no per-node
+// containers: a lane has hundreds of thousands of operators).
+struct Node {
+  uint32_t ev;
+  int32_t first_child = -1, next_sibling = -1, last_child = -1;
+  int64_t runtime_ns = 0;   // its own runtime calls
+  int64_t launched_ns = 0;  // device time those calls launched (device self)
+  bool alive = true;
+};
+
+void AddChild(std::vector<Node>& nodes, int32_t parent, int32_t child) {
+  Node& p = nodes[static_cast<size_t>(parent)];
+  if (p.last_child < 0) {
+    p.first_child = child;
+  } else {
+    nodes[static_cast<size_t>(p.last_child)].next_sibling = child;
+  }
+  p.last_child = child;
+}
+
+// Indexes [0, n) of items grouped by key (a counting sort): the members of key k
+// are index[first[k] .. first[k + 1]), in increasing order.
+struct Groups {
+  std::vector<size_t> first;
+  std::vector<uint32_t> index;
+  const uint32_t* begin(size_t k) const { return index.data() + first[k]; }
+  const uint32_t* end(size_t k) const { return index.data() + first[k + 1]; }
+};
+
+template <typename KeyOf>  // KeyOf(i) -> key in [0, keys), or -1 to leave i out
+Groups GroupBy(size_t n, size_t keys, KeyOf key_of) {
+  Groups g;
+  g.first.assign(keys + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = key_of(i);
+    if (k >= 0) ++g.first[static_cast<size_t>(k) + 1];
+  }
+  for (size_t k = 0; k < keys; ++k) g.first[k + 1] += g.first[k];
+  g.index.resize(g.first[keys]);
+  std::vector<size_t> next(g.first.begin(), g.first.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t k = key_of(i);
+    if (k >= 0) g.index[next[static_cast<size_t>(k)]++] = static_cast<uint32_t>(i);
+  }
+  return g;
+}
+
+// Each allocation on a lane goes to the innermost operator (a cpu_op, no step) open at its time.
+void AttributeAllocations(const Events& ev, const std::vector<Node>& nodes, const uint32_t* first, const uint32_t* last,
+                          std::vector<uint32_t>& owners) {
+  if (first == last) return;
+  const Trace& t = ev.trace();
+  std::vector<uint32_t> ms(first, last);
+  std::stable_sort(ms.begin(), ms.end(), [&](uint32_t x, uint32_t y) { return t.memory[x].ts_ns < t.memory[y].ts_ns; });
+  std::vector<uint32_t> stack;  // events, innermost last
+  size_t next = 0;
+  auto usable = [&](const Node& n) {
+    return ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0;
+  };
+  for (uint32_t m : ms) {
+    int64_t ts = t.memory[m].ts_ns;
+    for (; next < nodes.size() && ev.Iv(nodes[next].ev).start_ns <= ts; ++next) {
+      if (!usable(nodes[next])) continue;
+      uint32_t e = nodes[next].ev;
+      while (!stack.empty() && ev.Iv(stack.back()).end_ns <= ev.Iv(e).start_ns) stack.pop_back();
+      stack.push_back(e);
+    }
+    while (!stack.empty() && ev.Iv(stack.back()).end_ns <= ts) stack.pop_back();
+    owners[m] = stack.empty() ? kNoOwner : ev.Iv(stack.back()).name;
+  }
+}
+
+}  // namespace
+
+OperatorsResult Operators(const Events& ev, bool group_by_shape) {
+  const Trace& t = ev.trace();
+  const size_t lanes = t.lanes.size();
+  OperatorsResult result;
+  Groups ops = GroupBy(ev.count(), lanes, [&](size_t e) { return ev.IsHostOp(e) ? int64_t{ev.Iv(e).lane} : -1; });
+  Groups mem = GroupBy(t.memory.size(), lanes, [&](size_t m) { return int64_t{t.memory[m].lane}; });
+  // Runtime calls by External id: all of an id's calls go to the first node with it.
+  std::vector<std::pair<int64_t, uint32_t>> by_external;  // (External id, runtime event), sorted
+  for (size_t e = 0; e < ev.count(); ++e) {
+    if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
+      by_external.push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
+  }
+  std::sort(by_external.begin(), by_external.end());
+  std::vector<bool> claimed(by_external.size(), false);
+  auto claim = [&](int64_t external_id, Node& n) {
+    auto lo = std::lower_bound(by_external.begin(), by_external.end(), std::make_pair(external_id, uint32_t{0}));
+    size_t k = static_cast<size_t>(lo - by_external.begin());
+    if (lo == by_external.end() || lo->first != external_id || claimed[k]) return;
+    claimed[k] = true;
+    for (auto it = lo; it != by_external.end() && it->first == external_id; ++it) {
+      n.runtime_ns += ev.Dur(it->second);
+      n.launched_ns += ev.LaunchedBy(it->second);
+    }
+  };
+  std::unordered_map<uint64_t, size_t> row_of;  // (name id, Input Dims id) -> row
+  result.owners.assign(t.memory.size(), kNoOwner);
+  std::vector<Node> nodes;
+  std::vector<int64_t> device_total, host_self;
+  for (size_t lane = 0; lane < lanes; ++lane) {
+    std::vector<uint32_t> evs(ops.begin(lane), ops.end(lane));
+    std::sort(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
+      const Interval &a = ev.Iv(x), &b = ev.Iv(y);
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+      return x < y;
+    });
+    // Nested by containment; a node that starts inside another and ends after it is
+    // left out, as the plugin does.
+    nodes.clear();
+    nodes.reserve(evs.size());
+    std::vector<int32_t> stack;
+    for (uint32_t e : evs) {
+      while (!stack.empty() && ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns <= ev.Iv(e).start_ns)
+        stack.pop_back();
+      if (!stack.empty() && ev.Iv(e).end_ns > ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns) continue;
+      int32_t id = static_cast<int32_t>(nodes.size());
+      nodes.push_back(Node{e});
+      if (ev.Args(e).external_id > 0) claim(ev.Args(e).external_id, nodes.back());
+      if (!stack.empty()) AddChild(nodes, stack.back(), id);
+      stack.push_back(id);
+    }
+    std::vector<uint32_t>().swap(evs);
+    // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
+    // parent takes the child's children and runtime calls; its own calls are dropped.
+    for (Node& n : nodes) {
+      while (n.alive && n.first_child >= 0 && n.first_child == n.last_child &&
+             ev.Iv(nodes[static_cast<size_t>(n.first_child)].ev).name == ev.Iv(n.ev).name) {
+        Node& c = nodes[static_cast<size_t>(n.first_child)];
+        c.alive = false;
+        n.runtime_ns = c.runtime_ns;
+        n.launched_ns = c.launched_ns;
+        n.first_child = c.first_child;
+        n.last_child = c.last_child;
+      }
+    }
+    // Children have larger indexes than their parents: one backward pass computes totals.
+    device_total.assign(nodes.size(), 0);
+    host_self.assign(nodes.size(), 0);
+    for (size_t k = nodes.size(); k-- > 0;) {
+      const Node& n = nodes[k];
+      if (!n.alive) continue;
+      int64_t self = ev.Dur(n.ev) - n.runtime_ns;
+      device_total[k] = n.launched_ns;
+      for (int32_t c = n.first_child; c >= 0; c = nodes[static_cast<size_t>(c)].next_sibling) {
+        self -= ev.Dur(nodes[static_cast<size_t>(c)].ev);
+        device_total[k] += device_total[static_cast<size_t>(c)];
+      }
+      host_self[k] = self;
+    }
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const Node& n = nodes[k];
+      if (!n.alive || !ev.IsOperatorRow(n.ev)) continue;
+      uint32_t dims = group_by_shape ? ev.Args(n.ev).input_dims : 0;
+      uint64_t key = uint64_t{ev.Iv(n.ev).name} << 32 | dims;
+      auto [it, added] = row_of.emplace(key, result.rows.size());
+      if (added) result.rows.push_back(OperatorRow{std::string(ev.Name(n.ev)), std::string(t.strings.Get(dims))});
+      OperatorRow& r = result.rows[it->second];
+      ++r.calls;
+      r.host_total_ns += ev.Dur(n.ev);
+      r.host_self_ns += host_self[k];
+      r.device_total_ns += device_total[k];
+      r.device_self_ns += n.launched_ns;
+      r.host_max_ns = std::max(r.host_max_ns, ev.Dur(n.ev));
+    }
+    AttributeAllocations(ev, nodes, mem.begin(lane), mem.end(lane), result.owners);
+  }
+  std::stable_sort(result.rows.begin(), result.rows.end(),
+                   [](const OperatorRow& x, const OperatorRow& y) { return x.host_total_ns > y.host_total_ns; });
+  return result;
+}
+
+}  // namespace torch2pprof::analysis

@@ -1,0 +1,50 @@
+// analyze's stages: each takes what it reads as arguments and returns its part of the
+// Analysis; analyzer.cc wires them (steps on a thread of its own).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "events.h"
+#include "torch2pprof/analyzer.h"
+
+namespace torch2pprof::analysis {
+
+// Overview of the trace and self time per category (from the lane walk).
+struct OverviewResult {
+  TraceOverview overview;
+  std::vector<CategoryRow> categories;
+};
+OverviewResult Overview(const Events& ev, int threads);
+
+// Steps and their breakdown (tb-semantics §3, §4).
+struct StepsResult {
+  std::vector<StepRow> rows;
+  bool whole_trace = false;                  // no ProfilerStep: one step over the trace
+  std::pair<int64_t, int64_t> window{0, 0};  // first step start to last step end
+};
+StepsResult Steps(const Events& ev);
+
+// The operator table (§5), and for each [memory] event the name id of the operator
+// open on its thread when it happened (kNoOwner: none).
+inline constexpr uint32_t kNoOwner = UINT32_MAX;
+struct OperatorsResult {
+  std::vector<OperatorRow> rows;
+  std::vector<uint32_t> owners;
+};
+OperatorsResult Operators(const Events& ev, bool group_by_shape);
+
+// Kernels by name (§6), and their summed duration.
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns);
+
+// Per device: busy and kernel time, and kernel time within the steps' window (§7).
+std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window);
+
+// Per device: the model's memory timeline and the operators that allocated most (§8).
+std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners);
+
+// Advice that fires on evidence in the analysis, quoting it.
+std::vector<Recommendation> Recommend(const Analysis& a);
+
+}  // namespace torch2pprof::analysis

@@ -1,0 +1,118 @@
+// Steps follow torch-tb-profiler (tb-semantics §3, §4) with the model's steps
+// (host-side ProfilerStep#N only) and launches.
+#include <algorithm>
+#include <limits>
+
+#include "spans.h"
+#include "stages.h"
+
+namespace torch2pprof::analysis {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+struct StepSpan {
+  std::string name;
+  int64_t host_start, host_end, start, end;
+  uint64_t launched = 0;  // device events launched from inside the step
+  int64_t device_begin = kMax, device_end = kMin;
+};
+
+}  // namespace
+
+StepsResult Steps(const Events& ev) {
+  const TraceModel& m = ev.model();
+  StepsResult result;
+  std::vector<StepSpan> s;
+  for (const Step& st : m.steps) {
+    s.push_back(StepSpan{std::string(ev.Name(st.event)), st.start_ns, st.end_ns, st.start_ns, st.end_ns});
+  }
+  if (s.empty()) {
+    // The whole trace is one step: from the earliest to the latest host-side work.
+    int64_t lo = kMax, hi = kMin;
+    for (size_t e = 0; e < ev.count(); ++e) {
+      if (ev.IsHostOp(e) || ev.RoleOf(e) == Role::kPythonFunction)
+        lo = std::min(lo, ev.Iv(e).start_ns), hi = std::max(hi, ev.Iv(e).end_ns);
+    }
+    if (lo > hi) return result;  // no host-side work: no steps
+    result.whole_trace = true;
+    s.push_back(StepSpan{"(whole trace)", lo, hi, lo, hi});
+  }
+  // Device work launched from inside a step (the step whose window holds the launch).
+  auto step_of = [&](const Launch& l) -> int64_t {
+    if (result.whole_trace) return l.ts_ns >= s[0].host_start && l.ts_ns < s[0].host_end ? 0 : -1;
+    const Step* st = m.StepOf(l);
+    return st ? st - m.steps.data() : -1;
+  };
+  std::vector<bool> from_step(ev.count(), false);
+  bool any = false;
+  for (const Launch& l : m.launches) {
+    if (!IsDeviceRole(ev.RoleOf(l.device_event))) continue;
+    int64_t k = step_of(l);
+    if (k < 0) continue;
+    StepSpan& st = s[static_cast<size_t>(k)];
+    const Interval& d = ev.Iv(l.device_event);
+    ++st.launched;
+    st.device_begin = std::min(st.device_begin, d.start_ns);
+    st.device_end = std::max(st.device_end, d.end_ns);
+    from_step[l.device_event] = any = true;
+  }
+  if (any) {
+    // Steps are re-timed to include the device work they launched.
+    int64_t prev_end = kMin;
+    for (size_t k = 0; k < s.size(); ++k) {
+      StepSpan& st = s[k];
+      st.start = std::max(st.host_start, prev_end);
+      if (k == 0 && st.launched) {
+        for (size_t e = 0; e < ev.count(); ++e) {
+          if (IsDeviceRole(ev.RoleOf(e)) && !from_step[e] && ev.Iv(e).end_ns <= st.device_begin)
+            st.start = std::max(st.start, ev.Iv(e).end_ns);
+        }
+      }
+      st.end = st.launched ? std::max(st.host_end, st.device_end) : std::max(st.host_end, st.start);
+      prev_end = st.end;
+    }
+    // Tail steps the profiler stopped in the middle of carry no (or too little) device work.
+    while (!s.empty() && !s.back().launched) s.pop_back();
+    if (s.size() >= 2 && s.back().launched * 5 < s[s.size() - 2].launched * 4) s.pop_back();
+  }
+  std::vector<bool>().swap(from_step);
+
+  // Each part claims the time of its events no earlier part claimed, in this order;
+  // a part's claim is measured per step at once, so only the unclaimed rest is kept.
+  std::vector<int8_t> part(ev.count());
+  for (size_t e = 0; e < ev.count(); ++e) part[e] = static_cast<int8_t>(ev.Dur(e) > 0 ? ev.PartOf(e) : -1);
+  for (const StepSpan& st : s) {
+    StepRow row;
+    row.name = st.name;
+    row.start_ns = st.start;
+    row.total_ns = st.end - st.start;
+    row.other_ns = row.total_ns;
+    result.rows.push_back(row);
+  }
+  Spans remaining;
+  for (const StepSpan& st : s) remaining.push_back({st.start, st.end});
+  remaining = Union(std::move(remaining));
+  for (int r = 0; r < kParts && !remaining.empty(); ++r) {
+    Spans spans;
+    spans.reserve(static_cast<size_t>(std::count(part.begin(), part.end(), r)));
+    for (size_t e = 0; e < ev.count(); ++e) {
+      if (part[e] == r) spans.push_back({ev.Iv(e).start_ns, ev.Iv(e).end_ns});
+    }
+    Spans claimed = Intersect(Union(std::move(spans)), remaining);
+    for (StepRow& row : result.rows) {
+      int64_t* parts[kParts] = {&row.kernel_ns,  &row.memcpy_ns,     &row.memset_ns,  &row.communication_ns,
+                                &row.runtime_ns, &row.dataloader_ns, &row.cpu_exec_ns};
+      *parts[r] = LengthWithin(claimed, row.start_ns, row.start_ns + row.total_ns);
+      row.other_ns -= *parts[r];
+    }
+    remaining = Subtract(remaining, claimed);
+  }
+  if (!result.rows.empty()) {
+    result.window = {result.rows.front().start_ns, result.rows.back().start_ns + result.rows.back().total_ns};
+  }
+  return result;
+}
+
+}  // namespace torch2pprof::analysis

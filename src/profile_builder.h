@@ -1,0 +1,63 @@
+// Builds a Profile for the aggregator: frames interned by name, one call tree, label
+// sets, and samples summed per (tree node, label set), trace by trace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "torch2pprof/profile.h"
+#include "torch2pprof/trace.h"
+#include "torch2pprof/trace_model.h"
+
+namespace torch2pprof {
+
+class ProfileBuilder {
+ public:
+  static constexpr uint32_t kNoLane = UINT32_MAX;
+
+  explicit ProfileBuilder(Profile* p);
+
+  // The trace whose events come next; rank < 0: no rank label.
+  void Begin(const Trace& trace, const TraceModel& model, int64_t rank);
+
+  // The frame of an event name (string id of the current trace).
+  uint32_t Frame(uint32_t name);
+  uint32_t FrameFor(const std::string& system_name);
+  uint32_t Node(uint32_t parent, uint32_t frame);
+
+  // A label set: the thread that ran or launched the work (lane; kNoLane: none), its
+  // step (-1: none), and where the work ran: a device lane (-1: none) or a memory device.
+  uint32_t Labels(uint32_t lane, int64_t step, int64_t device_lane = -1, int32_t memory_device = -1);
+
+  void Add(uint32_t node, uint32_t labels, int index, int64_t value);
+
+ private:
+  struct LabelKey {
+    uint32_t lane;
+    int64_t step;
+    int64_t device_lane;
+    int32_t memory;
+    bool operator==(const LabelKey& o) const {
+      return lane == o.lane && step == o.step && device_lane == o.device_lane && memory == o.memory;
+    }
+  };
+
+  Profile& p_;
+  const Trace* t_ = nullptr;
+  const TraceModel* m_ = nullptr;
+  int64_t rank_ = -1;
+  std::vector<int32_t> frame_of_name_;
+  std::unordered_map<std::string, uint32_t> frame_index_;
+  std::unordered_map<uint64_t, uint32_t> child_;
+  std::unordered_multimap<uint64_t, uint32_t> label_index_;  // hash of a LabelKey -> label set
+  std::vector<LabelKey> label_keys_;                         // per label set; earlier traces' never match
+  std::unordered_map<uint64_t, uint32_t> sample_;
+};
+
+// A label whose text is an integer is numeric (so that pprof's -tagfocus=tid=1234
+// selects it); the writer gives it its key as unit (pprof drops a 0 with no unit).
+Label TextOrNumberLabel(const std::string& key, const std::string& text);
+
+}  // namespace torch2pprof

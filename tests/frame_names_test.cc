@@ -1,0 +1,61 @@
+// Frames from event names: addresses and step numbers removed, Python file and line,
+// names pprof would rewrite.
+#include "frame_names.h"
+
+#include <gtest/gtest.h>
+
+namespace torch2pprof {
+namespace {
+
+TEST(FrameNames, MemoryAddressesAreRemovedFromFrames) {
+  EXPECT_EQ(FrameSystemName("<built-in method add_ of Tensor object at 0x7f3a2c1d9e40>"),
+            "<built-in method add_ of Tensor object>");
+  EXPECT_EQ(FrameSystemName("a at 0x1 b at 0xFFf c"), "a b c");
+  EXPECT_EQ(FrameSystemName("look at 0x"), "look at 0x");  // no digits: no address
+  EXPECT_EQ(FrameSystemName("aten::add"), "aten::add");
+}
+
+TEST(FrameNames, StepFramesKeepNoNumber) {
+  // The step label keeps N; the frame aggregates over steps and runs.
+  EXPECT_EQ(FrameSystemName("ProfilerStep#3"), "ProfilerStep");
+  EXPECT_EQ(FrameSystemName("ProfilerStep#12345"), "ProfilerStep");
+  EXPECT_EQ(FrameSystemName("ProfilerStep#x"), "ProfilerStep#x");
+  EXPECT_EQ(FrameSystemName("ProfilerStep#"), "ProfilerStep#");
+}
+
+TEST(FrameNames, PythonFramesGetFileLineAndAName) {
+  Frame f = MakeFrame("/opt/venv/lib/python3.10/site-packages/torch/nn/modules/module.py(1194): _call_impl");
+  EXPECT_EQ(f.filename, "/opt/venv/lib/python3.10/site-packages/torch/nn/modules/module.py");
+  EXPECT_EQ(f.line, 1194);
+  EXPECT_EQ(f.name, "_call_impl torch/nn/modules/module.py:1194");
+  Frame g = MakeFrame("model.py(30): forward");
+  EXPECT_EQ(g.name, "forward model.py:30");
+  EXPECT_EQ(g.filename, "model.py");
+  // The path may itself contain ".py(" ; the last well-formed match wins.
+  Frame h = MakeFrame("odd.py(dir)/x.py(7): f");
+  EXPECT_EQ(h.filename, "odd.py(dir)/x.py");
+  EXPECT_EQ(h.line, 7);
+  for (const char* not_python : {"nn.Module: Linear_0", "x.py(12)", "x.py(): f", "aten::mm"}) {
+    Frame n = MakeFrame(not_python);
+    EXPECT_EQ(n.filename, "") << not_python;
+    EXPECT_EQ(n.line, 0) << not_python;
+  }
+}
+
+TEST(FrameNames, NamesPprofWouldRewriteGetANameItShowsAsIs) {
+  // Unaffected names stay as they are.
+  EXPECT_EQ(MakeFrame("aten::add").name, "aten::add");
+  EXPECT_EQ(MakeFrame("cudaLaunchKernel").name, "cudaLaunchKernel");
+  EXPECT_EQ(MakeFrame("ProfilerStep").name, "ProfilerStep");
+  // C++ signatures lose their parameter list and keep their template arguments.
+  EXPECT_EQ(MakeFrame("void k<4, F<float> >(int, F<float>)").name, "void k<4, F<float> >");
+  EXPECT_EQ(MakeFrame("cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)").name,
+            "cask_cudnn::computeOffsetsKernel");
+  // Others keep all their text but differ from the system name by a trailing space.
+  EXPECT_EQ(MakeFrame("Memcpy HtoD (Pageable -> Device)").name, "Memcpy HtoD (Pageable -> Device) ");
+  EXPECT_EQ(MakeFrame("<built-in function linear>").name, "<built-in function linear> ");
+  EXPECT_EQ(MakeFrame("void cutlass::Kernel<cfg>").name, "void cutlass::Kernel<cfg> ");
+}
+
+}  // namespace
+}  // namespace torch2pprof

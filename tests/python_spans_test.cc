@@ -1,0 +1,92 @@
+// The repair of python_function spans that outlive their Python parent; by hand.
+#include "python_spans.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "torch2pprof/aggregator.h"
+#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/trace_loader.h"
+
+namespace torch2pprof {
+namespace {
+
+constexpr uint32_t kNone = PythonSpan::kNotAnInterval;
+
+TEST(PythonSpans, AChildThatOutlivesItsParentEndsWithIt) {
+  // root [0,100); mid [10,50) under it; late [20,187) under mid (lm_compile's __exit__);
+  // after [60,70) under mid starts after mid's end; its child goes with it.
+  std::vector<PythonSpan> spans = {
+      {0, 0, 1, -1, 0, 100}, {0, 1, 2, 1, 10, 50}, {0, 2, 3, 2, 20, 187}, {0, 3, 4, 2, 60, 70}, {0, 4, 5, 4, 61, 62},
+  };
+  PythonRepair r = RepairPythonSpans(spans);
+  EXPECT_EQ(r.clipped, (std::vector<std::pair<uint32_t, int64_t>>{{2, 50}}));
+  EXPECT_EQ(r.dropped, (std::vector<uint32_t>{3, 4}));
+}
+
+TEST(PythonSpans, ParentsAreRepairedBeforeTheirChildrenAtAnyDepth) {
+  // A chain listed children first: each clip runs down the chain.
+  std::vector<PythonSpan> spans;
+  const int depth = 50000;
+  for (int i = depth - 1; i >= 0; --i) {
+    spans.push_back({0, static_cast<uint32_t>(i), i + 1, i == 0 ? -1 : i, i, i == 0 ? 10 : 1000000 + i});
+  }
+  PythonRepair r = RepairPythonSpans(spans);
+  // Spans 1..9 end at 10 (the root's end); 10 and deeper start at or after it: dropped.
+  EXPECT_EQ(r.clipped.size(), 9u);
+  for (const auto& [i, end] : r.clipped) EXPECT_EQ(end, 10) << i;
+  EXPECT_EQ(r.dropped.size(), static_cast<size_t>(depth - 10));
+}
+
+TEST(PythonSpans, ParentsAreFoundOnTheSameLaneOnly) {
+  // Python id 1 on lane 0 and on lane 1; the child on lane 1 belongs to lane 1's.
+  std::vector<PythonSpan> spans = {{0, 0, 1, -1, 0, 10}, {1, 1, 1, -1, 0, 100}, {1, 2, 2, 1, 50, 60}};
+  PythonRepair r = RepairPythonSpans(spans);
+  EXPECT_TRUE(r.clipped.empty());
+  EXPECT_TRUE(r.dropped.empty());
+}
+
+TEST(PythonSpans, AParentThatIsNoIntervalStillBounds) {
+  // A zero-length parent ends where it starts: its children are dropped.
+  std::vector<PythonSpan> spans = {{0, kNone, 1, -1, 5, 5}, {0, 0, 2, 1, 5, 9}};
+  PythonRepair r = RepairPythonSpans(spans);
+  EXPECT_EQ(r.dropped, (std::vector<uint32_t>{0}));
+}
+
+TEST(PythonSpans, ACycleOfParentIdsEnds) {
+  // Each names the other as parent: the walk ends, taking the one where it closes the
+  // cycle (the second) as a root; the first then ends inside it and keeps its end.
+  std::vector<PythonSpan> spans = {{0, 0, 1, 2, 0, 10}, {0, 1, 2, 1, 0, 20}};
+  PythonRepair r = RepairPythonSpans(spans);
+  EXPECT_TRUE(r.clipped.empty());
+  EXPECT_TRUE(r.dropped.empty());
+}
+
+TEST(PythonSpans, TheLoaderRepairsCountsAndWarns) {
+  Trace t = testing::LoadText(R"json([
+    {"ph": "X", "cat": "python_function", "name": "a.py(1): f", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {"Python id": 1, "Python parent id": null}},
+    {"ph": "X", "cat": "python_function", "name": "a.py(2): g", "pid": 1, "tid": 1, "ts": 5, "dur": 100, "args": {"Python id": 2, "Python parent id": 1}},
+    {"ph": "X", "cat": "python_function", "name": "a.py(3): h", "pid": 1, "tid": 1, "ts": 12, "dur": 3, "args": {"Python id": 3, "Python parent id": 1}},
+    {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 0, "dur": 200}])json");
+  ASSERT_EQ(t.intervals.size(), 2u);
+  EXPECT_EQ(t.intervals[1].end_ns, 10000);  // g ends with f
+  EXPECT_EQ(t.stats.python_clipped, 1u);
+  EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kPythonAfterParent)], 1u);
+  EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kProfilerSpan)], 1u);
+  std::vector<std::string> w = LoadWarnings(t);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("2 python_function events outlived their Python parent: 1 now end with it, 1 that began "
+                      "after it were dropped"),
+            std::string::npos)
+      << w[0];
+  // The profile says so too, and no rest of g becomes a root frame.
+  auto d = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(t))));
+  bool said = false;
+  for (const std::string& c : d.comments)
+    said |= c.find("clipped to their Python parent's end: 1") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_EQ(d.stacks.size(), 2u);  // f, f;g
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -1,0 +1,231 @@
+// The model's rules, one test each, on small hand-made traces; expectations by hand.
+#include "torch2pprof/trace_model.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace torch2pprof {
+namespace {
+
+using testing::LoadText;
+
+// An X event: pid, tid, ts and dur in µs, and args as JSON text.
+std::string X(const std::string& cat, const std::string& name, int pid, int tid, int ts, int dur,
+              const std::string& args = "{}") {
+  return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name + R"(", "pid": )" + std::to_string(pid) +
+         R"(, "tid": )" + std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" +
+         std::to_string(dur) + R"(, "args": )" + args + "}";
+}
+
+std::string Flow(const char* cat, char ph, int id, int pid, int tid, int ts) {
+  return R"({"ph": ")" + std::string(1, ph) + R"(", "cat": ")" + cat + R"(", "name": ")" + cat + R"(", "id": )" +
+         std::to_string(id) + R"(, "pid": )" + std::to_string(pid) + R"(, "tid": )" + std::to_string(tid) +
+         R"(, "ts": )" + std::to_string(ts) + (ph == 'f' ? R"(, "bp": "e"})" : "}");
+}
+
+std::string Events(std::initializer_list<std::string> events) {
+  std::string s = "[";
+  for (const auto& e : events) s += (s.size() > 1 ? ",\n" : "") + e;
+  return s + "]";
+}
+
+std::string Name(const Trace& t, uint32_t e) { return std::string(t.strings.Get(EventAt(t, e).name)); }
+
+uint32_t Find(const Trace& t, const std::string& name) {
+  for (uint32_t i = 0; i < t.intervals.size(); ++i) {
+    if (t.strings.Get(t.intervals[i].name) == name) return i;
+  }
+  ADD_FAILURE() << "no interval " << name;
+  return 0;
+}
+
+TEST(TraceModel, DevicesHaveOneName) {
+  Trace t = LoadText(Events({
+      X("cpu_op", "aten::mm", 1, 1, 0, 10),
+      X("kernel", "gemm", 0, 7, 2, 3, R"({"device": 1})"),
+      X("mtia_ccp_events", "pe_exe", 17, 3, 2, 3),
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1, "args": {"Bytes": 8, "Device Type": 1, "Device Id": 1}})",
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1, "args": {"Bytes": 8, "Device Type": 0, "Device Id": -1}})",
+  }));
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.lanes.size(), 3u);
+  EXPECT_FALSE(m.lanes[0].device);
+  EXPECT_EQ(m.lanes[0].device_name, "");
+  EXPECT_EQ(m.lanes[1].device_name, "cuda:1");   // args.device, not the pid
+  EXPECT_EQ(m.lanes[2].device_name, "mtia:17");  // no args.device: the pid
+  ASSERT_EQ(m.memory.size(), 2u);
+  EXPECT_EQ(m.memory[0].device, "cpu");
+  EXPECT_EQ(m.memory[1].device, "cuda:1");
+}
+
+TEST(TraceModel, StepsAreHostSideAndHoldEveryThreadOfTheirProcess) {
+  // torch >= 2.0 writes each step twice: on the host and on the GPU stream.
+  Trace t = LoadText(Events({
+      X("user_annotation", "ProfilerStep#4", 1, 1, 0, 100, R"({"External id": 1})"),
+      X("user_annotation", "ProfilerStep#5", 1, 1, 100, 50, R"({"External id": 9})"),
+      X("gpu_user_annotation", "ProfilerStep#4", 0, 7, 20, 120, R"({"External id": 1})"),
+      X("cpu_op", "AddmmBackward0", 1, 2, 90, 20),  // the autograd thread, across the bound
+      X("cpu_op", "other process", 2, 1, 10, 10),
+  }));
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.steps.size(), 2u);
+  EXPECT_EQ(m.steps[0].number, 4);
+  EXPECT_EQ(m.steps[1].number, 5);
+  // Lanes in order of first appearance: 0 main thread, 1 GPU stream, 2 autograd, 3 other process.
+  ASSERT_EQ(m.lanes.size(), 4u);
+  auto step_at = [&](uint32_t lane, int64_t t) { return m.StepAt(lane, t) ? m.StepAt(lane, t)->number : -1; };
+  EXPECT_EQ(step_at(0, 50000), 4);
+  EXPECT_EQ(step_at(2, 95000), 4);    // the autograd thread
+  EXPECT_EQ(step_at(2, 100000), 5);   // a window is [start, end)
+  EXPECT_EQ(step_at(2, 150000), -1);  // after the last step
+  EXPECT_EQ(step_at(3, 15000), -1);   // another process has no steps
+  EXPECT_EQ(step_at(1, 30000), -1);   // device lanes take the step of their launch
+  auto cuts = m.StepBoundaries();
+  EXPECT_EQ(cuts[0], (std::vector<int64_t>{0, 100000, 150000}));
+  EXPECT_EQ(cuts[2], cuts[0]);
+  EXPECT_TRUE(cuts[1].empty());
+  EXPECT_TRUE(cuts[3].empty());
+  // The device annotation is launched by the host annotation with its External id.
+  const Launch* l = m.LaunchOf(2);  // the third interval in file order
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(Name(t, l->host_event), "ProfilerStep#4");
+  EXPECT_EQ(m.StepOf(*l)->number, 4);
+}
+
+TEST(TraceModel, OverlappingStepsTheLatestStartedWins) {
+  Trace t = LoadText(Events({
+      X("cpu_op", "ProfilerStep#1", 1, 1, 0, 100),
+      X("cpu_op", "ProfilerStep#2", 1, 2, 50, 100),
+  }));
+  TraceModel m = BuildModel(t);
+  EXPECT_EQ(m.StepAt(0, 40000)->number, 1);
+  EXPECT_EQ(m.StepAt(0, 60000)->number, 2);
+  EXPECT_EQ(m.StepAt(0, 120000)->number, 2);
+}
+
+TEST(TraceModel, LaunchesByCorrelationThenByFlow) {
+  Trace t = LoadText(Events({
+      X("cpu_op", "aten::mm", 1, 1, 0, 100),
+      X("cuda_runtime", "cudaLaunchKernel", 1, 1, 10, 5, R"({"correlation": 7})"),
+      X("cuda_runtime", "cudaMemcpyAsync", 1, 1, 20, 0, R"({"correlation": 8})"),
+      X("mtia_runtime", "launch", 1, 1, 40, 5),  // no correlation: the flow finds it
+      X("kernel", "gemm", 0, 7, 30, 10, R"({"correlation": 7, "device": 0})"),
+      X("gpu_memcpy", "Memcpy", 0, 7, 45, 2, R"({"correlation": 8, "device": 0})"),
+      X("kernel", "by_flow", 0, 7, 50, 10, R"({"device": 0})"),
+      X("kernel", "by_flow_outside", 0, 7, 70, 10, R"({"device": 0})"),
+      X("kernel", "orphan", 0, 7, 90, 1, R"({"correlation": 99, "device": 0})"),
+      Flow("ac2g", 's', 5, 1, 1, 41),
+      Flow("ac2g", 'f', 5, 0, 7, 55),  // inside by_flow: bound to the event it falls in
+      Flow("ac2g", 's', 6, 1, 1, 60),
+      Flow("ac2g", 'f', 6, 0, 7, 70),
+  }));
+  TraceModel m = BuildModel(t);
+  auto launch = [&](const std::string& name) { return m.LaunchOf(Find(t, name)); };
+  ASSERT_NE(launch("gemm"), nullptr);
+  EXPECT_EQ(Name(t, launch("gemm")->host_event), "cudaLaunchKernel");
+  EXPECT_EQ(launch("gemm")->ts_ns, 10000);
+  // A zero-length launch call is an event too (numbered after the intervals).
+  uint32_t memcpy = 0;
+  for (uint32_t e = 0; e < EventCount(t); ++e) {
+    if (Name(t, e) == "Memcpy") memcpy = e;
+  }
+  ASSERT_NE(m.LaunchOf(memcpy), nullptr);
+  EXPECT_EQ(Name(t, m.LaunchOf(memcpy)->host_event), "cudaMemcpyAsync");
+  EXPECT_GE(m.LaunchOf(memcpy)->host_event, t.intervals.size());
+  ASSERT_NE(launch("by_flow"), nullptr);
+  EXPECT_EQ(Name(t, launch("by_flow")->host_event), "launch");  // the runtime call open at the flow start
+  EXPECT_EQ(launch("by_flow")->ts_ns, 41000);
+  ASSERT_NE(launch("by_flow_outside"), nullptr);
+  EXPECT_EQ(launch("by_flow_outside")->host_event, Launch::kNoEvent);  // a point on the lane
+  EXPECT_EQ(launch("by_flow_outside")->lane, 0u);
+  EXPECT_EQ(launch("orphan"), nullptr);
+}
+
+TEST(TraceModel, BackwardNodesLinkToTheForwardOpThatCreatedThem) {
+  // Main thread (tid 1): two forward ops with sequence 10 (aten::linear holds aten::addmm),
+  // one with 11; autograd thread (tid 2): the evaluate_function wrappers and their nodes.
+  Trace t = LoadText(Events({
+      X("cpu_op", "aten::linear", 1, 1, 0, 20, R"({"Sequence number": 10, "Fwd thread id": 0})"),
+      X("cpu_op", "aten::addmm", 1, 1, 5, 10, R"({"Sequence number": 10, "Fwd thread id": 0})"),
+      X("cpu_op", "aten::mul", 1, 1, 30, 10, R"({"Sequence number": 11, "Fwd thread id": 0})"),
+      X("cpu_op", "autograd::engine::evaluate_function: MulBackward0", 1, 2, 100, 20,
+        R"({"Sequence number": 11, "Fwd thread id": 1})"),
+      X("cpu_op", "MulBackward0", 1, 2, 102, 15, R"({"Sequence number": 11, "Fwd thread id": 1})"),
+      X("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 1, 2, 130, 20,
+        R"({"Sequence number": 10, "Fwd thread id": 1})"),
+      X("cpu_op", "AddmmBackward0", 1, 2, 131, 15, R"({"Sequence number": 10, "Fwd thread id": 1})"),
+      X("cpu_op", "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 1, 2, 160, 5),
+      X("cpu_op", "autograd::engine::evaluate_function: ExpBackward0", 1, 2, 170, 5,
+        R"({"Sequence number": 3, "Fwd thread id": 1})"),  // its forward op is outside the trace
+      Flow("fwdbwd", 's', 1, 1, 1, 30),
+      Flow("fwdbwd", 'f', 1, 1, 2, 102),
+  }));
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.backward.size(), 2u);
+  // By the flow: the root is the wrapper that carries the node's sequence number.
+  EXPECT_EQ(Name(t, m.backward[0].backward), "autograd::engine::evaluate_function: MulBackward0");
+  EXPECT_EQ(Name(t, m.backward[0].forward), "aten::mul");
+  EXPECT_TRUE(m.backward[0].by_flow);
+  // By sequence number alone: the latest forward op with it (addmm, inside linear).
+  EXPECT_EQ(Name(t, m.backward[1].backward), "autograd::engine::evaluate_function: AddmmBackward0");
+  EXPECT_EQ(Name(t, m.backward[1].forward), "aten::addmm");
+  EXPECT_FALSE(m.backward[1].by_flow);
+}
+
+TEST(TraceModel, BackwardLinksUseTheForwardThreadTheFlowsName) {
+  // Two threads ran forward ops with sequence 5; a flow says the profiler's thread 1 is tid 3.
+  Trace t = LoadText(Events({
+      X("cpu_op", "fwd_on_3", 1, 3, 0, 10, R"({"Sequence number": 5, "Fwd thread id": 0})"),
+      X("cpu_op", "fwd_on_4", 1, 4, 20, 10, R"({"Sequence number": 5, "Fwd thread id": 0})"),
+      X("cpu_op", "flow_forward", 1, 3, 40, 10, R"({"Sequence number": 6, "Fwd thread id": 0})"),
+      X("cpu_op", "FlowBackward0", 1, 2, 100, 10, R"({"Sequence number": 6, "Fwd thread id": 1})"),
+      X("cpu_op", "SeqBackward0", 1, 2, 120, 10, R"({"Sequence number": 5, "Fwd thread id": 1})"),
+      Flow("fwdbwd", 's', 9, 1, 3, 40),
+      Flow("fwdbwd", 'f', 9, 1, 2, 100),
+  }));
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.backward.size(), 2u);
+  EXPECT_EQ(Name(t, m.backward[1].backward), "SeqBackward0");
+  EXPECT_EQ(Name(t, m.backward[1].forward), "fwd_on_3");  // not the later fwd_on_4 of another thread
+}
+
+TEST(TraceModel, MemoryPeakAndWhatWasLiveBeforeTheTrace) {
+  // 1000 bytes were allocated before the trace: Total Allocated says so from the start.
+  Trace t = LoadText(Events({
+      X("cpu_op", "aten::empty", 1, 1, 0, 100),
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10, "args": {"Addr": 1, "Bytes": 500, "Total Allocated": 1500, "Device Type": 1, "Device Id": 0}})",
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 20, "args": {"Addr": 2, "Bytes": 300, "Total Allocated": 1800, "Device Type": 1, "Device Id": 0}})",
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 30, "args": {"Addr": 1, "Bytes": -500, "Total Allocated": 1300, "Device Type": 1, "Device Id": 0}})",
+      R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 40, "args": {"Addr": 99, "Bytes": -200, "Total Allocated": 1100, "Device Type": 1, "Device Id": 0}})",
+  }));
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.memory.size(), 1u);
+  const MemoryTimeline& tl = m.memory[0];
+  EXPECT_TRUE(tl.from_totals);
+  EXPECT_EQ(tl.peak_bytes, 1800);
+  EXPECT_EQ(tl.peak_ns, 20000);
+  EXPECT_EQ(tl.live_at_peak.size(), 2u);
+  EXPECT_EQ(tl.live_at_peak_bytes, 800);
+  EXPECT_EQ(tl.before_trace_bytes, 1000);
+  EXPECT_EQ(tl.allocations, 2u);
+  EXPECT_EQ(tl.frees, 2u);
+  EXPECT_EQ(tl.freed_bytes, 700);
+}
+
+TEST(TraceModel, NameFlags) {
+  EXPECT_EQ(StepNumber("ProfilerStep#12"), 12);
+  EXPECT_EQ(StepNumber("ProfilerStep#"), -1);
+  EXPECT_EQ(StepNumber("ProfilerStep#1a"), -1);
+  EXPECT_EQ(NameFlags("ProfilerStep#3"), kStepName);
+  EXPECT_EQ(NameFlags("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), kDataLoaderName);
+  EXPECT_EQ(NameFlags("enumerate(DataPipe)#ShardingFilter"), kDataLoaderName);
+  EXPECT_EQ(NameFlags("gloo:all_reduce"), kCommName);
+  EXPECT_EQ(NameFlags("nccl:all_reduce"), kCommName | kNcclName);
+  EXPECT_EQ(NameFlags("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), kNcclName);
+  EXPECT_EQ(NameFlags("Optimizer.step#AdamW.step"), kWrapperName);
+  EXPECT_EQ(NameFlags("aten::mm"), 0);
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -372,6 +372,7 @@ def main():
                 c.report(t, [f'{type(e).__name__}: {e}'])
         extra_checks(c, a.testdata, tmp)
         label_checks(c, a.testdata, tmp)
+        readme_checks(c, a.testdata, tmp)
         return c.summary()
 
 
@@ -481,6 +482,44 @@ def label_checks(c, testdata, tmp):
                 if wall != want:
                     problems.append(f'wall {wall}, thread {tid} is busy {want}')
             c.report(f'{f}: -tagfocus=tid={tid} selects that thread', problems)
+
+
+def readme_checks(c, testdata, tmp):
+    """Every `go tool pprof` line of the README's code blocks, run as written on real
+    profiles: lm_train for out.pb.gz and before.pb.gz, the two DDP ranks merged for
+    job.pb.gz, with the README's placeholder ids put to ids those traces have."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(testdata)), 'README.md')
+    d = os.path.join(testdata, 'real', 'torch211')
+    out, job = os.path.join(tmp, 'readme_out.pb.gz'), os.path.join(tmp, 'readme_job.pb.gz')
+    c.convert(['convert', os.path.join(d, 'lm_train.pt.trace.json.gz'), out])
+    c.convert(['convert', '-o', job, os.path.join(d, 'ddp_gloo_2ranks_rank0.pt.trace.json.gz'),
+               os.path.join(d, 'ddp_gloo_2ranks_rank1.pt.trace.json.gz')])
+    lines, in_code = [], False
+    for line in open(readme):
+        if line.startswith('```'):
+            in_code = not in_code
+        elif in_code and line.startswith('go tool pprof '):
+            lines.append(line.split('#')[0].strip())
+    if len(lines) < 8:
+        c.report('README pprof examples found', [f'only {len(lines)}'])
+    for line in lines:
+        args = line.split()[3:]
+        if any(a.startswith('-http') for a in args):
+            args = ['-raw' if a.startswith('-http') else a for a in args]  # a server: its data, printed
+        subst = {'out.pb.gz': out, 'job.pb.gz': job, '-tagfocus=tid=1234': '-tagfocus=tid=439',
+                 '-tagfocus=step=5': '-tagfocus=step=3', '-tagfocus=rank=3': '-tagfocus=rank=1',
+                 '-diff_base=before.pb.gz': '-diff_base=' + out, "'aten::mm'": 'aten::mm'}
+        args = [subst.get(a, a) for a in args]
+        r = subprocess.run(['go', 'tool', 'pprof'] + args, capture_output=True, text=True, cwd=tmp)
+        text = r.stdout + r.stderr
+        problems = [] if r.returncode == 0 else [f'exit {r.returncode}: {text.strip()[-200:]}']
+        if 'tagfocus' in line and ('accounting for 0' in text or 'Showing nodes' not in text):
+            problems.append('the filter selected nothing')
+        if '-list' in line and 'ROUTINE' not in text:
+            problems.append('no routine listed')
+        if '-tags' in line and 'tid:' not in text:
+            problems.append('no tid label')
+        c.report(f'README: {line}', problems)
 
 
 if __name__ == '__main__':

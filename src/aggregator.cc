@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "frame_names.h"
 #include "profile_builder.h"
 #include "torch2pprof/version.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 // Values are summed in a fixed layout while traces are added; Aggregator::Finish
 // drops the columns no trace had (gpu without device work, memory without [memory] events).
-constexpr int kCalls = 0, kWall = 1, kGpu = 2, kAllocObjects = 3, kLayoutSize = 7;
+constexpr int kCalls = 0, kWall = 1, kWork = 2, kGpu = 3, kAllocObjects = 4, kLayoutSize = 8;
 constexpr uint32_t kNoEvent = Launch::kNoEvent;
 
 // Where something happened in the call tree: a node and the thread.
@@ -54,8 +55,105 @@ std::string Skipped(const Trace& trace) {
   return s;
 }
 
+// The call-tree node of every piece, by lane as in `lanes`. Unless thread_stacks, a
+// backward subtree hangs under the forward op that created it, below a "[backward] X"
+// frame: a node may then depend on a piece of another lane, so nodes are resolved with
+// an explicit stack (forward ops are on any lane, stacks thousands deep). A link that
+// would make a cycle (a forward op inside its own backward's subtree) is not followed.
+std::vector<std::vector<uint32_t>> PieceNodes(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
+                                              bool thread_stacks, ProfileBuilder& b) {
+  constexpr uint32_t kUnset = UINT32_MAX, kVisiting = UINT32_MAX - 1;
+  std::vector<std::vector<uint32_t>> nodes(lanes.size());
+  for (size_t l = 0; l < lanes.size(); ++l) nodes[l].assign(lanes[l].pieces.size(), kUnset);
+  // Backward roots by interval, and where each one's forward op first piece is.
+  struct Link {
+    uint32_t backward, forward;
+    uint32_t lane = kUnset, piece = kUnset;  // the forward op's first piece
+    uint32_t frame = 0;                      // "[backward] X"
+    bool ok = true;
+  };
+  std::vector<Link> links;
+  if (!thread_stacks) {
+    for (const BackwardLink& bl : m.backward) links.push_back(Link{bl.backward, bl.forward});
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> forward_of;  // (forward interval, link), sorted
+  for (uint32_t k = 0; k < links.size(); ++k) {
+    forward_of.push_back({links[k].forward, k});
+    links[k].frame = b.FrameFor(BackwardFrameName(t.strings.Get(t.intervals[links[k].backward].name)));
+  }
+  std::sort(forward_of.begin(), forward_of.end());
+  if (!links.empty()) {
+    for (uint32_t l = 0; l < lanes.size(); ++l) {
+      const auto& pieces = lanes[l].pieces;
+      for (uint32_t p = 0; p < pieces.size(); ++p) {
+        if (!pieces[p].first) continue;
+        auto it = std::lower_bound(forward_of.begin(), forward_of.end(), std::make_pair(pieces[p].interval, 0u));
+        for (; it != forward_of.end() && it->first == pieces[p].interval; ++it) {
+          links[it->second].lane = l, links[it->second].piece = p;
+        }
+      }
+    }
+  }
+  auto link_of = [&](uint32_t interval) -> Link* {  // links are sorted by backward
+    auto it = std::lower_bound(links.begin(), links.end(), interval,
+                               [](const Link& k, uint32_t i) { return k.backward < i; });
+    return it != links.end() && it->backward == interval && it->ok && it->lane != kUnset ? &*it : nullptr;
+  };
+  using PieceRef = std::pair<uint32_t, uint32_t>;  // (lane, piece)
+  std::vector<PieceRef> work;                      // a path of dependencies, resolved from the back
+  // The piece at `from` in work depends on a piece still on the path: a cycle, made by a
+  // link. The first link on the path from there stops being followed, and what was
+  // pushed because of it is resolved afresh.
+  auto break_cycle = [&](size_t from, PieceRef dep) {
+    for (size_t j = from; j < work.size(); ++j) {
+      PieceRef next = j + 1 < work.size() ? work[j + 1] : dep;
+      Link* link = link_of(lanes[work[j].first].pieces[work[j].second].interval);
+      if (!link || PieceRef{link->lane, link->piece} != next) continue;
+      link->ok = false;
+      for (size_t k = j; k < work.size(); ++k) nodes[work[k].first][work[k].second] = kUnset;
+      work.resize(j + 1);
+      return;
+    }
+  };
+  for (uint32_t l0 = 0; l0 < lanes.size(); ++l0) {
+    for (uint32_t p0 = 0; p0 < lanes[l0].pieces.size(); ++p0) {
+      if (nodes[l0][p0] != kUnset) continue;
+      work.push_back({l0, p0});
+      while (!work.empty()) {
+        auto [l, p] = work.back();
+        uint32_t& node = nodes[l][p];
+        if (node < kVisiting) {
+          work.pop_back();
+          continue;
+        }
+        const Piece& pc = lanes[l].pieces[p];
+        Link* link = links.empty() ? nullptr : link_of(pc.interval);
+        uint32_t parent = 0;
+        if (link || pc.parent >= 0) {
+          PieceRef dep = link ? PieceRef{link->lane, link->piece} : PieceRef{l, static_cast<uint32_t>(pc.parent)};
+          uint32_t at = nodes[dep.first][dep.second];
+          if (at == kUnset) {
+            node = kVisiting;
+            work.push_back(dep);
+            continue;
+          }
+          if (at == kVisiting) {
+            break_cycle(static_cast<size_t>(std::find(work.begin(), work.end(), dep) - work.begin()), dep);
+            continue;
+          }
+          parent = link ? b.Node(at, link->frame) : at;
+        }
+        node = b.Node(parent, b.Frame(t.intervals[pc.interval].name));
+        work.pop_back();
+      }
+    }
+  }
+  return nodes;
+}
+
 // Adds one trace's samples to the profile b builds.
-Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes, ProfileBuilder& b) {
+Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
+               const AggregateOptions& options, ProfileBuilder& b) {
   const size_t n = t.intervals.size();
   auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t {
     const Step* s = m.StepAt(lane, ts);
@@ -104,18 +202,17 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     }
   };
 
-  std::vector<uint32_t> node_of_piece;
+  std::vector<std::vector<uint32_t>> piece_nodes = PieceNodes(t, m, lanes, options.thread_stacks, b);
   std::vector<int64_t> step_of_piece;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  for (const LaneStacks& ls : lanes) {
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    const LaneStacks& ls = lanes[li];
+    const std::vector<uint32_t>& node_of_piece = piece_nodes[li];
     const bool device_lane = m.lanes[ls.lane].device;
-    node_of_piece.resize(ls.pieces.size());
     step_of_piece.resize(ls.pieces.size());
     for (size_t i = 0; i < ls.pieces.size(); ++i) {
       const Piece& pc = ls.pieces[i];
-      const Interval& iv = t.intervals[pc.interval];
-      uint32_t parent = pc.parent < 0 ? 0 : node_of_piece[static_cast<size_t>(pc.parent)];
-      uint32_t node = b.Node(parent, b.Frame(iv.name));
+      uint32_t node = node_of_piece[i];
       // Host pieces lie in one step window (BuildLanes cut them at the steps' bounds);
       // device pieces take the step their work was launched in.
       int64_t step = -1;
@@ -126,7 +223,6 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       } else if (pc.parent >= 0) {
         step = step_of_piece[static_cast<size_t>(pc.parent)];
       }
-      node_of_piece[i] = node;
       step_of_piece[i] = step;
       first = std::min(first, pc.start_ns);
       last = std::max(last, pc.end_ns);
@@ -138,6 +234,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       uint32_t labels = b.Labels(ls.lane, step);
       if (pc.first) b.Add(node, labels, kCalls, 1);
       b.Add(node, labels, kWall, pc.self_ns);
+      if (!b.IsWait(node)) b.Add(node, labels, kWork, pc.self_ns);
     }
     // What was open at each point: the last piece started at or before it, or the
     // innermost of its ancestors still open (pieces are in depth-first order).
@@ -151,6 +248,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       place_point(pt, ls.lane, c < 0 ? 0 : node_of_piece[static_cast<size_t>(c)]);
     }
     pts.clear();
+    std::vector<uint32_t>().swap(piece_nodes[li]);
   }
   for (uint32_t lane = 0; lane < points.size(); ++lane) {
     for (const Point& pt : points[lane]) place_point(pt, lane, 0);  // lanes without intervals: the root
@@ -220,7 +318,7 @@ std::string MemoryNote(const MemoryTimeline& tl) {
 struct Aggregator::State {
   Profile p;
   ProfileBuilder b{&p};
-  bool rank_labels = false;
+  AggregateOptions options;
   bool has_device = false, has_memory = false;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   int64_t time_nanos = 0;
@@ -231,11 +329,12 @@ struct Aggregator::State {
   std::vector<Input> inputs;
 };
 
-Aggregator::Aggregator(bool rank_labels) : s_(std::make_unique<State>()) {
-  s_->rank_labels = rank_labels;
-  s_->p.sample_types = {{"calls", "count"},         {"wall", "nanoseconds"},  {"gpu", "nanoseconds"},
-                        {"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"},
-                        {"inuse_space", "bytes"}};
+Aggregator::Aggregator(const AggregateOptions& options) : s_(std::make_unique<State>()) {
+  s_->options = options;
+  s_->b.set_labels(options.labels);
+  s_->p.sample_types = {{"calls", "count"},         {"wall", "nanoseconds"},    {"work", "nanoseconds"},
+                        {"gpu", "nanoseconds"},     {"alloc_objects", "count"}, {"alloc_space", "bytes"},
+                        {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
 }
 Aggregator::~Aggregator() = default;
 Aggregator::Aggregator(Aggregator&&) noexcept = default;
@@ -244,8 +343,8 @@ Aggregator& Aggregator::operator=(Aggregator&&) noexcept = default;
 void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes) {
   State& s = *s_;
   // The rank label holds the input's position until Finish knows the ranks.
-  s.b.Begin(trace, model, s.rank_labels ? static_cast<int64_t>(s.inputs.size()) : -1);
-  Added added = AddTrace(trace, model, lanes, s.b);
+  s.b.Begin(trace, model, s.options.rank_labels ? static_cast<int64_t>(s.inputs.size()) : -1);
+  Added added = AddTrace(trace, model, lanes, s.options, s.b);
   s.has_device |= added.device;
   s.has_memory |= !trace.memory.empty();
   if (added.first <= added.last && added.first < s.first) s.time_nanos = WallClockStart(trace, added.first);
@@ -260,11 +359,11 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
 
 Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   State& s = *s_;
-  if (s.rank_labels && ranks.size() != s.inputs.size()) {
+  if (s.options.rank_labels && ranks.size() != s.inputs.size()) {
     throw std::logic_error("Aggregator::Finish: one rank per trace added");
   }
   Profile p = std::move(s.p);
-  std::vector<int> keep = {0, 1};
+  std::vector<int> keep = {kCalls, kWall, kWork};
   if (s.has_device) keep.push_back(kGpu);
   if (s.has_memory) {
     for (int k = kAllocObjects; k < kLayoutSize; ++k) keep.push_back(k);
@@ -278,18 +377,18 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
     for (int k : keep) values.push_back(sample.values[static_cast<size_t>(k)]);
     sample.values = std::move(values);
   }
-  if (s.rank_labels) {
+  if (s.options.rank_labels) {
     for (auto& labels : p.label_sets) {
       for (Label& label : labels) {
         if (label.key == "rank") label.num = ranks[static_cast<size_t>(label.num)];
       }
     }
   }
-  p.default_sample_type = "wall";
+  p.default_sample_type = "work";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
   for (size_t i = 0; i < s.inputs.size(); ++i) {
-    std::string who = s.rank_labels ? " (rank " + std::to_string(ranks[i]) + ")" : "";
+    std::string who = s.options.rank_labels ? " (rank " + std::to_string(ranks[i]) + ")" : "";
     p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + s.inputs[i].file + who);
     p.comments.push_back(std::move(s.inputs[i].summary));
     p.comments.push_back(std::move(s.inputs[i].skipped));
@@ -302,8 +401,9 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   return p;
 }
 
-Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes) {
-  Aggregator a(false);
+Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes,
+                  const AggregateOptions& options) {
+  Aggregator a(options);
   a.Add(trace, model, lanes);
   return std::move(a).Finish();
 }

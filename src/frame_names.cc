@@ -121,4 +121,64 @@ Frame MakeFrame(std::string_view system_name) {
   return f;
 }
 
+namespace {
+
+// Built-in calls that block: their names as Kineto writes them.
+constexpr std::string_view kWaitBuiltins[] = {
+    "<built-in method acquire of _thread.lock object>",
+    "<built-in method acquire of _thread.RLock object>",
+    "<built-in method poll of select.poll object>",
+    "<built-in method poll of select.epoll object>",
+    "<built-in method poll of select.devpoll object>",
+    "<built-in method control of select.kqueue object>",
+    "<built-in function select>",
+    "<built-in function sleep>",
+    "<built-in method get of _queue.SimpleQueue object>",
+    "<built-in method run_backward of torch._C._EngineBase object>",
+    "Activity Buffer Request",  // not a wait: the profiler's own overhead (category overhead), no work either
+};
+
+// Python functions that block, by the end of their file's path and their name.
+struct PythonWait {
+  std::string_view file_suffix, function;
+};
+constexpr PythonWait kWaitFunctions[] = {
+    {"/threading.py", "wait"},                   // Condition.wait, Event.wait
+    {"/queue.py", "get"},                        // queue.Queue.get
+    {"/selectors.py", "select"},                 // selectors.*Selector.select
+    {"/multiprocessing/connection.py", "wait"},  // multiprocessing.connection.wait
+    {"/multiprocessing/connection.py", "_poll"},
+    {"/multiprocessing/connection.py", "poll"},
+};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+bool IsBlockingWait(const Frame& f) {
+  if (!f.filename.empty()) {
+    std::string_view system = f.system_name;
+    size_t at = system.find("): ", f.filename.size());
+    if (at == std::string_view::npos) return false;
+    std::string_view function = system.substr(at + 3);
+    std::string path = "/" + f.filename;  // a bare "threading.py" matches "/threading.py"
+    for (const PythonWait& w : kWaitFunctions) {
+      if (function == w.function && EndsWith(path, w.file_suffix)) return true;
+    }
+    return false;
+  }
+  for (std::string_view w : kWaitBuiltins) {
+    if (f.system_name == w) return true;
+  }
+  return false;
+}
+
+std::string BackwardFrameName(std::string_view root) {
+  constexpr std::string_view kWrapper = "autograd::engine::evaluate_function: ";
+  if (root.substr(0, kWrapper.size()) == kWrapper) root.remove_prefix(kWrapper.size());
+  return "[backward] " + std::string(root);
+}
+
 }  // namespace torch2pprof

@@ -12,7 +12,10 @@ Label TextOrNumberLabel(const std::string& key, const std::string& text) {
   return Label{key, "", std::stoll(text), true};
 }
 
-ProfileBuilder::ProfileBuilder(Profile* p) : p_(*p) { p_.tree.push_back(TreeNode{0, 0}); }
+ProfileBuilder::ProfileBuilder(Profile* p) : p_(*p) {
+  p_.tree.push_back(TreeNode{0, 0});
+  wait_frame_.assign(p_.frames.size(), false);
+}
 
 void ProfileBuilder::Begin(const Trace& trace, const TraceModel& model, int64_t rank) {
   t_ = &trace;
@@ -31,7 +34,10 @@ uint32_t ProfileBuilder::Frame(uint32_t name) {
 
 uint32_t ProfileBuilder::FrameFor(const std::string& system_name) {
   auto [it, inserted] = frame_index_.emplace(system_name, static_cast<uint32_t>(p_.frames.size()));
-  if (inserted) p_.frames.push_back(MakeFrame(system_name));
+  if (inserted) {
+    p_.frames.push_back(MakeFrame(system_name));
+    wait_frame_.push_back(IsBlockingWait(p_.frames.back()));
+  }
   return it->second;
 }
 
@@ -43,6 +49,10 @@ uint32_t ProfileBuilder::Node(uint32_t parent, uint32_t frame) {
 }
 
 uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane, int32_t memory) {
+  if (!labels_) {
+    if (p_.label_sets.empty()) p_.label_sets.emplace_back();
+    return 0;
+  }
   // Called per piece: an integer key, not a string.
   uint64_t key = (static_cast<uint64_t>(lane) << 32) ^
                  (static_cast<uint64_t>(static_cast<uint32_t>(step)) * 0x9E3779B97F4A7C15ULL) ^

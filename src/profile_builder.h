@@ -18,6 +18,8 @@ class ProfileBuilder {
   static constexpr uint32_t kNoLane = UINT32_MAX;
 
   explicit ProfileBuilder(Profile* p);
+  // Without labels every sample has the empty label set.
+  void set_labels(bool labels) { labels_ = labels; }
 
   // The trace whose events come next; rank < 0: no rank label.
   void Begin(const Trace& trace, const TraceModel& model, int64_t rank);
@@ -32,6 +34,8 @@ class ProfileBuilder {
   uint32_t Labels(uint32_t lane, int64_t step, int64_t device_lane = -1, int32_t memory_device = -1);
 
   void Add(uint32_t node, uint32_t labels, int index, int64_t value);
+  // The node's own frame is a blocking wait (IsBlockingWait).
+  bool IsWait(uint32_t node) const { return wait_frame_[p_.tree[node].frame]; }
 
  private:
   struct LabelKey {
@@ -45,6 +49,8 @@ class ProfileBuilder {
   };
 
   Profile& p_;
+  bool labels_ = true;
+  std::vector<bool> wait_frame_;  // by frame
   const Trace* t_ = nullptr;
   const TraceModel* m_ = nullptr;
   int64_t rank_ = -1;

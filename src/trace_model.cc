@@ -340,7 +340,7 @@ void FindBackward(const Trace& t, TraceModel& m) {
       const Interval& f = t.intervals[(--it)->interval];
       bool lane_ok = known != lane_of_fwd_thread.end() ? f.lane == known->second
                                                        : m.lanes[f.lane].process == m.lanes[b.lane].process;
-      if (lane_ok && f.lane != b.lane) {
+      if (lane_ok) {
         links.emplace(root, BackwardLink{root, it->interval, false});
         break;
       }

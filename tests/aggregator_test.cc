@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include "profile_builder.h"
+
 #include "test_util.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/trace_loader.h"
@@ -22,13 +24,13 @@ TEST(Aggregator, WallIsSelfTimeAndCallsCountEachIntervalOnce) {
     {"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2},
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}}])");
   EXPECT_EQ(d.problem, "");
-  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds"}));
-  EXPECT_EQ(d.default_sample_type, "wall");
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "work/nanoseconds"}));
+  EXPECT_EQ(d.default_sample_type, "work");  // no waits here: work is wall
   std::map<std::string, std::vector<int64_t>> want = {
-      {"pid=1,tid=1|parent", {2, 7000 + 2000}},     {"pid=1,tid=1|parent;child", {1, 3000}},
-      {"pid=1,tid=1|parent;straddler", {1, 2000}},  // [22,24) inside parent
-      {"pid=1,tid=1|straddler", {0, 4000}},         // its rest [24,28): time, no second call
-      {"pid=0,thread=stream 7,tid=7|k", {1, 2000}},
+      {"pid=1,tid=1|parent", {2, 7000 + 2000, 9000}},     {"pid=1,tid=1|parent;child", {1, 3000, 3000}},
+      {"pid=1,tid=1|parent;straddler", {1, 2000, 2000}},  // [22,24) inside parent
+      {"pid=1,tid=1|straddler", {0, 4000, 4000}},         // its rest [24,28): time, no second call
+      {"pid=0,thread=stream 7,tid=7|k", {1, 2000, 2000}},
   };
   EXPECT_EQ(d.stacks, want);
   EXPECT_EQ(d.duration_nanos, 28000);
@@ -43,7 +45,7 @@ TEST(Aggregator, RepeatedStacksAggregateAndAddressesMerge) {
     {"ph": "X", "name": "<built-in method add_ of Tensor object at 0x7f00>", "pid": 1, "tid": 1, "ts": 0, "dur": 1},
     {"ph": "X", "name": "<built-in method add_ of Tensor object at 0x7f08>", "pid": 1, "tid": 1, "ts": 5, "dur": 2}])");
   ASSERT_EQ(d.stacks.size(), 1u);
-  EXPECT_EQ(d.stacks.begin()->second, (std::vector<int64_t>{2, 3000}));
+  EXPECT_EQ(d.stacks.begin()->second, (std::vector<int64_t>{2, 3000, 3000}));
   EXPECT_EQ(d.functions, 1u);
 }
 
@@ -74,7 +76,7 @@ TEST(Aggregator, PythonStacksFromAKinetoStyleTrace) {
     {"ph": "X", "cat": "python_function", "name": "model.py(55): forward", "pid": 1, "tid": 1, "ts": 40, "dur": 20},
     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 45, "dur": 5}])");
   EXPECT_EQ(d.stacks.at("pid=1,tid=1|train.py(42): <module>;model.py(55): forward;aten::mm"),
-            (std::vector<int64_t>{1, 5000}));
+            (std::vector<int64_t>{1, 5000, 5000}));
   EXPECT_EQ(d.display_names.at("model.py(30): forward"), "forward model.py:30");
   EXPECT_EQ(d.display_names.at("model.py(55): forward"), "forward model.py:55");
   EXPECT_EQ(d.files.at("model.py(55): forward"), std::make_pair(std::string("model.py"), int64_t{55}));
@@ -100,21 +102,22 @@ TEST(AggregatorGpu, KernelsHangUnderTheStackThatLaunchedThem) {
     {"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 7, "ts": 90, "dur": 2, "args": {"correlation": 99, "device": 0}},
     {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}}])");
   EXPECT_EQ(d.problem, "");
-  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "gpu/nanoseconds"}));
+  EXPECT_EQ(d.sample_types,
+            (std::vector<std::string>{"calls/count", "wall/nanoseconds", "work/nanoseconds", "gpu/nanoseconds"}));
   const std::string cpu = "device=cuda:0,pid=1,step=5,stream=7,tid=1|";
-  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep;aten::mm;cudaLaunchKernel;gemm"), (std::vector<int64_t>{0, 0, 30000}));
+  EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep;aten::mm;cudaLaunchKernel;gemm"), (std::vector<int64_t>{0, 0, 0, 30000}));
   // A zero-length launch call is a frame of its own under what was open then.
   EXPECT_EQ(d.stacks.at(cpu + "ProfilerStep;aten::mm;cudaLaunchKernel;Memcpy DtoD"),
-            (std::vector<int64_t>{0, 0, 4000}));
+            (std::vector<int64_t>{0, 0, 0, 4000}));
   EXPECT_EQ(d.stacks.at("device=cuda:0,pid=0,stream=7,thread=stream 7,tid=7|cuda:0 stream 7 (no launch found);orphan"),
-            (std::vector<int64_t>{0, 0, 2000}));
+            (std::vector<int64_t>{0, 0, 0, 2000}));
   // The stream keeps its own wall samples, in the step their work was launched in;
   // CPU samples carry the step whose window holds them.
-  EXPECT_EQ(d.stacks.at("pid=0,step=5,thread=stream 7,tid=7|gemm"), (std::vector<int64_t>{1, 30000, 0}));
-  EXPECT_EQ(d.stacks.at("pid=0,thread=stream 7,tid=7|orphan"), (std::vector<int64_t>{1, 2000, 0}));
-  EXPECT_EQ(d.stacks.at("pid=1,step=5,tid=1|ProfilerStep;aten::mm"), (std::vector<int64_t>{1, 45000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=0,step=5,thread=stream 7,tid=7|gemm"), (std::vector<int64_t>{1, 30000, 30000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=0,thread=stream 7,tid=7|orphan"), (std::vector<int64_t>{1, 2000, 2000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,step=5,tid=1|ProfilerStep;aten::mm"), (std::vector<int64_t>{1, 45000, 45000, 0}));
   int64_t gpu = 0;
-  for (const auto& [k, v] : d.stacks) gpu += v[2];
+  for (const auto& [k, v] : d.stacks) gpu += v[3];
   EXPECT_EQ(gpu, 30000 + 4000 + 2000);
 }
 
@@ -129,14 +132,14 @@ TEST(AggregatorGpu, FlowEventsLinkWhereThereIsNoCorrelation) {
     {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": "0x2b", "pid": 0, "tid": 7, "ts": 81, "bp": "e"},
     {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": 7, "ts": 80, "dur": 6}])");
   // MTIA's device events are its kernels; a lane without args.device is the device its pid names.
-  EXPECT_EQ(d.stacks.at("device=mtia:17,pid=1,stream=3,tid=1|forward;pe_exe"), (std::vector<int64_t>{0, 0, 20000}));
+  EXPECT_EQ(d.stacks.at("device=mtia:17,pid=1,stream=3,tid=1|forward;pe_exe"), (std::vector<int64_t>{0, 0, 0, 20000}));
   // An "f" bound to the enclosing slice ("bp": "e") links the kernel it falls in.
-  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,stream=7,tid=1|forward;k"), (std::vector<int64_t>{0, 0, 6000}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,stream=7,tid=1|forward;k"), (std::vector<int64_t>{0, 0, 0, 6000}));
 }
 
 TEST(AggregatorGpu, NoDeviceWorkNoGpuSampleType) {
   auto d = ConvertText(R"([{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}])");
-  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds"}));
+  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "work/nanoseconds"}));
 }
 
 // Traces added one at a time: each keeps its own samples under its rank (given at
@@ -147,20 +150,23 @@ TEST(AggregatorRanks, TracesAddedInTurnKeepTheirRanksAndColumns) {
   Trace gpu = testing::LoadText(R"([
     {"ph": "X", "cat": "cuda_runtime", "name": "launch", "pid": 1, "tid": 1, "ts": 0, "dur": 4, "args": {"correlation": 3}},
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 6, "args": {"correlation": 3, "device": 0}}])");
-  Aggregator merged(true);
+  AggregateOptions ranks;
+  ranks.rank_labels = true;
+  Aggregator merged(ranks);
   merged.Add(cpu, BuildModel(cpu), BuildLanes(cpu));
   merged.Add(gpu, BuildModel(gpu), BuildLanes(gpu));
   auto d = testing::DecodeProfile(Gzip(EncodeProfile(std::move(merged).Finish({7, 2}))));
   EXPECT_EQ(d.problem, "");
-  EXPECT_EQ(d.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "gpu/nanoseconds"}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=7,tid=1|a"), (std::vector<int64_t>{1, 5000, 0}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=2,tid=1|launch"), (std::vector<int64_t>{1, 4000, 0}));
-  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,rank=2,stream=7,tid=1|launch;k"), (std::vector<int64_t>{0, 0, 6000}));
-  EXPECT_EQ(d.stacks.at("pid=0,rank=2,tid=7|k"), (std::vector<int64_t>{1, 6000, 0}));
+  EXPECT_EQ(d.sample_types,
+            (std::vector<std::string>{"calls/count", "wall/nanoseconds", "work/nanoseconds", "gpu/nanoseconds"}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=7,tid=1|a"), (std::vector<int64_t>{1, 5000, 5000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=2,tid=1|launch"), (std::vector<int64_t>{1, 4000, 4000, 0}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,rank=2,stream=7,tid=1|launch;k"), (std::vector<int64_t>{0, 0, 0, 6000}));
+  EXPECT_EQ(d.stacks.at("pid=0,rank=2,tid=7|k"), (std::vector<int64_t>{1, 6000, 6000, 0}));
   EXPECT_EQ(d.stacks.size(), 4u);
 
   // Without rank labels a single trace is what Aggregate gives.
-  Aggregator one(false);
+  Aggregator one;
   one.Add(cpu, BuildModel(cpu), BuildLanes(cpu));
   EXPECT_EQ(EncodeProfile(std::move(one).Finish()), EncodeProfile(Aggregate(cpu)));
 }
@@ -176,21 +182,21 @@ TEST(AggregatorMemory, AllocationsWhereTheyHappenAndWhatIsLiveAtThePeak) {
   auto p = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(trace))));
   EXPECT_EQ(p.problem, "");
   EXPECT_EQ(p.sample_types,
-            (std::vector<std::string>{"calls/count", "wall/nanoseconds", "alloc_objects/count", "alloc_space/bytes",
-                                      "inuse_objects/count", "inuse_space/bytes"}));
+            (std::vector<std::string>{"calls/count", "wall/nanoseconds", "work/nanoseconds", "alloc_objects/count",
+                                      "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"}));
   const std::string cuda0 = "device=cuda:0,pid=1,step=2,tid=1|ProfilerStep;";
   // cuda:0 peaks at 2500 bytes (ts 55): live then are addr 200 (500, aten::add) and the
   // reused addr 100 (2000, aten::cat); the first allocation at 100 was freed at ts 30.
-  EXPECT_EQ(p.stacks.at(cuda0 + "aten::empty"), (std::vector<int64_t>{0, 0, 1, 1000, 0, 0}));
-  EXPECT_EQ(p.stacks.at(cuda0 + "aten::add"), (std::vector<int64_t>{0, 0, 1, 500, 1, 500}));
-  EXPECT_EQ(p.stacks.at(cuda0 + "aten::cat"), (std::vector<int64_t>{0, 0, 1, 2000, 1, 2000}));
+  EXPECT_EQ(p.stacks.at(cuda0 + "aten::empty"), (std::vector<int64_t>{0, 0, 0, 1, 1000, 0, 0}));
+  EXPECT_EQ(p.stacks.at(cuda0 + "aten::add"), (std::vector<int64_t>{0, 0, 0, 1, 500, 1, 500}));
+  EXPECT_EQ(p.stacks.at(cuda0 + "aten::cat"), (std::vector<int64_t>{0, 0, 0, 1, 2000, 1, 2000}));
   // The CPU allocation was live at its own peak (64 bytes at ts 6).
   EXPECT_EQ(p.stacks.at("device=cpu,pid=1,step=2,tid=1|ProfilerStep;aten::empty"),
-            (std::vector<int64_t>{0, 0, 1, 64, 1, 64}));
+            (std::vector<int64_t>{0, 0, 0, 1, 64, 1, 64}));
   // Thread 2 has no intervals: the allocation still gets a stack, and the step whose
   // window (on any thread of its process) holds it.
   EXPECT_EQ(p.stacks.at("device=cuda:1,pid=1,step=2,tid=2|(outside any event)"),
-            (std::vector<int64_t>{0, 0, 1, 4096, 1, 4096}));
+            (std::vector<int64_t>{0, 0, 0, 1, 4096, 1, 4096}));
 }
 
 }  // namespace
@@ -212,12 +218,12 @@ TEST(AggregatorSteps, EveryThreadGetsTheStepWhoseWindowHoldsIt) {
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 130, "dur": 10, "args": {"correlation": 3, "device": 0}}])");
   EXPECT_EQ(d.problem, "");
   // AddmmBackward0 [80,120) is cut at 100: 15 us of self time in step 7, 20 in step 8; one call.
-  EXPECT_EQ(d.stacks.at("pid=1,step=7,tid=2|AddmmBackward0"), (std::vector<int64_t>{1, 15000, 0}));
-  EXPECT_EQ(d.stacks.at("pid=1,step=8,tid=2|AddmmBackward0"), (std::vector<int64_t>{0, 20000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,step=7,tid=2|AddmmBackward0"), (std::vector<int64_t>{1, 15000, 15000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,step=8,tid=2|AddmmBackward0"), (std::vector<int64_t>{0, 20000, 20000, 0}));
   // Device work: the step of its launch (step 7), though it ran in step 8's window.
   EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,step=7,stream=7,tid=2|AddmmBackward0;cudaLaunchKernel;k"),
-            (std::vector<int64_t>{0, 0, 10000}));
-  EXPECT_EQ(d.stacks.at("pid=0,step=7,tid=7|k"), (std::vector<int64_t>{1, 10000, 0}));
+            (std::vector<int64_t>{0, 0, 0, 10000}));
+  EXPECT_EQ(d.stacks.at("pid=0,step=7,tid=7|k"), (std::vector<int64_t>{1, 10000, 10000, 0}));
 }
 
 TEST(AggregatorSteps, LabelsOfNumbersAreNumeric) {
@@ -242,9 +248,9 @@ TEST(AggregatorMemory, WhatWasAllocatedBeforeTheTraceHasAFrameOfItsOwn) {
     {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10, "args": {"Addr": 1, "Bytes": 500, "Total Allocated": 1500, "Device Type": 1, "Device Id": 0}},
     {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 20, "args": {"Addr": 2, "Bytes": 300, "Total Allocated": 1800, "Device Type": 1, "Device Id": 0}}])");
   EXPECT_EQ(d.stacks.at("device=cuda:0|[allocated before the trace began]"),
-            (std::vector<int64_t>{0, 0, 0, 0, 0, 1000}));
-  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,tid=1|aten::empty"), (std::vector<int64_t>{0, 0, 2, 800, 2, 800}));
-  EXPECT_EQ(d.stacks.at("pid=1,tid=1|aten::empty"), (std::vector<int64_t>{1, 100000, 0, 0, 0, 0}));
+            (std::vector<int64_t>{0, 0, 0, 0, 0, 0, 1000}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,tid=1|aten::empty"), (std::vector<int64_t>{0, 0, 0, 2, 800, 2, 800}));
+  EXPECT_EQ(d.stacks.at("pid=1,tid=1|aten::empty"), (std::vector<int64_t>{1, 100000, 100000, 0, 0, 0, 0}));
   bool said = false;
   for (const std::string& c : d.comments)
     said |= c.find("1000 bytes were allocated before the trace began") != std::string::npos;
@@ -256,8 +262,136 @@ TEST(AggregatorMemory, ATraceOfMemoryEventsOnly) {
     {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10, "args": {"Addr": 1, "Bytes": 100, "Device Type": 1, "Device Id": 0}},
     {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 30, "args": {"Addr": 1, "Bytes": -100, "Device Type": 1, "Device Id": 0}}])");
   EXPECT_EQ(d.problem, "");
-  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,tid=1|(outside any event)"), (std::vector<int64_t>{0, 0, 1, 100, 1, 100}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,tid=1|(outside any event)"),
+            (std::vector<int64_t>{0, 0, 0, 1, 100, 1, 100}));
   EXPECT_EQ(d.duration_nanos, 20000);
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// Main thread (tid 1): model.py forward -> aten::linear -> aten::addmm, which launches
+// a kernel; autograd thread (tid 2): the wrapper, AddmmBackward0 under it, and
+// aten::mm launching the backward kernel. Times in us.
+std::string BackwardTrace(const std::string& link) {
+  return R"([
+    {"ph": "X", "cat": "python_function", "name": "model.py(3): forward", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 5, "dur": 40, "args": {"Sequence number": 7, "Fwd thread id": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 10, "dur": 30, "args": {"Sequence number": 7, "Fwd thread id": 0}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 15, "dur": 5, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20, "dur": 10, "args": {"correlation": 1, "device": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 1, "tid": 2, "ts": 100, "dur": 40, "args": {"Sequence number": 7, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "AddmmBackward0", "pid": 1, "tid": 2, "ts": 105, "dur": 30, "args": {"Sequence number": 7, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 110, "dur": 20},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 115, "dur": 5, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_bwd", "pid": 0, "tid": 7, "ts": 120, "dur": 12, "args": {"correlation": 2, "device": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", "pid": 1, "tid": 2, "ts": 150, "dur": 5})" +
+         link + "]";
+}
+
+const char* kFlow = R"(,
+    {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 3, "pid": 1, "tid": 1, "ts": 10},
+    {"ph": "f", "cat": "fwdbwd", "name": "fwdbwd", "id": 3, "pid": 1, "tid": 2, "ts": 105, "bp": "e"})";
+
+// Per thread (pid, tid): wall and calls, whatever the stacks.
+std::map<std::string, std::pair<int64_t, int64_t>> PerThread(const testing::Decoded& d) {
+  std::map<std::string, std::pair<int64_t, int64_t>> out;
+  for (const auto& [key, v] : d.stacks) {
+    auto& t = out[key.substr(0, key.find('|'))];
+    t.first += v[1];
+    t.second += v[0];
+  }
+  return out;
+}
+
+TEST(AggregatorBackward, TheBackwardHangsUnderTheForwardOpThatCreatedIt) {
+  for (const std::string& link : {std::string(kFlow), std::string()}) {  // by flow, by Sequence number
+    auto d = ConvertText(BackwardTrace(link));
+    EXPECT_EQ(d.problem, "");
+    const std::string fwd = "model.py(3): forward;aten::linear;aten::addmm;";
+    const std::string bwd =
+        fwd + "[backward] AddmmBackward0;autograd::engine::evaluate_function: AddmmBackward0;AddmmBackward0;";
+    // CPU time of the autograd thread, with its own labels, under the forward stack.
+    EXPECT_EQ(d.stacks.at("pid=1,tid=2|" + bwd + "aten::mm"), (std::vector<int64_t>{1, 15000, 15000, 0}));
+    EXPECT_EQ(d.stacks.at("pid=1,tid=2|" + bwd.substr(0, bwd.size() - 1)), (std::vector<int64_t>{1, 10000, 10000, 0}));
+    // Its kernel too, with the launching thread's labels.
+    EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,stream=7,tid=2|" + bwd + "aten::mm;cudaLaunchKernel;gemm_bwd"),
+              (std::vector<int64_t>{0, 0, 0, 12000}));
+    // AccumulateGrad has no forward op: it stays where it ran.
+    EXPECT_EQ(d.stacks.at("pid=1,tid=2|autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"),
+              (std::vector<int64_t>{1, 5000, 5000, 0}));
+    // Per thread, wall and calls are those of the stacks as they ran.
+    auto thread_stacks = testing::DecodeProfile(Gzip(EncodeProfile([&] {
+      Trace t = testing::LoadText(BackwardTrace(link));
+      TraceModel m = BuildModel(t);
+      AggregateOptions o;
+      o.thread_stacks = true;
+      return Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1)), o);
+    }())));
+    EXPECT_EQ(PerThread(d), PerThread(thread_stacks));
+    EXPECT_EQ(thread_stacks.stacks.at(
+                  "pid=1,tid=2|autograd::engine::evaluate_function: AddmmBackward0;AddmmBackward0;aten::mm"),
+              (std::vector<int64_t>{1, 15000, 15000, 0}));
+  }
+}
+
+TEST(AggregatorBackward, AForwardOpOutsideTheTraceLeavesTheBackwardWhereItRan) {
+  // Sequence number 8 on the backward, 7 on every forward op: no link.
+  std::string t = BackwardTrace("");
+  for (size_t at = t.find("\"Sequence number\": 7, \"Fwd thread id\": 1"); at != std::string::npos;
+       at = t.find("\"Sequence number\": 7, \"Fwd thread id\": 1", at + 1)) {
+    t.replace(at, std::string("\"Sequence number\": 7").size(), "\"Sequence number\": 8");
+  }
+  auto d = ConvertText(t);
+  EXPECT_EQ(d.stacks.at("pid=1,tid=2|autograd::engine::evaluate_function: AddmmBackward0;AddmmBackward0;aten::mm"),
+            (std::vector<int64_t>{1, 15000, 15000, 0}));
+}
+
+TEST(AggregatorBackward, ALinkThatWouldMakeACycleIsNotFollowed) {
+  // A flow from an op inside the backward subtree to the backward node itself.
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: XBackward0", "pid": 1, "tid": 2, "ts": 0, "dur": 40, "args": {"Sequence number": 3, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "XBackward0", "pid": 1, "tid": 2, "ts": 5, "dur": 30, "args": {"Sequence number": 3, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::inner", "pid": 1, "tid": 2, "ts": 10, "dur": 10},
+    {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 1, "pid": 1, "tid": 2, "ts": 10},
+    {"ph": "f", "cat": "fwdbwd", "name": "fwdbwd", "id": 1, "pid": 1, "tid": 2, "ts": 5, "bp": "e"}])");
+  EXPECT_EQ(d.problem, "");
+  EXPECT_EQ(d.stacks.at("pid=1,tid=2|autograd::engine::evaluate_function: XBackward0;XBackward0;aten::inner"),
+            (std::vector<int64_t>{1, 10000, 10000}));
+}
+
+TEST(AggregatorBackward, RecursionInTheForwardStack) {
+  // The forward op sits under a module that calls itself: the backward hangs under the
+  // whole recursive stack, and pprof counts a frame's cum once per stack.
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "python_function", "name": "nn.Module: Block_0", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+    {"ph": "X", "cat": "python_function", "name": "nn.Module: Block_0", "pid": 1, "tid": 1, "ts": 5, "dur": 40},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 10, "dur": 10, "args": {"Sequence number": 4, "Fwd thread id": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "MulBackward0", "pid": 1, "tid": 2, "ts": 100, "dur": 7, "args": {"Sequence number": 4, "Fwd thread id": 1}}])");
+  EXPECT_EQ(
+      d.stacks.at("pid=1,tid=2|nn.Module: Block_0;nn.Module: Block_0;aten::mul;[backward] MulBackward0;MulBackward0"),
+      (std::vector<int64_t>{1, 7000, 7000}));
+}
+
+TEST(AggregatorWork, BlockingWaitsAreWallButNotWork) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "python_function", "name": "threading.py(1030): _bootstrap", "pid": 1, "tid": 3, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "python_function", "name": "/usr/lib/python3.11/threading.py(355): wait", "pid": 1, "tid": 3, "ts": 10, "dur": 80},
+    {"ph": "X", "cat": "python_function", "name": "<built-in method acquire of _thread.lock object at 0x7f01>", "pid": 1, "tid": 3, "ts": 20, "dur": 60},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 4, "ts": 0, "dur": 30}])");
+  EXPECT_EQ(d.default_sample_type, "work");
+  // _bootstrap's own 20 us is work; wait's 20 and acquire's 60 are not.
+  EXPECT_EQ(d.stacks.at("pid=1,tid=3|threading.py(1030): _bootstrap"), (std::vector<int64_t>{1, 20000, 20000}));
+  EXPECT_EQ(d.stacks.at("pid=1,tid=3|threading.py(1030): _bootstrap;/usr/lib/python3.11/threading.py(355): wait"),
+            (std::vector<int64_t>{1, 20000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=1,tid=3|threading.py(1030): _bootstrap;/usr/lib/python3.11/threading.py(355): "
+                        "wait;<built-in method acquire of _thread.lock object>"),
+            (std::vector<int64_t>{1, 60000, 0}));
+  // A CPU waiting for the GPU is a finding: it stays work.
+  EXPECT_EQ(d.stacks.at("pid=1,tid=4|cudaStreamSynchronize"), (std::vector<int64_t>{1, 30000, 30000}));
 }
 
 }  // namespace

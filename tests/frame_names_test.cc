@@ -59,3 +59,28 @@ TEST(FrameNames, NamesPprofWouldRewriteGetANameItShowsAsIs) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+TEST(FrameNames, TheWaitList) {
+  for (const char* wait : {"<built-in method acquire of _thread.lock object>", "<built-in function sleep>",
+                           "<built-in method poll of select.poll object>", "<built-in function select>",
+                           "<built-in method get of _queue.SimpleQueue object>",
+                           "<built-in method run_backward of torch._C._EngineBase object>",
+                           "/usr/lib/python3.11/threading.py(355): wait", "threading.py(320): wait",
+                           "/usr/lib/python3.11/queue.py(171): get", "/usr/lib/python3.11/selectors.py(415): select",
+                           "/usr/lib/python3.11/multiprocessing/connection.py(1136): wait"}) {
+    EXPECT_TRUE(IsBlockingWait(MakeFrame(wait))) << wait;
+  }
+  for (const char* work :
+       {"cudaStreamSynchronize", "aten::item", "aten::_local_scalar_dense", "my_threading.py(3): wait",
+        "/app/queue.py(3): put", "model.py(10): wait", "<built-in method acquire_lock of x>"}) {
+    EXPECT_FALSE(IsBlockingWait(MakeFrame(work))) << work;
+  }
+  EXPECT_EQ(BackwardFrameName("autograd::engine::evaluate_function: AddmmBackward0"), "[backward] AddmmBackward0");
+  EXPECT_EQ(BackwardFrameName("MulBackward0"), "[backward] MulBackward0");
+}
+
+}  // namespace
+}  // namespace torch2pprof

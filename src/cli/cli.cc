@@ -14,8 +14,8 @@ namespace {
 
 const char* const kCommands[] = {"convert", "analyze", "help"};
 // Long options that may also be written with one dash, as Go tools do (-top 50).
-const char* const kLongOptions[] = {"threads", "output", "help",     "version",         "top",
-                                    "format",  "table",  "group-by", "allow-truncated", "strict"};
+const char* const kLongOptions[] = {"threads",  "output",          "help",   "version",      "top", "format", "table",
+                                    "group-by", "allow-truncated", "strict", "thread-stacks"};
 
 void AddInputOptions(CLI::App* cmd, InputArgs* in) {
   cmd->add_flag("--strict", in->strict, "An event that cannot be read is an error (default: skip it, count it, warn)");
@@ -97,11 +97,15 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                    "input's position)");
   conv->add_option("--threads", convert.threads, "Worker threads (default: all cores); never changes the output")
       ->check(CLI::Range(0, 1024));
+  conv->add_flag("--thread-stacks", convert.thread_stacks,
+                 "Stacks exactly as each thread ran them (default: a backward node's work hangs under the forward op "
+                 "that created it, below a [backward] frame)");
   AddInputOptions(conv, &convert.in);
   conv->footer(
-      "Sample types: wall (self time in ns; flat = exclusive, cum = inclusive) and calls.\n"
-      "Also gpu (device time under the launching stack) and alloc_/inuse_ objects and space when the trace has them.\n"
-      "Labels: pid, tid, thread, step, device, stream, rank. Try: go tool pprof -sample_index=gpu -top out.pb.gz");
+      "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"
+      "inclusive) and calls. Also gpu (device time under the launching stack) and alloc_/inuse_ objects and space\n"
+      "when the trace has them. Labels: pid, tid, thread, step, device, stream, rank.\n"
+      "Try: go tool pprof -sample_index=gpu -top out.pb.gz");
   AnalyzeArgs analyze;
   CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
   an->add_option("input", analyze.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();

@@ -19,6 +19,7 @@ struct ConvertArgs {
   std::vector<std::string> files;  // IN OUT, or with -o the inputs
   std::string output;              // -o: one profile of all inputs, labelled by rank
   int threads = 0;                 // 0: all cores
+  bool thread_stacks = false;      // stacks as each thread ran them (no backward under forward)
   InputArgs in;
 };
 

@@ -32,7 +32,10 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                 "refusing to write a binary profile to a terminal; redirect standard output or name an output file");
   }
   int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Aggregator aggregator(merged);
+  AggregateOptions aggregate;
+  aggregate.thread_stacks = args.thread_stacks;
+  aggregate.rank_labels = merged;
+  Aggregator aggregator(aggregate);
   std::vector<int64_t> ranks;
   std::vector<LoadOptions> loads;
   for (const std::string& input : inputs) {

@@ -45,6 +45,27 @@ def memory_device(t, i):
     return 'cpu' if t == 0 else f'{DEVICE_TYPES.get(t, f"device_type_{t}")}:{i}' if i >= 0 else DEVICE_TYPES.get(t, f'device_type_{t}')
 
 
+# The README's list of blocking waits (and the profiler's overhead): frames whose own
+# time is no work.
+WAIT_BUILTINS = {
+    '<built-in method acquire of _thread.lock object>', '<built-in method acquire of _thread.RLock object>',
+    '<built-in method poll of select.poll object>', '<built-in method poll of select.epoll object>',
+    '<built-in method poll of select.devpoll object>', '<built-in method control of select.kqueue object>',
+    '<built-in function select>', '<built-in function sleep>', '<built-in method get of _queue.SimpleQueue object>',
+    '<built-in method run_backward of torch._C._EngineBase object>', 'Activity Buffer Request'}
+WAIT_PYTHON = {('threading.py', 'wait'), ('queue.py', 'get'), ('selectors.py', 'select'),
+               ('multiprocessing/connection.py', 'wait'), ('multiprocessing/connection.py', '_poll'),
+               ('multiprocessing/connection.py', 'poll')}
+
+
+def is_wait(system_name):
+    m = PY_FRAME.match(system_name)
+    if m:
+        path = '/' + m.group(1)
+        return any(path.endswith('/' + f) and m.group(3) == fn for f, fn in WAIT_PYTHON)
+    return system_name in WAIT_BUILTINS
+
+
 # ---------------------------------------------------------------- the model
 class Model:
     """What a correct converter reports for a trace."""
@@ -127,6 +148,7 @@ class Model:
                 if a.get('correlation') in launcher:
                     self.gpu_by_launch[(launcher[a['correlation']], ADDRESS.sub('', str(e.get('name', ''))))] += d
         self.flat, self.cum = collections.Counter(), collections.Counter()
+        self.lane_flat = {}  # lane -> self time per name, on lanes without partial overlaps
         starts = [iv[0] for L in per_lane.values() for iv in L]
         ends = [iv[1] for L in per_lane.values() for iv in L]
         self.duration = max(ends) - min(starts) if starts else 0
@@ -134,7 +156,7 @@ class Model:
             L.sort(key=lambda iv: (iv[0], -iv[1], iv[2]))
             self.calls[lane] = len(L)
             self.busy[lane] = self.union(L)
-            self.partial[lane] = self.nest(L)
+            self.partial[lane] = self.nest(L, lane)
             self.straddling[lane] = self.count_straddling(L)
 
     @staticmethod
@@ -163,7 +185,7 @@ class Model:
             heapq.heappush(open_ends, t)
         return n
 
-    def nest(self, L):
+    def nest(self, L, lane):
         """Per-name self and inclusive time on a lane without partial overlaps;
         returns the number of partial overlaps (then per-name totals are not kept)."""
         flat, cum = collections.Counter(), collections.Counter()
@@ -189,6 +211,7 @@ class Model:
         if partial == 0:
             self.flat.update(flat)
             self.cum.update(cum)
+            self.lane_flat[lane] = flat
         return partial
 
 
@@ -264,8 +287,11 @@ class Checks(Tally):
         return r
 
     def check_trace(self, trace):
+        """The model's per-lane stacks are checked on --thread-stacks; the default profile
+        (backward under forward) must keep every lane's wall and calls, and its work
+        (the default) must be wall less the README's waits."""
         out = os.path.join(self.tmp, os.path.basename(trace) + '.pb.gz')
-        r = self.convert(['convert', trace, out])
+        r = self.convert(['convert', '--thread-stacks', trace, out])
         if r.returncode != 0:
             return self.report(trace, [f'exit {r.returncode}: {r.stderr.decode()[:300]}'])
         problems = []
@@ -273,7 +299,8 @@ class Checks(Tally):
         if top.returncode != 0 or 'flat%' not in top.stdout:
             problems.append('go tool pprof -top failed')
         raw, model = Raw(out), Model(trace)
-        want_types = ['calls', 'wall'] + (['gpu'] if model.gpu_total else []) + (
+        problems += self.check_default(trace, model)
+        want_types = ['calls', 'wall', 'work'] + (['gpu'] if model.gpu_total else []) + (
             ['alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space'] if model.alloc else [])
         if model.alloc and raw.types == want_types:
             alloc, inuse = collections.Counter(), collections.Counter()
@@ -287,7 +314,7 @@ class Checks(Tally):
                 got_i = (inuse[(dev, 0)], inuse[(dev, 1)])
                 if got_a != model.alloc[dev] or got_i != model.inuse[dev]:
                     problems.append(f'memory {dev}: alloc {got_a} inuse {got_i}, want {model.alloc[dev]} {model.inuse[dev]}')
-        if raw.types != want_types or raw.default != 'wall':
+        if raw.types != want_types or raw.default != 'work':
             problems.append(f'sample types {raw.types}, default {raw.default}, want {want_types}')
         if model.gpu_total:
             gpu_total, by_stream, by_launch = 0, collections.Counter(), collections.Counter()
@@ -344,6 +371,33 @@ class Checks(Tally):
             problems.append(f'comments do not report {partial} partial overlaps: {raw.comments}')
         self.report(os.path.relpath(trace), problems)
         return raw
+
+    def check_default(self, trace, model):
+        out = os.path.join(self.tmp, os.path.basename(trace) + '.default.pb.gz')
+        r = self.convert(['convert', trace, out])
+        if r.returncode != 0:
+            return [f'default: exit {r.returncode}']
+        raw, problems = Raw(out), []
+        wall, calls, work = collections.Counter(), collections.Counter(), collections.Counter()
+        for smp in raw.samples:
+            lane = (smp['labels'].get('pid'), smp['labels'].get('tid'))
+            w, k = raw.value(smp, 'wall'), raw.value(smp, 'work')
+            wall[lane] += w
+            calls[lane] += raw.value(smp, 'calls')
+            work[lane] += k
+            leaf = self.system_name(raw.locations[smp['stack'][0]]) if smp['stack'] else ''
+            if k != (0 if is_wait(leaf) else w):
+                problems.append(f'default: work {k} of a sample with wall {w} and leaf {leaf!r}')
+                break
+        for lane in set(model.busy) | set(wall):
+            if (wall[lane], calls[lane]) != (model.busy.get(lane, 0), model.calls.get(lane, 0)):
+                problems.append(f'default: lane {lane}: wall {wall[lane]} calls {calls[lane]}, '
+                                f'want {model.busy.get(lane, 0)} {model.calls.get(lane, 0)}')
+            if lane in model.lane_flat:
+                waits = sum(v for name, v in model.lane_flat[lane].items() if is_wait(name))
+                if work[lane] != model.busy[lane] - waits:
+                    problems.append(f'default: lane {lane}: work {work[lane]}, busy less waits {model.busy[lane] - waits}')
+        return problems
 
     @staticmethod
     def system_name(frame):
@@ -461,6 +515,27 @@ def label_checks(c, testdata, tmp):
             if missing:
                 problems.append(f'{missing} ns of gpu samples without a step label')
         c.report(f'{f}: gpu samples carry their step', problems)
+        # Backward under forward: GPU time sits under model code. What may stay outside is
+        # backward work with no link (AccumulateGrad hooks: DDP's reducer) and the gloo
+        # worker threads' copies, which nothing in the trace ties to model code.
+        if 'gpu' in raw.types and any(PY_FRAME.match(x[4]) for x in raw.locations.values()):
+            total, under, outside = 0, 0, collections.Counter()
+            for smp in raw.samples:
+                g = raw.value(smp, 'gpu')
+                names = [raw.locations[x][4] for x in smp['stack']]
+                total += g
+                if any(PY_FRAME.match(n) for n in names):
+                    under += g
+                elif g:
+                    outside[names[-1]] += g
+            def unlinked(root):
+                return root in ('gloo:all_reduce', 'autograd::engine::evaluate_function: torch::autograd::AccumulateGrad') \
+                    or root.startswith('torch.distributed.ddp.reducer::')
+            problems = []
+            if under < 0.97 * total and any(not unlinked(r) for r in outside):
+                problems.append(f'{100 * under / total:.1f}% of gpu time under a Python frame; outside, under '
+                                f'{sorted(r for r in outside if not unlinked(r))[:3]}')
+            c.report(f'{f}: gpu time under a Python frame ({100 * under / total:.1f}%)', problems)
         # The busiest host thread, and the thread of the first step.
         host = {lane: busy for lane, busy in model.busy.items() if re.match(r'^\d+$', lane[1])
                 and not any(str(e.get('cat', '')).lower() in DEVICE and as_text(e.get('tid')) == lane[1] for e in evs[:2000])}

@@ -15,13 +15,18 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalyzeOptio
   auto steps = std::async(options.threads > 1 ? std::launch::async : std::launch::deferred,
                           [&ev] { return analysis::Steps(ev); });
   Analysis a;
-  analysis::OverviewResult overview = analysis::Overview(ev, options.threads);
+  BuildOptions build;
+  build.threads = options.threads;
+  std::vector<LaneStacks> lanes = BuildLanes(trace, build);
+  analysis::OverviewResult overview = analysis::Overview(ev, lanes);
   a.trace = std::move(overview.overview);
   a.categories = std::move(overview.categories);
   analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape);
   a.operators = std::move(operators.rows);
   a.kernels = analysis::Kernels(ev, &a.kernel_total_ns);
   a.memory = analysis::Memory(ev, operators.owners);
+  a.modules = analysis::Modules(ev, lanes);
+  std::vector<LaneStacks>().swap(lanes);
   analysis::StepsResult s = steps.get();
   a.steps = std::move(s.rows);
   a.whole_trace_step = s.whole_trace;

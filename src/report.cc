@@ -409,6 +409,23 @@ DataTable<MemoryRow> Memory(const Analysis& a, const ReportOptions& o) {
   return t;
 }
 
+DataTable<ModuleRow> Modules(const Analysis& a) {
+  return {"modules",
+          a.modules,
+          true,
+          {{"name", [](const ModuleRow& m) { return Text(m.name); }},
+           {"kind", [](const ModuleRow& m) { return Text(m.kind); }},
+           {"file", [](const ModuleRow& m) { return Text(m.file); }, true, false},
+           {"line",
+            [](const ModuleRow& m) {
+              return m.line ? Int(m.line) : Cell{Cell::kNull, ""};
+            }},
+           {"calls", [](const ModuleRow& m) { return Int(static_cast<int64_t>(m.calls)); }},
+           {"host_total_us", [](const ModuleRow& m) { return Micros(m.host_total_ns); }},
+           {"host_self_us", [](const ModuleRow& m) { return Micros(m.host_self_ns); }},
+           {"device_total_us", [](const ModuleRow& m) { return Micros(m.device_total_ns); }}}};
+}
+
 DataTable<Recommendation> Recommendations(const Analysis& a) {
   return {"recommendations",
           a.recommendations,
@@ -444,7 +461,8 @@ std::string FormatDuration(int64_t ns) {
 }
 
 const std::vector<std::string>& CsvTables() {
-  static const std::vector<std::string> tables = {"categories", "steps", "operators", "kernels", "gpu", "memory"};
+  static const std::vector<std::string> tables = {"categories", "steps",  "operators", "kernels",
+                                                  "gpu",        "memory", "modules"};
   return tables;
 }
 
@@ -580,6 +598,28 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
     out += mt.Render();
   }
 
+  if (!a.modules.empty()) {
+    // Two views of one table: where the host time goes, and where the device time was launched.
+    for (bool device : {false, true}) {
+      section(device ? "Modules and Python functions by device time (backward included)"
+                     : "Modules and Python functions by host time (backward included, waits left out)");
+      std::vector<const ModuleRow*> rows;
+      for (const ModuleRow& m : a.modules) rows.push_back(&m);
+      if (device) {
+        std::stable_sort(rows.begin(), rows.end(), [](const ModuleRow* x, const ModuleRow* y) {
+          return x->device_total_ns > y->device_total_ns;
+        });
+      }
+      Table mt({"frame", "kind", "calls", "host total", "host self", "device total"});
+      for (size_t i = 0; i < Limit(rows.size(), o.top); ++i) {
+        const ModuleRow& m = *rows[i];
+        mt.Add({m.name, m.kind, Count(m.calls), FormatDuration(m.host_total_ns), FormatDuration(m.host_self_ns),
+                FormatDuration(m.device_total_ns)});
+      }
+      out += mt.Render();
+    }
+  }
+
   section("Recommendations");
   if (a.recommendations.empty()) out += "(none: nothing crossed a threshold)\n";
   for (const Recommendation& r : a.recommendations) out += Wrap(r.text, "- ", "  ");
@@ -635,6 +675,7 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   WriteJson(j, Kernels(a), o);
   WriteJson(j, Gpus(a), o);
   WriteJson(j, Memory(a, o), o);
+  WriteJson(j, Modules(a), o);
   WriteJson(j, Recommendations(a), o);
   j.Close('}');
   return j.out + "\n";
@@ -648,6 +689,7 @@ std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
   if (table == "kernels") return WriteCsv(Kernels(a), o);
   if (table == "gpu") return WriteCsv(Gpus(a), o);
   if (table == "memory") return WriteCsv(Memory(a, o), o);
+  if (table == "modules") return WriteCsv(Modules(a), o);
   std::string names;
   for (const std::string& n : CsvTables()) names += (names.empty() ? "" : ", ") + n;
   throw Error(Error::Kind::kUsage, "", -1, "--table must be one of " + names + " (got '" + table + "')");

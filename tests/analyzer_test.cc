@@ -523,3 +523,51 @@ TEST(Analyzer, RolesFromOldAndNewSpellings) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+TEST(AnalyzerModules, ModulesAndPythonFramesWithTheirBackward) {
+  // Two Linear instances, one inside the other's module frame (recursion of the class);
+  // the backward of the inner one's op, on the autograd thread, counts to both.
+  Analysis a = AnalyzeText(Trace({
+      X("python_function", "nn.Module: Linear_0", "1", 0, 100),
+      X("python_function", "torch/nn/modules/linear.py(125): forward", "1", 5, 90),
+      X("python_function", "nn.Module: Linear_1", "1", 10, 50),
+      X("cpu_op", "aten::addmm", "1", 20, 20, R"({"Sequence number": 5, "Fwd thread id": 0, "External id": 9})"),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 25, 5, Rt(1, 9)),
+      X("kernel", "gemm", "stream 7", 30, 10, Dev(1, 9)),
+      X("cpu_op", "AddmmBackward0", "2", 200, 30, R"({"Sequence number": 5, "Fwd thread id": 1, "External id": 10})"),
+      X("cuda_runtime", "cudaLaunchKernel", "2", 205, 5, Rt(2, 10)),
+      X("kernel", "gemm_bwd", "stream 7", 210, 15, Dev(2, 10)),
+      X("python_function", "<built-in method acquire of _thread.lock object>", "1", 60, 20),
+  }));
+  auto row = [&](const std::string& name, const std::string& kind) -> const ModuleRow& {
+    for (const ModuleRow& m : a.modules) {
+      if (m.name == name && m.kind == kind) return m;
+    }
+    static ModuleRow none;
+    ADD_FAILURE() << "no row " << name;
+    return none;
+  };
+  // Linear_1: its own 30 us less nothing + addmm 20 + backward 30; the wait is not under it.
+  const ModuleRow& inner = row("nn.Module: Linear_1", "module");
+  EXPECT_EQ(inner.calls, 1u);
+  EXPECT_EQ(inner.host_total_ns, (50 + 30) * us);
+  EXPECT_EQ(inner.host_self_ns, 30 * us);
+  EXPECT_EQ(inner.device_total_ns, (10 + 15) * us);
+  // Linear_0: 100 us less the 20 us wait, plus the backward.
+  EXPECT_EQ(row("nn.Module: Linear_0", "module").host_total_ns, (100 - 20 + 30) * us);
+  // The class counts both instances, once per stack though one holds the other.
+  const ModuleRow& cls = row("Linear", "module class");
+  EXPECT_EQ(cls.calls, 2u);
+  EXPECT_EQ(cls.host_total_ns, (100 - 20 + 30) * us);
+  EXPECT_EQ(cls.device_total_ns, 25 * us);
+  const ModuleRow& fwd = row("forward torch/nn/modules/linear.py:125", "python");
+  EXPECT_EQ(fwd.file, "torch/nn/modules/linear.py");
+  EXPECT_EQ(fwd.line, 125);
+  EXPECT_EQ(fwd.host_self_ns, (90 - 50 - 20) * us);
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -100,6 +100,20 @@ struct MemoryRow {
   std::vector<MemoryOperator> top_operators;  // by allocated bytes
 };
 
+// A Python function, a module instance (nn.Module: Linear_0) or a module class (Linear)
+// by inclusive time, with the backward moved under the forward op that created it
+// (convert's default stacks): torch-tb-profiler's module view without lost operators.
+struct ModuleRow {
+  std::string name;             // "forward torch/nn/modules/linear.py:125", "nn.Module: Linear_0", "Linear"
+  std::string kind;             // "python", "module", "module class"
+  std::string file;             // Python frames: the source file
+  int64_t line = 0;             // and line
+  uint64_t calls = 0;           // python_function events (instances of the class together)
+  int64_t host_total_ns = 0;    // CPU time under it, waits left out (convert's work); once per stack
+  int64_t host_self_ns = 0;     // of which its own
+  int64_t device_total_ns = 0;  // device time launched under it, backward included
+};
+
 struct Recommendation {
   std::string id;    // stable key, e.g. "dataloader"
   std::string text;  // the advice with the numbers that triggered it
@@ -115,6 +129,7 @@ struct Analysis {
   int64_t kernel_total_ns = 0;         // summed kernel durations
   std::vector<GpuRow> gpu;
   std::vector<MemoryRow> memory;
+  std::vector<ModuleRow> modules;  // by host total
   std::vector<Recommendation> recommendations;
 };
 

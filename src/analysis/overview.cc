@@ -3,11 +3,10 @@
 #include <map>
 
 #include "stages.h"
-#include "torch2pprof/lane_builder.h"
 
 namespace torch2pprof::analysis {
 
-OverviewResult Overview(const Events& ev, int threads) {
+OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) {
   const Trace& t = ev.trace();
   const TraceModel& m = ev.model();
   OverviewResult r;
@@ -35,23 +34,13 @@ OverviewResult Overview(const Events& ev, int threads) {
   o.world_size = dist.world_size;
   o.backend = dist.backend;
 
-  // Self time per category from the lane walk, without keeping a piece per interval.
-  std::vector<uint32_t> slot(t.strings.size(), UINT32_MAX), cats;
-  for (const Interval& iv : t.intervals) {
-    if (slot[iv.cat] == UINT32_MAX) slot[iv.cat] = static_cast<uint32_t>(cats.size()), cats.push_back(iv.cat);
-  }
-  std::vector<std::vector<int64_t>> self(t.lanes.size());  // each lane is walked by one thread
-  BuildOptions build;
-  build.threads = threads;
-  build.on_piece = [&](const LaneStacks& lane, const Piece& p) {
-    auto& sums = self[lane.lane];
-    if (sums.empty()) sums.assign(cats.size(), 0);
-    sums[slot[t.intervals[p.interval].cat]] += p.self_ns;
-  };
-  for (const LaneStacks& ls : BuildLanes(t, build)) {
+  // Self time per category from the pieces.
+  std::vector<int64_t> self(t.strings.size(), 0);
+  for (const LaneStacks& ls : lanes) {
     const Lane& lane = t.lanes[ls.lane];
     o.lanes.push_back(
         LaneInfo{lane.pid, lane.tid, lane.thread_name, m.lanes[ls.lane].device, ls.intervals, ls.busy_ns});
+    for (const Piece& p : ls.pieces) self[t.intervals[p.interval].cat] += p.self_ns;
   }
   std::map<uint32_t, CategoryRow> rows;  // by category id: a stable order before sorting
   for (size_t e = 0; e < ev.count(); ++e) {
@@ -59,9 +48,7 @@ OverviewResult Overview(const Events& ev, int threads) {
     ++c.events;
     c.total_ns += ev.Dur(e);
   }
-  for (const auto& sums : self) {
-    for (size_t k = 0; k < sums.size(); ++k) rows[cats[k]].self_ns += sums[k];
-  }
+  for (auto& [cat, c] : rows) c.self_ns = self[cat];
   for (auto& [cat, c] : rows) {
     c.category = std::string(t.strings.Get(cat));
     c.role = m.category_role[cat];

@@ -8,15 +8,20 @@
 
 #include "events.h"
 #include "torch2pprof/analyzer.h"
+#include "torch2pprof/lane_builder.h"
 
 namespace torch2pprof::analysis {
 
-// Overview of the trace and self time per category (from the lane walk).
+// Overview of the trace and self time per category, from the lanes' pieces.
 struct OverviewResult {
   TraceOverview overview;
   std::vector<CategoryRow> categories;
 };
-OverviewResult Overview(const Events& ev, int threads);
+OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes);
+
+// Python functions, module instances and classes (ModuleRow), from convert's call tree
+// over the lanes' pieces.
+std::vector<ModuleRow> Modules(const Events& ev, const std::vector<LaneStacks>& lanes);
 
 // Steps and their breakdown (tb-semantics §3, §4).
 struct StepsResult {

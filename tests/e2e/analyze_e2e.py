@@ -21,11 +21,14 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
+import tempfile
 import sys
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from convert_e2e import RawText  # noqa: E402
 from e2e_common import Tally, ns, python_ends, read_events  # noqa: E402
 
 STEP_PARTS = ['kernel_us', 'memcpy_us', 'memset_us', 'communication_us', 'runtime_us', 'dataloader_us',
@@ -105,6 +108,31 @@ def keyavg_problems(name, trace, j, keyavg_path):
     return problems
 
 
+def module_problems(binary, trace, j):
+    """The module view is convert's default stacks summed: each row's host total (work)
+    and device total (gpu) equal what go tool pprof -focus selects in the profile."""
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, 'p.pb.gz')
+        subprocess.run([binary, 'convert', trace, out], capture_output=True)
+        rows = [m for m in j['modules'] if m['kind'] != 'module class'][:4]
+        rows += [m for m in j['modules'] if m['kind'] == 'module class'][:2]
+        for m in rows:
+            if m['kind'] == 'module class':
+                focus = '^nn\\.Module: ' + re.escape(m['name']) + '_[0-9]+$'
+            else:
+                focus = '^' + re.escape(m['name']) + '$'
+            g = subprocess.run(['go', 'tool', 'pprof', '-raw', '-focus=' + focus, out], capture_output=True, text=True)
+            raw = RawText(g.stdout)
+            for key, column in (('host_total_us', 'work'), ('device_total_us', 'gpu')):
+                if column not in raw.types:
+                    continue
+                got = sum(raw.value(smp, column) for smp in raw.samples)
+                if got != ns(m[key]):
+                    problems.append(f'module {m["name"]!r}: {key} {m[key]}, pprof -focus gives {got} ns')
+    return problems
+
+
 def step_problems(trace, j):
     """Steps are host-side ProfilerStep events, each once, none of 0 ns, in order."""
     host = sorted((Decimal(str(e['ts'])), str(e['name'])) for e in read_events(trace)
@@ -181,6 +209,7 @@ class Checks(Tally):
         keyavg = trace.replace('.pt.trace.json.gz', '.key_averages.json')
         if os.path.exists(keyavg) and keyavg != trace:
             problems += step_problems(trace, j)
+            problems += module_problems(self.binary, trace, j)
             problems += keyavg_problems(name, trace, j, keyavg)
         self.report(os.path.relpath(trace), problems)
 

@@ -560,31 +560,41 @@ def label_checks(c, testdata, tmp):
 
 
 def readme_checks(c, testdata, tmp):
-    """Every `go tool pprof` line of the README's code blocks, run as written on real
-    profiles: lm_train for out.pb.gz and before.pb.gz, the two DDP ranks merged for
-    job.pb.gz, with the README's placeholder ids put to ids those traces have."""
+    """Every `go tool pprof` command of the README's code blocks, run as written on real
+    profiles: lm_train for out.pb.gz, before.pb.gz and lm_train.pb.gz, the two DDP ranks
+    merged for job.pb.gz, with the README's placeholder ids put to ids those traces have.
+    Where the README shows a command's output ("$ go tool pprof ..." and the lines after
+    it), each line shown must be in what pprof prints."""
+    import shlex
     readme = os.path.join(os.path.dirname(os.path.abspath(testdata)), 'README.md')
     d = os.path.join(testdata, 'real', 'torch211')
     out, job = os.path.join(tmp, 'readme_out.pb.gz'), os.path.join(tmp, 'readme_job.pb.gz')
     c.convert(['convert', os.path.join(d, 'lm_train.pt.trace.json.gz'), out])
     c.convert(['convert', '-o', job, os.path.join(d, 'ddp_gloo_2ranks_rank0.pt.trace.json.gz'),
                os.path.join(d, 'ddp_gloo_2ranks_rank1.pt.trace.json.gz')])
-    lines, in_code = [], False
+    commands, in_code = [], False  # (command, [output lines shown])
     for line in open(readme):
+        line = line.rstrip('\n')
         if line.startswith('```'):
             in_code = not in_code
+            commands.append((None, []))  # what follows belongs to no command
         elif in_code and line.startswith('go tool pprof '):
-            lines.append(line.split('#')[0].strip())
-    if len(lines) < 8:
-        c.report('README pprof examples found', [f'only {len(lines)}'])
-    for line in lines:
-        args = line.split()[3:]
-        if any(a.startswith('-http') for a in args):
-            args = ['-raw' if a.startswith('-http') else a for a in args]  # a server: its data, printed
-        subst = {'out.pb.gz': out, 'job.pb.gz': job, '-tagfocus=tid=1234': '-tagfocus=tid=439',
-                 '-tagfocus=step=5': '-tagfocus=step=3', '-tagfocus=rank=3': '-tagfocus=rank=1',
-                 '-diff_base=before.pb.gz': '-diff_base=' + out, "'aten::mm'": 'aten::mm'}
-        args = [subst.get(a, a) for a in args]
+            commands.append((line.split('  #')[0].strip(), None))
+        elif in_code and line.startswith('$ go tool pprof '):
+            commands.append((line[2:].split('  #')[0].strip(), []))  # its output follows
+        elif in_code and line.startswith('$ ') or not in_code:
+            commands.append((None, []))
+        elif commands and commands[-1][1] is not None and commands[-1][0] and line.strip():
+            commands[-1][1].append(line)
+    commands = [(line, shown or []) for line, shown in commands if line]
+    if len(commands) < 8:
+        c.report('README pprof examples found', [f'only {len(commands)}'])
+    subst = {'out.pb.gz': out, 'lm_train.pb.gz': out, 'job.pb.gz': job, '-tagfocus=tid=1234': '-tagfocus=tid=439',
+             '-tagfocus=step=5': '-tagfocus=step=3', '-tagfocus=rank=3': '-tagfocus=rank=1',
+             '-diff_base=before.pb.gz': '-diff_base=' + out}
+    for line, shown in commands:
+        args = [subst.get(a, a) for a in shlex.split(line)[3:]]
+        args = ['-raw' if a.startswith('-http') else a for a in args]  # a server: its data, printed
         r = subprocess.run(['go', 'tool', 'pprof'] + args, capture_output=True, text=True, cwd=tmp)
         text = r.stdout + r.stderr
         problems = [] if r.returncode == 0 else [f'exit {r.returncode}: {text.strip()[-200:]}']
@@ -594,6 +604,11 @@ def readme_checks(c, testdata, tmp):
             problems.append('no routine listed')
         if '-tags' in line and 'tid:' not in text:
             problems.append('no tid label')
+        printed = {' '.join(x.split()) for x in text.split('\n')}
+        for want in shown:
+            if ' '.join(want.split()) not in printed:
+                problems.append(f'the README shows {want.strip()!r}, pprof does not print it')
+                break
         c.report(f'README: {line}', problems)
 
 

@@ -1,0 +1,193 @@
+// analyze's report: text for people, one JSON document or a CSV table for scripts, all
+// written from the tables of analysis_tables.cc.
+#include "analysis_tables.h"
+#include "torch2pprof/error.h"
+#include "torch2pprof/report.h"
+
+namespace torch2pprof {
+
+using namespace report;
+
+namespace {
+
+std::string Section(const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; }
+
+std::string Overview(const Analysis& a) {
+  const TraceOverview& t = a.trace;
+  std::string out = Section("Overview");
+  std::string span = "Span      " + FormatDuration(t.span_ns);
+  if (t.wall_clock_ns) span += " from " + WallClock(t.wall_clock_ns);
+  out += span + "\n";
+  std::string phases;
+  for (const auto& [ph, n] : t.phases) phases += (phases.empty() ? "" : ", ") + ph + " " + Count(n);
+  out += "Events    " + Count(t.events) + " (" + phases + ")\n";
+  size_t cpu = 0, dev = 0;
+  for (const LaneInfo& l : t.lanes) (l.device ? dev : cpu)++;
+  out += "Lanes     " + std::to_string(cpu) + " CPU threads, " + std::to_string(dev) + " device streams\n";
+  for (const DeviceInfo& d : t.devices) {
+    std::string line = "Device    " + (d.device.empty() ? std::to_string(d.id) : d.device) + ": " + d.name;
+    if (d.total_memory > 0) line += ", " + Bytes(d.total_memory);
+    if (d.sms > 0) line += ", " + std::to_string(d.sms) + " SMs";
+    if (!d.compute.empty()) line += ", compute " + d.compute;
+    out += Fit(line, kWidth) + "\n";
+  }
+  if (t.rank >= 0) {
+    out += "Rank      " + std::to_string(t.rank) + (t.world_size > 0 ? " of " + std::to_string(t.world_size) : "") +
+           (t.backend.empty() ? "" : " (" + t.backend + ")") + "\n";
+  }
+  out += "Steps     " +
+         (a.whole_trace_step ? std::string("no ProfilerStep: the whole trace is one step")
+                             : std::to_string(a.steps.size()) + " analysed of " + std::to_string(t.profiler_steps) +
+                                   " ProfilerStep events (host side)") +
+         "\n";
+  if (!t.skipped.empty()) {
+    std::string s;
+    for (const auto& [k, n] : t.skipped) s += (s.empty() ? "" : ", ") + k + " " + Count(n);
+    out += Fit("Skipped   " + s, kWidth) + "\n";
+  }
+  std::vector<std::vector<std::string>> lanes = {{"Lane (pid/tid)", "thread", "kind", "intervals", "busy"}};
+  for (const LaneInfo& l : t.lanes) {
+    lanes.push_back({l.pid + "/" + l.tid, Fit(l.name, 30), l.device ? "device" : "cpu", Count(l.intervals),
+                     FormatDuration(l.busy_ns)});
+  }
+  return out + "\n" + AlignedText(lanes);
+}
+
+std::string Memory(const Analysis& a, int top) {
+  std::string out = Section("Memory");
+  if (a.memory.empty()) return out + "(no [memory] events: profile with profile_memory=True)\n";
+  for (const MemoryRow& m : a.memory) {
+    out += m.device + ": " + Count(m.allocations) + " allocations, " + Bytes(m.allocated_bytes) + "; " +
+           Count(m.frees) + " frees, " + Bytes(m.freed_bytes) + "; peak " + Bytes(m.peak_bytes) + " at +" +
+           FormatDuration(m.peak_ns - a.trace.start_ns) + (m.from_totals ? " (Total Allocated)" : " (sum of Bytes)") +
+           "\n";
+    if (m.before_trace_bytes > 0) {
+      out += Wrap(Bytes(m.before_trace_bytes) +
+                      " of the peak was allocated before the trace began (weights, optimizer state): no operator in "
+                      "the trace holds it.",
+                  "  ", "  ");
+    }
+    std::vector<std::vector<std::string>> ops = {{"operator", "allocations", "bytes"}};
+    for (size_t i = 0; i < Limit(m.top_operators.size(), std::min(top > 0 ? top : 1 << 30, 5)); ++i) {
+      const MemoryOperator& op = m.top_operators[i];
+      ops.push_back({op.name, Count(op.allocations), Bytes(op.bytes)});
+    }
+    out += AlignedText(ops, 2);
+  }
+  return out;
+}
+
+std::string Modules(const Analysis& a, int top) {
+  if (a.modules.empty()) return "";
+  std::string out;
+  // Two views of one table: where the host time goes, and where the device time was launched.
+  out += Section("Modules and Python functions by host time (backward included, waits left out)");
+  out += WriteText(ModulesTable(a), top);
+  std::vector<ModuleRow> by_device = a.modules;
+  std::stable_sort(by_device.begin(), by_device.end(),
+                   [](const ModuleRow& x, const ModuleRow& y) { return x.device_total_ns > y.device_total_ns; });
+  Analysis device_view;
+  device_view.modules = std::move(by_device);
+  out += Section("Modules and Python functions by device time (backward included)");
+  return out + WriteText(ModulesTable(device_view), top);
+}
+
+}  // namespace
+
+const std::vector<std::string>& CsvTables() {
+  static const std::vector<std::string> tables = {"categories", "steps",  "operators", "kernels",
+                                                  "gpu",        "memory", "modules"};
+  return tables;
+}
+
+std::string RenderText(const Analysis& a, const ReportOptions& o) {
+  std::string out = "torch2pprof analyze: " + FitLeft(a.trace.file, kWidth - 21) + "\n";
+  out += Overview(a);
+  out += Section("Categories") + WriteText(CategoriesTable(a), o.top);
+  out += Section(a.whole_trace_step ? "Step breakdown (no ProfilerStep: whole trace)" : "Step breakdown");
+  out += WriteText(StepsTable(a), o.top);
+  size_t shown = Limit(a.steps.size(), o.top);
+  if (shown < a.steps.size()) out += "(" + std::to_string(a.steps.size() - shown) + " more steps; -top 0 shows all)\n";
+  out += Section("Operators (by host total; host self excludes child operators and their own launches)");
+  out += a.operators.empty() ? "(no operators)\n" : WriteText(OperatorsTable(a), o.top);
+  out += Section("Kernels (by total)");
+  out += a.kernels.empty() ? "(no kernels)\n" : WriteText(KernelsTable(a), o.top);
+  out += Section("GPU");
+  out += a.gpu.empty() ? "(no device activity)\n" : WriteText(GpusTable(a), o.top);
+  out += Memory(a, o.top);
+  out += Modules(a, o.top);
+  out += Section("Recommendations");
+  if (a.recommendations.empty()) out += "(none: nothing crossed a threshold)\n";
+  for (const Recommendation& r : a.recommendations) out += Wrap(r.text, "- ", "  ");
+  return out;
+}
+
+std::string RenderJson(const Analysis& a, const ReportOptions& o) {
+  Json j;
+  const TraceOverview& t = a.trace;
+  j.Open('{');
+  j.Key("trace");
+  j.Open('{');
+  j.Field("file", t.file);
+  j.FieldMicros("start_us", t.start_ns);
+  j.FieldMicros("span_us", t.span_ns);
+  j.FieldInt("wall_clock_start_ns", t.wall_clock_ns);
+  j.FieldInt("events", static_cast<int64_t>(t.events));
+  j.Key("phases");
+  j.Open('{');
+  for (const auto& [ph, n] : t.phases) j.FieldInt(ph, static_cast<int64_t>(n));
+  j.Close('}');
+  j.Key("lanes");
+  j.Open('[');
+  for (const LaneInfo& l : t.lanes) {
+    j.Open('{');
+    j.Field("pid", l.pid), j.Field("tid", l.tid), j.Field("thread", l.name),
+        j.Field("kind", l.device ? "device" : "cpu");
+    j.FieldInt("intervals", static_cast<int64_t>(l.intervals)), j.FieldMicros("busy_us", l.busy_ns);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Key("devices");
+  j.Open('[');
+  for (const DeviceInfo& d : t.devices) {
+    j.Open('{');
+    j.FieldInt("id", d.id), j.Field("device", d.device), j.Field("name", d.name);
+    j.FieldInt("total_memory_bytes", d.total_memory);
+    j.FieldInt("sms", d.sms), j.Field("compute_capability", d.compute);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.FieldInt("rank", t.rank), j.FieldInt("world_size", t.world_size), j.Field("backend", t.backend);
+  j.FieldInt("profiler_steps", static_cast<int64_t>(t.profiler_steps));
+  j.Key("skipped");
+  j.Open('{');
+  for (const auto& [k, n] : t.skipped) j.FieldInt(k, static_cast<int64_t>(n));
+  j.Close('}');
+  j.Close('}');
+  WriteJson(j, CategoriesTable(a), o.top);
+  WriteJson(j, StepsTable(a), o.top);
+  WriteJson(j, OperatorsTable(a), o.top);
+  WriteJson(j, KernelsTable(a), o.top);
+  WriteJson(j, GpusTable(a), o.top);
+  WriteJson(j, MemoryTable(a, o.top), o.top);
+  WriteJson(j, ModulesTable(a), o.top);
+  WriteJson(j, RecommendationsTable(a), o.top);
+  j.Close('}');
+  return j.out + "\n";
+}
+
+std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
+  const std::string& table = o.table;
+  if (table == "categories") return WriteCsv(CategoriesTable(a), o.top);
+  if (table == "steps") return WriteCsv(StepsTable(a), o.top);
+  if (table == "operators") return WriteCsv(OperatorsTable(a), o.top);
+  if (table == "kernels") return WriteCsv(KernelsTable(a), o.top);
+  if (table == "gpu") return WriteCsv(GpusTable(a), o.top);
+  if (table == "memory") return WriteCsv(MemoryTable(a, o.top), o.top);
+  if (table == "modules") return WriteCsv(ModulesTable(a), o.top);
+  std::string names;
+  for (const std::string& n : CsvTables()) names += (names.empty() ? "" : ", ") + n;
+  throw Error(Error::Kind::kUsage, "", -1, "--table must be one of " + names + " (got '" + table + "')");
+}
+
+}  // namespace torch2pprof

@@ -1,0 +1,159 @@
+#include "analysis_tables.h"
+
+namespace torch2pprof::report {
+
+const StepPart kStepParts[8] = {
+    {"kernel", "kernel", &StepRow::kernel_ns},       {"memcpy", "memcpy", &StepRow::memcpy_ns},
+    {"memset", "memset", &StepRow::memset_ns},       {"communication", "comm", &StepRow::communication_ns},
+    {"runtime", "runtime", &StepRow::runtime_ns},    {"dataloader", "dataload", &StepRow::dataloader_ns},
+    {"cpu_exec", "cpu exec", &StepRow::cpu_exec_ns}, {"other", "other", &StepRow::other_ns},
+};
+
+DataTable<CategoryRow> CategoriesTable(const Analysis& a) {
+  int64_t busy = 0;
+  for (const CategoryRow& c : a.categories) busy += c.self_ns;
+  return {"categories",
+          a.categories,
+          true,
+          {{"category", "category",
+            [](const CategoryRow& c) {
+              return Cell{Cell::kString, c.category, c.category.empty() ? "(none)" : c.category};
+            }},
+           {"role", "role", [](const CategoryRow& c) { return Text(RoleName(c.role)); }},
+           {"events", "events", [](const CategoryRow& c) { return Int(static_cast<int64_t>(c.events)); }},
+           {"total_us", "total", [](const CategoryRow& c) { return Micros(c.total_ns); }},
+           {"self_us", "self", [](const CategoryRow& c) { return Micros(c.self_ns); }},
+           {"share", "share", [busy](const CategoryRow& c) { return Share(c.self_ns, busy); }, false}}};
+}
+
+DataTable<StepRow> StepsTable(const Analysis& a) {
+  DataTable<StepRow> t{"steps",
+                       a.steps,
+                       true,
+                       {{"name", "step", [](const StepRow& s) { return Text(s.name); }},
+                        {"start_us", "", [](const StepRow& s) { return Micros(s.start_ns); }},
+                        {"total_us", "total", [](const StepRow& s) { return Micros(s.total_ns); }}}};
+  for (const StepPart& part : kStepParts) {
+    auto field = part.field;
+    t.columns.push_back(
+        {std::string(part.key) + "_us", part.heading, [field](const StepRow& s) { return Micros(s.*field); }});
+  }
+  if (!a.steps.empty()) {
+    auto sum = [&](int64_t StepRow::*f) {
+      int64_t n = 0;
+      for (const StepRow& s : a.steps) n += s.*f;
+      return n;
+    };
+    int64_t n = static_cast<int64_t>(a.steps.size()), total = sum(&StepRow::total_ns);
+    std::vector<std::string> avg = {"average of " + std::to_string(n), FormatDuration(total / n)};
+    std::vector<std::string> share = {"share of step time", "100%"};
+    for (const StepPart& part : kStepParts) {
+      avg.push_back(FormatDuration(sum(part.field) / n));
+      share.push_back(Percent(sum(part.field), total));
+    }
+    t.text_footer = {avg, share};
+  }
+  return t;
+}
+
+DataTable<OperatorRow> OperatorsTable(const Analysis& a) {
+  return {"operators",
+          a.operators,
+          true,
+          {{"", "operator",
+            [](const OperatorRow& r) { return Text(r.input_dims.empty() ? r.name : r.name + " " + r.input_dims); }},
+           {"name", "", [](const OperatorRow& r) { return Text(r.name); }},
+           {"input_dims", "", [](const OperatorRow& r) { return Text(r.input_dims); }, true, false},
+           {"calls", "calls", [](const OperatorRow& r) { return Int(static_cast<int64_t>(r.calls)); }},
+           {"host_total_us", "host total", [](const OperatorRow& r) { return Micros(r.host_total_ns); }},
+           {"host_self_us", "host self", [](const OperatorRow& r) { return Micros(r.host_self_ns); }},
+           {"device_total_us", "dev total", [](const OperatorRow& r) { return Micros(r.device_total_ns); }},
+           {"device_self_us", "dev self", [](const OperatorRow& r) { return Micros(r.device_self_ns); }},
+           {"host_mean_us", "mean", [](const OperatorRow& r) { return MeanMicros(r.host_total_ns, r.calls); }},
+           {"host_max_us", "max", [](const OperatorRow& r) { return Micros(r.host_max_ns); }}}};
+}
+
+DataTable<KernelRow> KernelsTable(const Analysis& a) {
+  int64_t total = a.kernel_total_ns;
+  return {"kernels",
+          a.kernels,
+          true,
+          {{"name", "kernel", [](const KernelRow& k) { return Text(k.name); }},
+           {"calls", "calls", [](const KernelRow& k) { return Int(static_cast<int64_t>(k.calls)); }},
+           {"total_us", "total", [](const KernelRow& k) { return Micros(k.total_ns); }},
+           {"mean_us", "mean", [](const KernelRow& k) { return MeanMicros(k.total_ns, k.calls); }},
+           {"min_us", "min", [](const KernelRow& k) { return Micros(k.min_ns); }},
+           {"max_us", "max", [](const KernelRow& k) { return Micros(k.max_ns); }},
+           {"share", "share", [total](const KernelRow& k) { return Share(k.total_ns, total); }, false},
+           {"blocks_per_sm", "blk/SM", [](const KernelRow& k) { return Real(k.blocks_per_sm); }},
+           {"occupancy", "occ %", [](const KernelRow& k) { return Real(k.occupancy, "%.1f"); }}}};
+}
+
+DataTable<GpuRow> GpusTable(const Analysis& a) {
+  return {"gpu",
+          a.gpu,
+          false,
+          {{"", "device", [](const GpuRow& g) { return Text(g.device + (g.name.empty() ? "" : " " + g.name)); }},
+           {"device", "", [](const GpuRow& g) { return Text(g.device); }},
+           {"name", "", [](const GpuRow& g) { return Text(g.name); }},
+           {"streams", "streams", [](const GpuRow& g) { return Int(g.streams); }},
+           {"busy_us", "busy", [](const GpuRow& g) { return Micros(g.busy_ns); }},
+           {"kernel_us", "kernels", [](const GpuRow& g) { return Micros(g.kernel_ns); }},
+           {"", "kernel share", [](const GpuRow& g) { return Share(g.kernel_ns, g.busy_ns); }},
+           {"steps_window_us", "", [](const GpuRow& g) { return Micros(g.window_ns); }},
+           {"steps_kernel_us", "", [](const GpuRow& g) { return Micros(g.window_kernel_ns); }},
+           {"utilization", "utilization in steps",
+            [](const GpuRow& g) { return Share(g.window_kernel_ns, g.window_ns); }, false}}};
+}
+
+DataTable<MemoryRow> MemoryTable(const Analysis& a, int top) {
+  DataTable<MemoryRow> t{
+      "memory",
+      a.memory,
+      false,
+      {{"device", "device", [](const MemoryRow& m) { return Text(m.device); }},
+       {"allocations", "allocations", [](const MemoryRow& m) { return Int(static_cast<int64_t>(m.allocations)); }},
+       {"allocated_bytes", "allocated", [](const MemoryRow& m) { return ByteCount(m.allocated_bytes); }},
+       {"frees", "frees", [](const MemoryRow& m) { return Int(static_cast<int64_t>(m.frees)); }},
+       {"freed_bytes", "freed", [](const MemoryRow& m) { return ByteCount(m.freed_bytes); }},
+       {"peak_bytes", "peak", [](const MemoryRow& m) { return ByteCount(m.peak_bytes); }},
+       {"peak_us", "", [](const MemoryRow& m) { return Micros(m.peak_ns); }},
+       {"before_trace_bytes", "before the trace", [](const MemoryRow& m) { return ByteCount(m.before_trace_bytes); }}}};
+  t.json_more = [top](Json& j, const MemoryRow& m) {
+    j.Key("top_operators");
+    j.Open('[');
+    for (size_t i = 0; i < Limit(m.top_operators.size(), top); ++i) {
+      const MemoryOperator& op = m.top_operators[i];
+      j.Open('{');
+      j.Field("name", op.name), j.FieldInt("allocations", static_cast<int64_t>(op.allocations)),
+          j.FieldInt("bytes", op.bytes);
+      j.Close('}');
+    }
+    j.Close(']');
+  };
+  return t;
+}
+
+DataTable<ModuleRow> ModulesTable(const Analysis& a) {
+  return {"modules",
+          a.modules,
+          true,
+          {{"name", "frame", [](const ModuleRow& m) { return Text(m.name); }},
+           {"kind", "kind", [](const ModuleRow& m) { return Text(m.kind); }},
+           {"file", "", [](const ModuleRow& m) { return Text(m.file); }, true, false},
+           {"line", "", [](const ModuleRow& m) { return m.line ? Int(m.line) : Null(); }},
+           {"calls", "calls", [](const ModuleRow& m) { return Int(static_cast<int64_t>(m.calls)); }},
+           {"host_total_us", "host total", [](const ModuleRow& m) { return Micros(m.host_total_ns); }},
+           {"host_self_us", "host self", [](const ModuleRow& m) { return Micros(m.host_self_ns); }},
+           {"device_total_us", "device total", [](const ModuleRow& m) { return Micros(m.device_total_ns); }}}};
+}
+
+DataTable<Recommendation> RecommendationsTable(const Analysis& a) {
+  return {"recommendations",
+          a.recommendations,
+          false,
+          {{"id", "", [](const Recommendation& r) { return Text(r.id); }},
+           {"text", "", [](const Recommendation& r) { return Text(r.text); }}}};
+}
+
+}  // namespace torch2pprof::report

@@ -1,0 +1,27 @@
+// analyze's tables, each described once (report/table.h) and written as text, JSON,
+// CSV and markdown; compare and the HTML report build on the same descriptions.
+#pragma once
+
+#include "table.h"
+#include "torch2pprof/analyzer.h"
+
+namespace torch2pprof::report {
+
+DataTable<CategoryRow> CategoriesTable(const Analysis& a);
+DataTable<StepRow> StepsTable(const Analysis& a);
+DataTable<OperatorRow> OperatorsTable(const Analysis& a);
+DataTable<KernelRow> KernelsTable(const Analysis& a);
+DataTable<GpuRow> GpusTable(const Analysis& a);
+DataTable<MemoryRow> MemoryTable(const Analysis& a, int top);
+DataTable<ModuleRow> ModulesTable(const Analysis& a);
+DataTable<Recommendation> RecommendationsTable(const Analysis& a);
+
+// The step breakdown's parts in the order they claim time, named once.
+struct StepPart {
+  const char* key;      // JSON/CSV: key + "_us"
+  const char* heading;  // text
+  int64_t StepRow::*field;
+};
+extern const StepPart kStepParts[8];
+
+}  // namespace torch2pprof::report

@@ -1,0 +1,145 @@
+// One description per report table — its columns, each with an exact value for scripts
+// and a short one for people — written as JSON, CSV, aligned text and markdown.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "torch2pprof/report.h"
+
+namespace torch2pprof::report {
+
+// A cell: JSON text (a string, an exact number, or null) and what people read.
+struct Cell {
+  enum Kind { kString, kNumber, kNull } kind;
+  std::string text;     // exact: JSON and CSV
+  std::string display;  // text and markdown
+};
+inline Cell Text(std::string s) { return {Cell::kString, s, s}; }
+inline Cell Int(int64_t v) { return {Cell::kNumber, std::to_string(v), Count(static_cast<uint64_t>(v < 0 ? -v : v))}; }
+inline Cell SignedInt(int64_t v) { return {Cell::kNumber, std::to_string(v), std::to_string(v)}; }
+inline Cell ByteCount(int64_t b) { return {Cell::kNumber, std::to_string(b), Bytes(b)}; }
+inline Cell Micros(int64_t ns) { return {Cell::kNumber, FormatMicros(ns), FormatDuration(ns)}; }
+inline Cell Null(std::string display = "-") { return {Cell::kNull, "", display}; }
+// A float; < 0 is null ("none").
+inline Cell Real(double v, const char* display = "%.2f") {
+  return v < 0 ? Null() : Cell{Cell::kNumber, Printf("%.6g", v), Printf(display, v)};
+}
+// part / whole as a fraction for scripts, a percentage for people.
+inline Cell Share(int64_t part, int64_t whole) {
+  if (whole <= 0) return {Cell::kNumber, "0", "-"};
+  double r = static_cast<double>(part) / static_cast<double>(whole);
+  return {Cell::kNumber, Printf("%.6g", r), Percent(part, whole)};
+}
+// A mean of nanoseconds as microseconds with 3 decimals.
+inline Cell MeanMicros(int64_t total_ns, uint64_t n) {
+  if (n == 0) return {Cell::kNumber, "0", "0ns"};
+  int64_t mean = total_ns / static_cast<int64_t>(n);
+  return {Cell::kNumber, Printf("%.3f", static_cast<double>(total_ns) / static_cast<double>(n) / 1000.0),
+          FormatDuration(mean)};
+}
+
+template <typename Row>
+struct Column {
+  std::string key;      // JSON key and CSV heading; empty: text and markdown only
+  std::string heading;  // text and markdown heading; empty: JSON and CSV only
+  std::function<Cell(const Row&)> cell;
+  bool csv = true;            // false: JSON only among the machine formats
+  bool json_if_empty = true;  // false: JSON leaves the key out when the text is empty
+};
+
+template <typename Row>
+struct DataTable {
+  std::string name;  // the JSON key and the --table name
+  const std::vector<Row>& rows;
+  bool top;  // -top N applies
+  std::vector<Column<Row>> columns;
+  std::function<void(Json&, const Row&)> json_more = nullptr;  // nested arrays after the columns
+  std::vector<std::vector<std::string>> text_footer = {};      // rows after the data in text and markdown
+};
+
+inline size_t Limit(size_t rows, int top) { return top > 0 ? std::min(rows, static_cast<size_t>(top)) : rows; }
+
+template <typename Row>
+size_t RowsShown(const DataTable<Row>& t, int top) {
+  return t.top ? Limit(t.rows.size(), top) : t.rows.size();
+}
+
+template <typename Row>
+void WriteJson(Json& j, const DataTable<Row>& t, int top) {
+  j.Key(t.name);
+  j.Open('[');
+  for (size_t i = 0; i < RowsShown(t, top); ++i) {
+    j.Open('{');
+    for (const Column<Row>& c : t.columns) {
+      if (c.key.empty()) continue;
+      Cell cell = c.cell(t.rows[i]);
+      if (!c.json_if_empty && cell.text.empty()) continue;
+      j.Key(c.key);
+      if (cell.kind == Cell::kString) {
+        j.String(cell.text);
+      } else {
+        j.Raw(cell.kind == Cell::kNull ? "null" : cell.text);
+      }
+    }
+    if (t.json_more) t.json_more(j, t.rows[i]);
+    j.Close('}');
+  }
+  j.Close(']');
+}
+
+template <typename Row>
+std::string WriteCsv(const DataTable<Row>& t, int top) {
+  std::vector<std::string> fields;
+  for (const Column<Row>& c : t.columns) {
+    if (c.csv && !c.key.empty()) fields.push_back(c.key);
+  }
+  std::string out = CsvLine(fields);
+  for (size_t i = 0; i < RowsShown(t, top); ++i) {
+    fields.clear();
+    for (const Column<Row>& c : t.columns) {
+      if (c.csv && !c.key.empty()) fields.push_back(c.cell(t.rows[i]).text);
+    }
+    out += CsvLine(fields);
+  }
+  return out;
+}
+
+// The headings and display cells people read, footer rows included.
+template <typename Row>
+std::vector<std::vector<std::string>> DisplayRows(const DataTable<Row>& t, int top) {
+  std::vector<std::vector<std::string>> rows(1);
+  for (const Column<Row>& c : t.columns) {
+    if (!c.heading.empty()) rows[0].push_back(c.heading);
+  }
+  for (size_t i = 0; i < RowsShown(t, top); ++i) {
+    rows.emplace_back();
+    for (const Column<Row>& c : t.columns) {
+      if (!c.heading.empty()) rows.back().push_back(c.cell(t.rows[i]).display);
+    }
+  }
+  for (const auto& f : t.text_footer) rows.push_back(f);
+  return rows;
+}
+
+// Aligned within kWidth columns: the first column is the flexible (name) one and is
+// cut to fit; the others are right-aligned.
+std::string AlignedText(const std::vector<std::vector<std::string>>& rows, size_t indent = 0);
+// A GitHub markdown table; cells have | escaped and are cut to keep lines short.
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows, size_t max_cell = 60);
+
+template <typename Row>
+std::string WriteText(const DataTable<Row>& t, int top, size_t indent = 0) {
+  return AlignedText(DisplayRows(t, top), indent);
+}
+
+template <typename Row>
+std::string WriteMarkdown(const DataTable<Row>& t, int top) {
+  return MarkdownTable(DisplayRows(t, top));
+}
+
+}  // namespace torch2pprof::report

@@ -8,7 +8,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev                 # JSON: event stream, small documents
   libprotobuf-dev protobuf-compiler zlib1g-dev       # pprof's protobuf, gzip
   libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
-  golang-go python3                                  # end-to-end tests: go tool pprof, the reference model
+  golang-go python3 python3-markdown                 # end-to-end tests: go tool pprof, the reference model, markdown
   clang-format                                       # style check
   clang libclang-rt-14-dev                           # libFuzzer
   time                                               # /usr/bin/time -v for the benchmark's peak RSS

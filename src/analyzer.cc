@@ -21,14 +21,20 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalyzeOptio
   analysis::OverviewResult overview = analysis::Overview(ev, lanes);
   a.trace = std::move(overview.overview);
   a.categories = std::move(overview.categories);
-  analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape);
+  analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step);
   a.operators = std::move(operators.rows);
-  a.kernels = analysis::Kernels(ev, &a.kernel_total_ns);
+  a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, options.per_step);
   a.memory = analysis::Memory(ev, operators.owners);
   a.modules = analysis::Modules(ev, lanes);
   std::vector<LaneStacks>().swap(lanes);
   analysis::StepsResult s = steps.get();
   a.steps = std::move(s.rows);
+  if (options.per_step) {
+    // Per-step values are by the model's steps; the analysed steps are the first of them.
+    size_t n = a.steps.size();
+    for (OperatorRow& r : a.operators) r.step_host_total_ns.resize(n), r.step_device_total_ns.resize(n);
+    for (KernelRow& r : a.kernels) r.step_total_ns.resize(n);
+  }
   a.whole_trace_step = s.whole_trace;
   a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
   a.recommendations = analysis::Recommend(a);

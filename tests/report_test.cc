@@ -105,7 +105,7 @@ TEST(Report, LongAdviceAndPathsStayWithinTheWidth) {
 
 TEST(Report, CsvTablesAndQuoting) {
   Analysis a;
-  a.kernels.push_back(KernelRow{"void k<float, 2>(int, \"x\")", 2, 3500, 1000, 2500, -1, -1});
+  a.kernels.push_back(KernelRow{"void k<float, 2>(int, \"x\")", 2, 3500, 1000, 2500, -1, -1, {}});
   std::string csv = RenderCsv(a, ReportOptions{0, "kernels"});
   EXPECT_EQ(csv,
             "name,calls,total_us,mean_us,min_us,max_us,blocks_per_sm,occupancy\n"

@@ -10,10 +10,11 @@ namespace torch2pprof {
 
 // Process exit statuses, documented in the README.
 enum ExitStatus : int {
-  kExitOk = 0,        // success
-  kExitBadInput = 1,  // the input is missing, unreadable or not a trace
-  kExitUsage = 2,     // the command line is wrong
-  kExitOutput = 3,    // the output could not be written
+  kExitOk = 0,          // success
+  kExitBadInput = 1,    // the input is missing, unreadable or not a trace
+  kExitUsage = 2,       // the command line is wrong
+  kExitOutput = 3,      // the output could not be written
+  kExitRegression = 4,  // compare: a --fail-on rule fired
 };
 
 class Error : public std::runtime_error {

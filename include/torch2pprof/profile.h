@@ -58,4 +58,9 @@ struct Profile {
 // unknown default sample type, a cycle in the tree.
 std::string ValidateProfile(const Profile& p);
 
+// One profile as `go tool pprof -diff_base=base next` reads two: the samples of both,
+// those of base negated and labelled pprof::base=true, so -top shows what changed.
+// Sample types are the union of both (a column one lacks is 0 there).
+Profile DiffProfile(const Profile& base, const Profile& next);
+
 }  // namespace torch2pprof

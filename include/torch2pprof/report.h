@@ -1,5 +1,5 @@
-// Stage 6 (analyze): renders an Analysis for people (aligned text within 120 columns)
-// and for scripts (one JSON document, or CSV per table), times exact to the nanosecond.
+// Stage 6: renders an Analysis (analyze) or a Comparison (compare) for people (aligned
+// text within 120 columns, markdown) and for scripts (JSON, CSV), times exact to the ns.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "torch2pprof/analyzer.h"
+#include "torch2pprof/compare.h"
 
 namespace torch2pprof {
 
@@ -20,6 +21,14 @@ std::string RenderJson(const Analysis& analysis, const ReportOptions& options);
 // Throws Error (kind kUsage) for an unknown table.
 std::string RenderCsv(const Analysis& analysis, const ReportOptions& options);
 const std::vector<std::string>& CsvTables();
+
+// compare: text, markdown (a table per section, for $GITHUB_STEP_SUMMARY) or one JSON
+// document; options.top limits the operator and kernel rows.
+std::string RenderCompareText(const Comparison& comparison, const ReportOptions& options);
+std::string RenderCompareMarkdown(const Comparison& comparison, const ReportOptions& options);
+std::string RenderCompareJson(const Comparison& comparison, const ReportOptions& options);
+// "step_time>+5%: +30.0% (45.8ms -> 59.6ms, significant)"
+std::string DescribeRule(const RuleResult& result);
 
 // Nanoseconds as exact decimal microseconds: 1712195495519695800 -> "1712195495519695.8".
 std::string FormatMicros(int64_t ns);

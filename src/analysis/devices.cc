@@ -10,7 +10,9 @@
 
 namespace torch2pprof::analysis {
 
-std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns) {
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step) {
+  const TraceModel& m = ev.model();
+  const size_t steps = std::max<size_t>(1, m.steps.size());
   std::vector<KernelRow> rows;
   std::unordered_map<uint32_t, size_t> row_of;
   std::vector<double> bw, bsum, ow, osum;
@@ -19,7 +21,9 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns) {
     if (ev.RoleOf(e) != Role::kKernel) continue;
     auto [it, added] = row_of.emplace(ev.Iv(e).name, rows.size());
     if (added) {
-      rows.push_back(KernelRow{std::string(ev.Name(e)), 0, 0, std::numeric_limits<int64_t>::max(), 0});
+      rows.emplace_back();
+      rows.back().name = std::string(ev.Name(e));
+      rows.back().min_ns = std::numeric_limits<int64_t>::max();
       bw.push_back(0), bsum.push_back(0), ow.push_back(0), osum.push_back(0);
     }
     size_t k = it->second;
@@ -34,6 +38,12 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns) {
     const EventArgs& args = ev.Args(e);
     if (args.blocks_per_sm >= 0) bw[k] += w, bsum[k] += w * args.blocks_per_sm, r.blocks_per_sm = 0;
     if (args.occupancy >= 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
+    if (per_step) {
+      if (r.step_total_ns.empty()) r.step_total_ns.assign(steps, 0);
+      const Launch* l = m.LaunchOf(static_cast<uint32_t>(e));
+      int64_t step = l ? StepIndex(ev, l->lane, l->ts_ns) : -1;
+      if (step >= 0) r.step_total_ns[static_cast<size_t>(step)] += dur;
+    }
   }
   for (size_t k = 0; k < rows.size(); ++k) {
     KernelRow& r = rows[k];

@@ -1,5 +1,7 @@
 #include "events.h"
 
+#include "stages.h"
+
 #include <algorithm>
 
 namespace torch2pprof::analysis {
@@ -44,6 +46,13 @@ int Events::PartOf(size_t e) const {
 int64_t Events::LaunchedBy(size_t e) const {
   auto it = std::lower_bound(launched_.begin(), launched_.end(), std::make_pair(static_cast<uint32_t>(e), INT64_MIN));
   return it != launched_.end() && it->first == e ? it->second : 0;
+}
+
+int64_t StepIndex(const Events& ev, uint32_t lane, int64_t t) {
+  const TraceModel& m = ev.model();
+  if (m.steps.empty()) return 0;
+  const Step* s = m.StepAt(lane, t);
+  return s ? s - m.steps.data() : -1;
 }
 
 }  // namespace torch2pprof::analysis

@@ -83,7 +83,8 @@ void AttributeAllocations(const Events& ev, const std::vector<Node>& nodes, cons
 
 }  // namespace
 
-OperatorsResult Operators(const Events& ev, bool group_by_shape) {
+OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) {
+  const size_t steps = std::max<size_t>(1, ev.model().steps.size());
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   OperatorsResult result;
@@ -168,7 +169,11 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape) {
       uint32_t dims = group_by_shape ? ev.Args(n.ev).input_dims : 0;
       uint64_t key = uint64_t{ev.Iv(n.ev).name} << 32 | dims;
       auto [it, added] = row_of.emplace(key, result.rows.size());
-      if (added) result.rows.push_back(OperatorRow{std::string(ev.Name(n.ev)), std::string(t.strings.Get(dims))});
+      if (added) {
+        result.rows.emplace_back();
+        result.rows.back().name = std::string(ev.Name(n.ev));
+        result.rows.back().input_dims = std::string(t.strings.Get(dims));
+      }
       OperatorRow& r = result.rows[it->second];
       ++r.calls;
       r.host_total_ns += ev.Dur(n.ev);
@@ -176,6 +181,15 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape) {
       r.device_total_ns += device_total[k];
       r.device_self_ns += n.launched_ns;
       r.host_max_ns = std::max(r.host_max_ns, ev.Dur(n.ev));
+      if (per_step) {
+        if (r.step_host_total_ns.empty())
+          r.step_host_total_ns.assign(steps, 0), r.step_device_total_ns.assign(steps, 0);
+        int64_t step = StepIndex(ev, ev.Iv(n.ev).lane, ev.Iv(n.ev).start_ns);
+        if (step >= 0) {
+          r.step_host_total_ns[static_cast<size_t>(step)] += ev.Dur(n.ev);
+          r.step_device_total_ns[static_cast<size_t>(step)] += device_total[k];
+        }
+      }
     }
     AttributeAllocations(ev, nodes, mem.begin(lane), mem.end(lane), result.owners);
   }

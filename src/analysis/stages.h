@@ -38,10 +38,16 @@ struct OperatorsResult {
   std::vector<OperatorRow> rows;
   std::vector<uint32_t> owners;
 };
-OperatorsResult Operators(const Events& ev, bool group_by_shape);
+// per_step: fill the rows' per-step totals, by the model's steps (or one step, the whole
+// trace, without any).
+OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step);
 
 // Kernels by name (§6), and their summed duration.
-std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns);
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step);
+
+// The step of an instant on a lane as an index into the model's steps (0 when the trace
+// has none: the whole trace is one step), or -1.
+int64_t StepIndex(const Events& ev, uint32_t lane, int64_t t);
 
 // Per device: busy and kernel time, and kernel time within the steps' window (§7).
 std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window);

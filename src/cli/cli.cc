@@ -12,7 +12,7 @@
 namespace torch2pprof::cli {
 namespace {
 
-const char* const kCommands[] = {"convert", "analyze", "help"};
+const char* const kCommands[] = {"convert", "analyze", "compare", "help"};
 // Long options that may also be written with one dash, as Go tools do (-top 50).
 const char* const kLongOptions[] = {"threads",  "output",          "help",   "version",      "top", "format", "table",
                                     "group-by", "allow-truncated", "strict", "thread-stacks"};
@@ -82,7 +82,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "  torch2pprof convert - out.pb.gz < trace.json\n"
       "  torch2pprof convert -o job.pb.gz rank*.pt.trace.json.gz   (many ranks, one profile; label rank)\n"
       "  torch2pprof analyze -top 50 trace.json.gz      (also --format json, --format csv --table kernels)\n"
-      "Exit status: 0 ok, 1 bad input, 2 usage error, 3 output not written.");
+      "  torch2pprof compare --fail-on 'step_time>+5%' base.json.gz new.json.gz\n"
+      "Exit status: 0 ok, 1 bad input, 2 usage error, 3 output not written, 4 compare: a rule fired.");
   bool version = false;
   app.add_flag("--version", version, "Print the version and exit");
 
@@ -122,6 +123,27 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "Times follow torch-tb-profiler's definitions (README: analyze). JSON times are microseconds exact to the ns.\n"
       "Examples: torch2pprof analyze -top 50 trace.json.gz\n"
       "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv");
+  CompareArgs compare;
+  CLI::App* cmp = app.add_subcommand("compare", "What changed between two runs; exit 4 when a --fail-on rule fires");
+  cmp->add_option("inputs", compare.inputs, "BASE NEW: two traces (.json or .json.gz)")->required()->expected(2);
+  cmp->add_option("--format", compare.format, "text (default), json or markdown")
+      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  cmp->add_option("--fail-on", compare.fail_on,
+                  "A gate: METRIC>THRESHOLD (>=, <, <=), e.g. 'step_time>+5%', 'memory_peak>+100MiB', "
+                  "'op:aten::mm>+2ms'; metrics step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB, "
+                  "kernel:GLOB. Repeatable");
+  cmp->add_flag("--strict-noise", compare.strict_noise,
+                "Rules fire on changes within the noise too (default: only on significant ones)");
+  cmp->add_option("-o,--output", compare.output, "Also write the pprof diff (what go tool pprof -diff_base shows)");
+  cmp->add_option("--group-by", compare.group_by, "Operators by name (default) or by name and input shape")
+      ->check(CLI::IsMember({"name", "shape"}));
+  cmp->add_option("--top", compare.top, "Operator and kernel rows (default 20; 0: all)")->check(CLI::NonNegativeNumber);
+  cmp->add_option("--threads", compare.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  AddInputOptions(cmp, &compare.in);
+  cmp->footer(
+      "Steps compare by their median, with a 95% bootstrap interval of its change; '~' marks a change within the\n"
+      "noise. Operators, kernels and parts compare per step. Exit status: 0, or 4 when a rule fired.\n"
+      "Example: torch2pprof compare --fail-on 'step_time>+5%' --format markdown base.json.gz new.json.gz");
   app.add_subcommand("help", "Show this help");
 
   std::vector<std::string> args = Normalize(argc, argv);
@@ -145,6 +167,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   try {
     if (conv->parsed()) return RunConvert(convert, out, err);
     if (an->parsed()) return RunAnalyze(analyze, out, err);
+    if (cmp->parsed()) return RunCompare(compare, out, err);
     if (app.got_subcommand("help")) {
       out << app.help();
       return kExitOk;

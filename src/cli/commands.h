@@ -33,11 +33,24 @@ struct AnalyzeArgs {
   InputArgs in;
 };
 
+struct CompareArgs {
+  std::vector<std::string> inputs;   // BASE NEW
+  std::string format = "text";       // text, json or markdown
+  std::vector<std::string> fail_on;  // rules
+  bool strict_noise = false;         // rules fire on changes within the noise too
+  std::string output;                // -o: the pprof diff
+  std::string group_by = "name";
+  int top = 20;
+  int threads = 0;
+  InputArgs in;
+};
+
 // Prints LoadWarnings to err, each line prefixed "torch2pprof: ".
 void PrintWarnings(const torch2pprof::Trace& trace, std::ostream& err);
 
 // Throw torch2pprof::Error; return the exit status.
 int RunConvert(const ConvertArgs& args, std::ostream& out, std::ostream& err);
 int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err);
+int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace torch2pprof::cli

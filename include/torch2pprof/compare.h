@@ -1,0 +1,114 @@
+// Stage 5 (compare): what changed between two runs' analyses — steps (with a bootstrap
+// test of the change), operators, kernels, devices, memory — and the CI gate rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torch2pprof/analyzer.h"
+
+namespace torch2pprof {
+
+// A value in both runs. Times are per step where the name says so.
+struct Delta {
+  int64_t base = 0, next = 0;
+  int64_t change() const { return next - base; }
+  // (next - base) / base; 0 when base is 0 and next is too, +inf-like 1e300 when only base is.
+  double relative() const;
+};
+
+// Whether a change is more than the step-to-step spread: a 95% bootstrap interval of the
+// change of the statistic over the per-step values (5000 resamples, fixed seed).
+struct Significance {
+  bool assessed = false;     // both runs have at least 2 steps
+  bool significant = false;  // assessed and the interval excludes 0
+  double low = 0, high = 0;  // the interval of the change (ns or the value's unit)
+};
+
+struct StepSummary {
+  uint64_t steps = 0;
+  int64_t median_ns = 0, min_ns = 0, max_ns = 0;
+};
+
+struct PartChange {
+  std::string part;  // kernel, memcpy, ..., other
+  Delta mean_ns;     // mean per step
+  Significance significance;
+};
+
+struct OperatorChange {
+  std::string name, input_dims;
+  std::string status;                                      // "changed", "added" (new run only), "removed" (base only)
+  double base_calls = 0, next_calls = 0;                   // per step
+  Delta host_total, host_self, device_total, device_self;  // ns per step
+};
+
+struct KernelChange {
+  std::string name;
+  std::string status;
+  double base_calls = 0, next_calls = 0;  // per step
+  Delta total;                            // ns per step
+  Delta mean;                             // ns per call
+};
+
+struct DeviceChange {
+  std::string device;
+  double base_utilization = 0, next_utilization = 0;  // kernel time in the steps' span / the span
+  Delta kernel;                                       // ns per step
+};
+
+struct MemoryChange {
+  std::string device;
+  Delta peak_bytes;
+};
+
+// A --fail-on rule: METRIC OP THRESHOLD, e.g. "step_time>+5%", "memory_peak>+100MiB".
+struct Rule {
+  std::string text;    // as given
+  std::string metric;  // step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB, kernel:GLOB
+  std::string op;      // >, >=, <, <=
+  double threshold = 0;
+  bool relative = false;  // a percentage of the base value, else in the metric's unit (ns, bytes, fraction)
+};
+// Throws Error (kUsage) with what is wrong.
+Rule ParseRule(const std::string& text);
+
+struct RuleResult {
+  Rule rule;
+  double base = 0, next = 0;  // the metric in each run (ns, bytes or a fraction)
+  double change = 0;          // in the rule's terms: percent, or the unit
+  Significance significance;
+  bool matched = true;  // op:/kernel: globs that match nothing in either run do not fire
+  bool fired = false;
+};
+
+struct CompareOptions {
+  std::vector<Rule> rules;
+  bool strict_noise = false;  // rules fire on a change that is not significant too
+};
+
+struct Comparison {
+  std::string base_file, next_file;
+  StepSummary base_steps, next_steps;
+  bool base_whole_trace = false, next_whole_trace = false;
+  Delta step_median;  // ns
+  Significance step_significance;
+  std::vector<PartChange> parts;
+  Delta communication;                    // ns per step (the Communication part)
+  std::vector<OperatorChange> operators;  // by the larger absolute change of host or device total per step
+  std::vector<KernelChange> kernels;      // by absolute change of total per step
+  std::vector<DeviceChange> devices;
+  std::vector<MemoryChange> memory;
+  std::vector<RuleResult> rules;
+  bool regressed = false;  // a rule fired
+};
+
+// base and next come from Analyze with AnalyzeOptions::per_step (and the same grouping).
+Comparison Compare(const Analysis& base, const Analysis& next, const CompareOptions& options = {});
+
+// The bootstrap itself, for tests: statistic 'm' median, 'a' mean.
+Significance Bootstrap(const std::vector<int64_t>& base, const std::vector<int64_t>& next, char statistic,
+                       uint64_t seed);
+
+}  // namespace torch2pprof

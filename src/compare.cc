@@ -1,0 +1,354 @@
+#include "torch2pprof/compare.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+#include "torch2pprof/error.h"
+
+namespace torch2pprof {
+namespace {
+
+constexpr int kResamples = 5000;
+
+// splitmix64: a small, seedable generator, so that the same inputs give the same report.
+struct Random {
+  uint64_t state;
+  uint64_t Next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
+};
+
+double Median(std::vector<double>& v) {
+  size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  double hi = v[mid];
+  if (v.size() % 2) return hi;
+  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lo + hi) / 2;
+}
+
+double Statistic(std::vector<double>& v, char statistic) {
+  if (statistic == 'm') return Median(v);
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+uint64_t Seed(const std::string& name) {  // FNV-1a: each metric its own fixed stream
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+int64_t PerStep(int64_t total, size_t steps) {
+  return static_cast<int64_t>(
+      std::llround(static_cast<double>(total) / static_cast<double>(std::max<size_t>(1, steps))));
+}
+
+StepSummary Summarize(const Analysis& a) {
+  StepSummary s;
+  s.steps = a.steps.size();
+  if (a.steps.empty()) return s;
+  std::vector<int64_t> t;
+  for (const StepRow& r : a.steps) t.push_back(r.total_ns);
+  std::sort(t.begin(), t.end());
+  s.min_ns = t.front();
+  s.max_ns = t.back();
+  s.median_ns = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+  return s;
+}
+
+std::vector<int64_t> PartValues(const Analysis& a, int64_t StepRow::*field) {
+  std::vector<int64_t> v;
+  for (const StepRow& r : a.steps) v.push_back(r.*field);
+  return v;
+}
+
+int64_t Mean(const std::vector<int64_t>& v) {
+  if (v.empty()) return 0;
+  double sum = 0;
+  for (int64_t x : v) sum += static_cast<double>(x);
+  return static_cast<int64_t>(std::llround(sum / static_cast<double>(v.size())));
+}
+
+const struct {
+  const char* name;
+  int64_t StepRow::*field;
+} kParts[] = {{"kernel", &StepRow::kernel_ns},     {"memcpy", &StepRow::memcpy_ns},
+              {"memset", &StepRow::memset_ns},     {"communication", &StepRow::communication_ns},
+              {"runtime", &StepRow::runtime_ns},   {"dataloader", &StepRow::dataloader_ns},
+              {"cpu_exec", &StepRow::cpu_exec_ns}, {"other", &StepRow::other_ns}};
+
+// Sums of the per-step values of the rows a glob matches, by step.
+template <typename Row, typename Get>
+std::vector<int64_t> MatchedPerStep(const std::vector<Row>& rows, const std::string& glob, size_t steps, Get get,
+                                    bool* matched) {
+  std::vector<int64_t> sum(steps, 0);
+  for (const Row& r : rows) {
+    if (fnmatch(glob.c_str(), r.name.c_str(), 0) != 0) continue;
+    *matched = true;
+    const std::vector<int64_t>& v = get(r);
+    for (size_t k = 0; k < steps && k < v.size(); ++k) sum[k] += v[k];
+  }
+  return sum;
+}
+
+double Utilization(const Analysis& a) {
+  int64_t window = 0, kernel = 0;
+  for (const GpuRow& g : a.gpu) window += g.window_ns, kernel += g.window_kernel_ns;
+  return window > 0 ? static_cast<double>(kernel) / static_cast<double>(window) : 0;
+}
+
+int64_t MemoryPeak(const Analysis& a) {
+  int64_t peak = 0;
+  for (const MemoryRow& m : a.memory) peak = std::max(peak, m.peak_bytes);
+  return peak;
+}
+
+// A rule fires when its metric crossed the threshold and the change is significant; a
+// metric with one value per run has no spread to judge by and counts as significant,
+// one with too few steps to judge does not (--strict-noise: the threshold alone decides).
+RuleResult Evaluate(const Rule& rule, const Analysis& base, const Analysis& next, const Comparison& c,
+                    bool strict_noise) {
+  RuleResult r;
+  r.rule = rule;
+  const size_t bs = std::max<size_t>(1, base.steps.size()), ns = std::max<size_t>(1, next.steps.size());
+  // Values with no per-step spread (one number per run): the threshold alone decides.
+  Significance deterministic;
+  deterministic.significant = true;
+  auto part = [&](const char* name) {
+    for (const PartChange& p : c.parts) {
+      if (p.part == name) {
+        r.base = static_cast<double>(p.mean_ns.base), r.next = static_cast<double>(p.mean_ns.next);
+        r.significance = p.significance;
+      }
+    }
+  };
+  if (rule.metric == "step_time") {
+    r.base = static_cast<double>(c.step_median.base), r.next = static_cast<double>(c.step_median.next);
+    r.significance = c.step_significance;
+  } else if (rule.metric == "kernel_time") {
+    part("kernel");
+  } else if (rule.metric == "comm_time") {
+    part("communication");
+  } else if (rule.metric == "memory_peak") {
+    r.base = static_cast<double>(MemoryPeak(base)), r.next = static_cast<double>(MemoryPeak(next));
+    r.significance = deterministic;
+  } else if (rule.metric == "gpu_util") {
+    r.base = Utilization(base), r.next = Utilization(next);
+    r.significance = deterministic;
+  } else {
+    bool op = rule.metric.rfind("op:", 0) == 0;
+    std::string glob = rule.metric.substr(op ? 3 : 7);
+    bool matched = false;
+    std::vector<int64_t> a, b;
+    if (op) {
+      auto host = [](const OperatorRow& o) -> const std::vector<int64_t>& { return o.step_host_total_ns; };
+      a = MatchedPerStep(base.operators, glob, bs, host, &matched);
+      b = MatchedPerStep(next.operators, glob, ns, host, &matched);
+    } else {
+      auto total = [](const KernelRow& k) -> const std::vector<int64_t>& { return k.step_total_ns; };
+      a = MatchedPerStep(base.kernels, glob, bs, total, &matched);
+      b = MatchedPerStep(next.kernels, glob, ns, total, &matched);
+    }
+    r.matched = matched;
+    r.base = static_cast<double>(Mean(a)), r.next = static_cast<double>(Mean(b));
+    r.significance = Bootstrap(a, b, 'a', Seed(rule.metric));
+  }
+  if (rule.relative) {
+    r.change = r.base != 0 ? 100.0 * (r.next - r.base) / std::fabs(r.base)
+                           : (r.next == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), r.next));
+  } else {
+    r.change = r.next - r.base;
+  }
+  bool over = rule.op == ">"    ? r.change > rule.threshold
+              : rule.op == ">=" ? r.change >= rule.threshold
+              : rule.op == "<"  ? r.change < rule.threshold
+                                : r.change <= rule.threshold;
+  r.fired = r.matched && over && (r.significance.significant || strict_noise);
+  return r;
+}
+
+}  // namespace
+
+double Delta::relative() const {
+  if (base == 0)
+    return next == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), static_cast<double>(next));
+  return static_cast<double>(next - base) / static_cast<double>(base < 0 ? -base : base);
+}
+
+Significance Bootstrap(const std::vector<int64_t>& base, const std::vector<int64_t>& next, char statistic,
+                       uint64_t seed) {
+  Significance s;
+  if (base.size() < 2 || next.size() < 2) return s;
+  s.assessed = true;
+  Random rng{seed};
+  std::vector<double> diffs(kResamples), a(base.size()), b(next.size());
+  for (int r = 0; r < kResamples; ++r) {
+    for (double& x : a) x = static_cast<double>(base[rng.Below(base.size())]);
+    for (double& x : b) x = static_cast<double>(next[rng.Below(next.size())]);
+    diffs[static_cast<size_t>(r)] = Statistic(b, statistic) - Statistic(a, statistic);
+  }
+  std::sort(diffs.begin(), diffs.end());
+  s.low = diffs[static_cast<size_t>(kResamples * 0.025)];
+  s.high = diffs[static_cast<size_t>(kResamples * 0.975) - 1];
+  s.significant = s.low > 0 || s.high < 0;
+  return s;
+}
+
+Rule ParseRule(const std::string& text) {
+  auto fail = [&](const std::string& why) -> Rule {
+    throw Error(Error::Kind::kUsage, "", -1,
+                "--fail-on '" + text + "': " + why +
+                    " (METRIC>THRESHOLD, e.g. step_time>+5%, memory_peak>+100MiB, op:aten::mm>+2ms; metrics: "
+                    "step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB, kernel:GLOB)");
+  };
+  Rule r;
+  r.text = text;
+  size_t at = text.find_first_of("<>");
+  if (at == std::string::npos || at == 0) return fail("no comparison (> >= < <=)");
+  r.metric = text.substr(0, at);
+  r.op = text.substr(at, text.size() > at + 1 && text[at + 1] == '=' ? 2 : 1);
+  std::string value = text.substr(at + r.op.size());
+  enum Kind { kTime, kBytes, kFraction } kind;
+  if (r.metric == "step_time" || r.metric == "kernel_time" || r.metric == "comm_time" ||
+      (r.metric.rfind("op:", 0) == 0 && r.metric.size() > 3) ||
+      (r.metric.rfind("kernel:", 0) == 0 && r.metric.size() > 7)) {
+    kind = kTime;
+  } else if (r.metric == "memory_peak") {
+    kind = kBytes;
+  } else if (r.metric == "gpu_util") {
+    kind = kFraction;
+  } else {
+    return fail("unknown metric '" + r.metric + "'");
+  }
+  char* end = nullptr;
+  double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || end == value.c_str() || !std::isfinite(v)) return fail("no number after " + r.op);
+  std::string unit = end;
+  static const std::map<std::string, double> kTimeUnits = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  static const std::map<std::string, double> kByteUnits = {
+      {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+  if (unit == "%") {
+    r.relative = true;
+    r.threshold = v;
+  } else if (kind == kTime && (unit.empty() || kTimeUnits.count(unit))) {
+    r.threshold = v * (unit.empty() ? 1 : kTimeUnits.at(unit));
+  } else if (kind == kBytes && (unit.empty() || kByteUnits.count(unit))) {
+    r.threshold = v * (unit.empty() ? 1 : kByteUnits.at(unit));
+  } else if (kind == kFraction && unit.empty()) {
+    r.threshold = v;
+  } else {
+    return fail("unit '" + unit + "' does not fit " + r.metric +
+                (kind == kTime    ? " (%, ns, us, ms, s)"
+                 : kind == kBytes ? " (%, B, KiB, MiB, GiB, KB, MB, GB)"
+                                  : " (%, or a fraction)"));
+  }
+  return r;
+}
+
+Comparison Compare(const Analysis& base, const Analysis& next, const CompareOptions& options) {
+  Comparison c;
+  c.base_file = base.trace.file;
+  c.next_file = next.trace.file;
+  c.base_steps = Summarize(base);
+  c.next_steps = Summarize(next);
+  c.base_whole_trace = base.whole_trace_step;
+  c.next_whole_trace = next.whole_trace_step;
+  c.step_median = Delta{c.base_steps.median_ns, c.next_steps.median_ns};
+  c.step_significance =
+      Bootstrap(PartValues(base, &StepRow::total_ns), PartValues(next, &StepRow::total_ns), 'm', Seed("step_time"));
+  for (const auto& part : kParts) {
+    std::vector<int64_t> a = PartValues(base, part.field), b = PartValues(next, part.field);
+    c.parts.push_back(PartChange{part.name, Delta{Mean(a), Mean(b)}, Bootstrap(a, b, 'a', Seed(part.name))});
+    if (std::string(part.name) == "communication") c.communication = c.parts.back().mean_ns;
+  }
+  const size_t bs = std::max<size_t>(1, base.steps.size()), ns = std::max<size_t>(1, next.steps.size());
+
+  // Operators and kernels matched by name (and Input Dims when grouped by shape).
+  std::map<std::pair<std::string, std::string>, std::pair<const OperatorRow*, const OperatorRow*>> ops;
+  for (const OperatorRow& r : base.operators) ops[{r.name, r.input_dims}].first = &r;
+  for (const OperatorRow& r : next.operators) ops[{r.name, r.input_dims}].second = &r;
+  for (const auto& [key, pair] : ops) {
+    OperatorChange o;
+    o.name = key.first;
+    o.input_dims = key.second;
+    o.status = !pair.first ? "added" : !pair.second ? "removed" : "changed";
+    auto fill = [](const OperatorRow* r, size_t steps, double* calls, int64_t Delta::*side, OperatorChange& out) {
+      if (!r) return;
+      *calls = static_cast<double>(r->calls) / static_cast<double>(steps);
+      out.host_total.*side = PerStep(r->host_total_ns, steps);
+      out.host_self.*side = PerStep(r->host_self_ns, steps);
+      out.device_total.*side = PerStep(r->device_total_ns, steps);
+      out.device_self.*side = PerStep(r->device_self_ns, steps);
+    };
+    fill(pair.first, bs, &o.base_calls, &Delta::base, o);
+    fill(pair.second, ns, &o.next_calls, &Delta::next, o);
+    c.operators.push_back(o);
+  }
+  auto op_change = [](const OperatorChange& o) {
+    return std::max(std::llabs(o.host_total.change()), std::llabs(o.device_total.change()));
+  };
+  std::stable_sort(c.operators.begin(), c.operators.end(),
+                   [&](const OperatorChange& x, const OperatorChange& y) { return op_change(x) > op_change(y); });
+
+  std::map<std::string, std::pair<const KernelRow*, const KernelRow*>> kernels;
+  for (const KernelRow& r : base.kernels) kernels[r.name].first = &r;
+  for (const KernelRow& r : next.kernels) kernels[r.name].second = &r;
+  for (const auto& [name, pair] : kernels) {
+    KernelChange k;
+    k.name = name;
+    k.status = !pair.first ? "added" : !pair.second ? "removed" : "changed";
+    if (pair.first) {
+      k.base_calls = static_cast<double>(pair.first->calls) / static_cast<double>(bs);
+      k.total.base = PerStep(pair.first->total_ns, bs);
+      k.mean.base = pair.first->calls ? pair.first->total_ns / static_cast<int64_t>(pair.first->calls) : 0;
+    }
+    if (pair.second) {
+      k.next_calls = static_cast<double>(pair.second->calls) / static_cast<double>(ns);
+      k.total.next = PerStep(pair.second->total_ns, ns);
+      k.mean.next = pair.second->calls ? pair.second->total_ns / static_cast<int64_t>(pair.second->calls) : 0;
+    }
+    c.kernels.push_back(k);
+  }
+  std::stable_sort(c.kernels.begin(), c.kernels.end(), [](const KernelChange& x, const KernelChange& y) {
+    return std::llabs(x.total.change()) > std::llabs(y.total.change());
+  });
+
+  std::map<std::string, std::pair<const GpuRow*, const GpuRow*>> gpus;
+  for (const GpuRow& g : base.gpu) gpus[g.device].first = &g;
+  for (const GpuRow& g : next.gpu) gpus[g.device].second = &g;
+  for (const auto& [device, pair] : gpus) {
+    DeviceChange d;
+    d.device = device;
+    auto util = [](const GpuRow* g) {
+      return g && g->window_ns > 0 ? static_cast<double>(g->window_kernel_ns) / static_cast<double>(g->window_ns) : 0;
+    };
+    d.base_utilization = util(pair.first);
+    d.next_utilization = util(pair.second);
+    d.kernel = Delta{pair.first ? PerStep(pair.first->kernel_ns, bs) : 0,
+                     pair.second ? PerStep(pair.second->kernel_ns, ns) : 0};
+    c.devices.push_back(d);
+  }
+  std::map<std::string, Delta> memory;
+  for (const MemoryRow& m : base.memory) memory[m.device].base = m.peak_bytes;
+  for (const MemoryRow& m : next.memory) memory[m.device].next = m.peak_bytes;
+  for (const auto& [device, peak] : memory) c.memory.push_back(MemoryChange{device, peak});
+
+  for (const Rule& rule : options.rules) {
+    c.rules.push_back(Evaluate(rule, base, next, c, options.strict_noise));
+    c.regressed |= c.rules.back().fired;
+  }
+  return c;
+}
+
+}  // namespace torch2pprof

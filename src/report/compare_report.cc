@@ -1,0 +1,312 @@
+// compare's report: the same table descriptions (report/table.h) as analyze, written as
+// text, markdown (a table per section) or one JSON document.
+#include <cmath>
+
+#include "table.h"
+#include "torch2pprof/compare.h"
+#include "torch2pprof/report.h"
+
+namespace torch2pprof {
+
+using namespace report;
+
+namespace {
+
+std::string RelativeText(double r) {
+  if (std::isinf(r)) return r > 0 ? "new" : "gone";
+  return Printf(r >= 0 ? "+%.1f%%" : "%.1f%%", 100 * r);
+}
+Cell Relative(double r) {
+  if (std::isinf(r)) return {Cell::kNull, "", RelativeText(r)};
+  return {Cell::kNumber, Printf("%.6g", r), RelativeText(r)};
+}
+Cell ChangeMicros(int64_t ns) { return {Cell::kNumber, FormatMicros(ns), SignedDuration(ns)}; }
+Cell Calls(double per_step) { return {Cell::kNumber, Printf("%.6g", per_step), Printf("%.1f", per_step)}; }
+// "~" after a change that is within the noise; "?" when too few steps to tell.
+std::string Mark(const Significance& s) { return !s.assessed ? " ?" : s.significant ? "" : " ~"; }
+
+// The rows of the steps section: one per run, and the change.
+struct StepLine {
+  std::string run;
+  StepSummary s;
+  bool whole_trace;
+};
+
+DataTable<StepLine> StepsSummary(const std::vector<StepLine>& rows) {
+  return {"runs",
+          rows,
+          false,
+          {{"run", "run", [](const StepLine& l) { return Text(l.run); }},
+           {"steps", "steps",
+            [](const StepLine& l) {
+              return Cell{Cell::kNumber, std::to_string(l.s.steps),
+                          std::to_string(l.s.steps) + (l.whole_trace ? " (whole trace)" : "")};
+            }},
+           {"median_us", "median", [](const StepLine& l) { return Micros(l.s.median_ns); }},
+           {"min_us", "min", [](const StepLine& l) { return Micros(l.s.min_ns); }},
+           {"max_us", "max", [](const StepLine& l) { return Micros(l.s.max_ns); }}}};
+}
+
+DataTable<PartChange> Parts(const Comparison& c) {
+  return {"parts",
+          c.parts,
+          false,
+          {{"part", "part (mean per step)", [](const PartChange& p) { return Text(p.part); }},
+           {"base_us", "base", [](const PartChange& p) { return Micros(p.mean_ns.base); }},
+           {"new_us", "new", [](const PartChange& p) { return Micros(p.mean_ns.next); }},
+           {"change_us", "change",
+            [](const PartChange& p) {
+              Cell cell = ChangeMicros(p.mean_ns.change());
+              if (p.mean_ns.change() != 0) cell.display += " (" + RelativeText(p.mean_ns.relative()) + ")";
+              cell.display += Mark(p.significance);
+              return cell;
+            }},
+           {"change", "", [](const PartChange& p) { return Relative(p.mean_ns.relative()); }},
+           {"significant", "", [](const PartChange& p) {
+              return Cell{Cell::kNumber, p.significance.significant ? "true" : "false", ""};
+            }}}};
+}
+
+DataTable<OperatorChange> Operators(const Comparison& c) {
+  return {"operators",
+          c.operators,
+          true,
+          {{"", "operator (per step)",
+            [](const OperatorChange& o) { return Text(o.input_dims.empty() ? o.name : o.name + " " + o.input_dims); }},
+           {"name", "", [](const OperatorChange& o) { return Text(o.name); }},
+           {"input_dims", "", [](const OperatorChange& o) { return Text(o.input_dims); }, true, false},
+           {"status", "", [](const OperatorChange& o) { return Text(o.status); }},
+           {"base_calls", "calls", [](const OperatorChange& o) { return Calls(o.base_calls); }},
+           {"new_calls", "new calls", [](const OperatorChange& o) { return Calls(o.next_calls); }},
+           {"base_host_total_us", "host base", [](const OperatorChange& o) { return Micros(o.host_total.base); }},
+           {"new_host_total_us", "host new", [](const OperatorChange& o) { return Micros(o.host_total.next); }},
+           {"host_total_change_us", "host change",
+            [](const OperatorChange& o) { return ChangeMicros(o.host_total.change()); }},
+           {"base_host_self_us", "", [](const OperatorChange& o) { return Micros(o.host_self.base); }},
+           {"new_host_self_us", "", [](const OperatorChange& o) { return Micros(o.host_self.next); }},
+           {"base_device_total_us", "dev base", [](const OperatorChange& o) { return Micros(o.device_total.base); }},
+           {"new_device_total_us", "dev new", [](const OperatorChange& o) { return Micros(o.device_total.next); }},
+           {"device_total_change_us", "dev change",
+            [](const OperatorChange& o) { return ChangeMicros(o.device_total.change()); }},
+           {"base_device_self_us", "", [](const OperatorChange& o) { return Micros(o.device_self.base); }},
+           {"new_device_self_us", "", [](const OperatorChange& o) { return Micros(o.device_self.next); }}}};
+}
+
+DataTable<KernelChange> Kernels(const Comparison& c) {
+  return {"kernels",
+          c.kernels,
+          true,
+          {{"name", "kernel (per step)", [](const KernelChange& k) { return Text(k.name); }},
+           {"status", "", [](const KernelChange& k) { return Text(k.status); }},
+           {"base_calls", "calls", [](const KernelChange& k) { return Calls(k.base_calls); }},
+           {"new_calls", "new calls", [](const KernelChange& k) { return Calls(k.next_calls); }},
+           {"base_total_us", "base", [](const KernelChange& k) { return Micros(k.total.base); }},
+           {"new_total_us", "new", [](const KernelChange& k) { return Micros(k.total.next); }},
+           {"total_change_us", "change", [](const KernelChange& k) { return ChangeMicros(k.total.change()); }},
+           {"base_mean_us", "mean base", [](const KernelChange& k) { return Micros(k.mean.base); }},
+           {"new_mean_us", "mean new", [](const KernelChange& k) { return Micros(k.mean.next); }}}};
+}
+
+DataTable<DeviceChange> Devices(const Comparison& c) {
+  return {
+      "gpu",
+      c.devices,
+      false,
+      {{"device", "device", [](const DeviceChange& d) { return Text(d.device); }},
+       {"base_utilization", "utilization base",
+        [](const DeviceChange& d) {
+          return Cell{Cell::kNumber, Printf("%.6g", d.base_utilization), Printf("%.1f%%", 100 * d.base_utilization)};
+        }},
+       {"new_utilization", "utilization new",
+        [](const DeviceChange& d) {
+          return Cell{Cell::kNumber, Printf("%.6g", d.next_utilization), Printf("%.1f%%", 100 * d.next_utilization)};
+        }},
+       {"", "change",
+        [](const DeviceChange& d) {
+          return Text(Printf("%+.1f pp", 100 * (d.next_utilization - d.base_utilization)));
+        }},
+       {"base_kernel_us", "kernels base", [](const DeviceChange& d) { return Micros(d.kernel.base); }},
+       {"new_kernel_us", "kernels new", [](const DeviceChange& d) { return Micros(d.kernel.next); }}}};
+}
+
+DataTable<MemoryChange> Memory(const Comparison& c) {
+  return {"memory",
+          c.memory,
+          false,
+          {{"device", "device", [](const MemoryChange& m) { return Text(m.device); }},
+           {"base_peak_bytes", "peak base", [](const MemoryChange& m) { return ByteCount(m.peak_bytes.base); }},
+           {"new_peak_bytes", "peak new", [](const MemoryChange& m) { return ByteCount(m.peak_bytes.next); }},
+           {"change_bytes", "change",
+            [](const MemoryChange& m) {
+              return Cell{Cell::kNumber, std::to_string(m.peak_bytes.change()), SignedBytes(m.peak_bytes.change())};
+            }},
+           {"change", "", [](const MemoryChange& m) { return Relative(m.peak_bytes.relative()); }}}};
+}
+
+std::string RuleValue(const std::string& metric, double v) {
+  if (metric == "memory_peak") return Bytes(static_cast<int64_t>(v));
+  if (metric == "gpu_util") return Printf("%.1f%%", 100 * v);
+  return FormatDuration(static_cast<int64_t>(std::llround(v)));
+}
+
+std::string RuleChange(const RuleResult& r) {
+  if (r.rule.relative) return std::isinf(r.change) ? "new" : Printf("%+.1f%%", r.change);
+  if (r.rule.metric == "memory_peak") return SignedBytes(static_cast<int64_t>(r.change));
+  if (r.rule.metric == "gpu_util") return Printf("%+.4f", r.change);
+  return SignedDuration(static_cast<int64_t>(std::llround(r.change)));
+}
+
+DataTable<RuleResult> Rules(const std::vector<RuleResult>& rules, const char* name) {
+  return {name,
+          rules,
+          false,
+          {{"rule", "rule", [](const RuleResult& r) { return Text(r.rule.text); }},
+           {"base", "base",
+            [](const RuleResult& r) {
+              return Cell{Cell::kNumber, Printf("%.17g", r.base), RuleValue(r.rule.metric, r.base)};
+            }},
+           {"new", "new",
+            [](const RuleResult& r) {
+              return Cell{Cell::kNumber, Printf("%.17g", r.next), RuleValue(r.rule.metric, r.next)};
+            }},
+           {"change", "change",
+            [](const RuleResult& r) {
+              if (std::isinf(r.change)) return Cell{Cell::kNull, "", "new"};
+              return Cell{Cell::kNumber, Printf("%.17g", r.change), RuleChange(r)};
+            }},
+           {"significant", "significant",
+            [](const RuleResult& r) {
+              std::string d = !r.matched                                                ? "no match"
+                              : !r.significance.assessed && !r.significance.significant ? "too few steps"
+                              : r.significance.significant                              ? "yes"
+                                                                                        : "no (~)";
+              return Cell{Cell::kNumber, r.significance.significant ? "true" : "false", d};
+            }},
+           {"fired", "fired", [](const RuleResult& r) {
+              return Cell{Cell::kNumber, r.fired ? "true" : "false", r.fired ? "FIRED" : "-"};
+            }}}};
+}
+
+std::string StepVerdict(const Comparison& c) {
+  const Significance& s = c.step_significance;
+  std::string v = "median step " + FormatDuration(c.step_median.base) + " -> " + FormatDuration(c.step_median.next) +
+                  ": " + SignedDuration(c.step_median.change()) + " (" + RelativeText(c.step_median.relative()) + ")";
+  if (!s.assessed) return v + " ? (too few steps to tell change from noise)";
+  v += s.significant ? ", significant" : " ~ (within the noise)";
+  return v + ": 95% bootstrap interval of the change of the median " + SignedDuration(std::llround(s.low)) + " .. " +
+         SignedDuration(std::llround(s.high));
+}
+
+std::vector<StepLine> StepLines(const Comparison& c) {
+  return {{"base: " + c.base_file, c.base_steps, c.base_whole_trace},
+          {"new: " + c.next_file, c.next_steps, c.next_whole_trace}};
+}
+
+std::vector<RuleResult> Fired(const Comparison& c) {
+  std::vector<RuleResult> out;
+  for (const RuleResult& r : c.rules) {
+    if (r.fired) out.push_back(r);
+  }
+  return out;
+}
+
+// Added and removed rows say so in their change column's place.
+template <typename Row>
+DataTable<Row> WithStatus(DataTable<Row> t) {
+  for (auto& col : t.columns) {
+    if (col.heading == "host change" || col.heading == "change") {
+      auto inner = col.cell;
+      col.cell = [inner](const Row& r) {
+        Cell cell = inner(r);
+        if (r.status != "changed") cell.display = r.status;
+        return cell;
+      };
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string DescribeRule(const RuleResult& r) {
+  return r.rule.text + ": " + RuleChange(r) + " (" + RuleValue(r.rule.metric, r.base) + " -> " +
+         RuleValue(r.rule.metric, r.next) + (r.significance.assessed ? ", significant" : "") + ")";
+}
+
+std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {
+  auto section = [](const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; };
+  std::vector<StepLine> lines = StepLines(c);
+  std::string out = "torch2pprof compare\n" + section("Steps") + WriteText(StepsSummary(lines), 0);
+  out += Wrap(StepVerdict(c), "", "  ");
+  out +=
+      section("Step breakdown (mean per step; ~ within the noise, ? too few steps to tell)") + WriteText(Parts(c), 0);
+  out += section("Operators (per step, by the larger change of host or device total)");
+  out += c.operators.empty() ? "(no operators)\n" : WriteText(WithStatus(Operators(c)), o.top);
+  out += section("Kernels (per step, by change)");
+  out += c.kernels.empty() ? "(no kernels)\n" : WriteText(WithStatus(Kernels(c)), o.top);
+  if (!c.devices.empty()) out += section("GPU") + WriteText(Devices(c), 0);
+  if (!c.memory.empty()) out += section("Memory peak") + WriteText(Memory(c), 0);
+  out += "\nCommunication per step: " + FormatDuration(c.communication.base) + " -> " +
+         FormatDuration(c.communication.next) + " (" + SignedDuration(c.communication.change()) + ")\n";
+  if (!c.rules.empty()) out += section("Rules (--fail-on)") + WriteText(Rules(c.rules, "rules"), 0);
+  return out;
+}
+
+std::string RenderCompareMarkdown(const Comparison& c, const ReportOptions& o) {
+  std::vector<StepLine> lines = StepLines(c);
+  std::string out = "## torch2pprof compare\n\n### Steps\n\n" + WriteMarkdown(StepsSummary(lines), 0);
+  out += "\n" + Wrap(StepVerdict(c), "", "") + "\n### Step breakdown (mean per step)\n\n" + WriteMarkdown(Parts(c), 0);
+  if (!c.operators.empty()) {
+    out += "\n### Operators (per step)\n\n" + WriteMarkdown(WithStatus(Operators(c)), o.top);
+  }
+  if (!c.kernels.empty()) out += "\n### Kernels (per step)\n\n" + WriteMarkdown(WithStatus(Kernels(c)), o.top);
+  if (!c.devices.empty()) out += "\n### GPU\n\n" + WriteMarkdown(Devices(c), 0);
+  if (!c.memory.empty()) out += "\n### Memory peak\n\n" + WriteMarkdown(Memory(c), 0);
+  if (!c.rules.empty()) out += "\n### Rules\n\n" + WriteMarkdown(Rules(c.rules, "rules"), 0);
+  return out;
+}
+
+std::string RenderCompareJson(const Comparison& c, const ReportOptions& o) {
+  Json j;
+  j.Open('{');
+  j.Key("steps");
+  j.Open('{');
+  std::vector<StepLine> lines = StepLines(c);
+  auto run = [&](const char* key, const StepLine& l) {
+    j.Key(key);
+    j.Open('{');
+    j.Field("file", l.run.substr(l.run.find(": ") + 2));
+    j.FieldInt("steps", static_cast<int64_t>(l.s.steps));
+    j.Key("whole_trace"), j.Raw(l.whole_trace ? "true" : "false");
+    j.FieldMicros("median_us", l.s.median_ns), j.FieldMicros("min_us", l.s.min_ns), j.FieldMicros("max_us", l.s.max_ns);
+    j.Close('}');
+  };
+  run("base", lines[0]);
+  run("new", lines[1]);
+  j.FieldMicros("median_change_us", c.step_median.change());
+  Cell rel = Relative(c.step_median.relative());
+  j.Key("median_change"), j.Raw(rel.kind == Cell::kNull ? "null" : rel.text);
+  j.Field("test", "bootstrap of the median, 95%, 5000 resamples");
+  j.Key("assessed"), j.Raw(c.step_significance.assessed ? "true" : "false");
+  j.Key("significant"), j.Raw(c.step_significance.significant ? "true" : "false");
+  j.FieldMicros("interval_low_us", std::llround(c.step_significance.low));
+  j.FieldMicros("interval_high_us", std::llround(c.step_significance.high));
+  WriteJson(j, Parts(c), 0);
+  j.Close('}');
+  WriteJson(j, Operators(c), o.top);
+  WriteJson(j, Kernels(c), o.top);
+  WriteJson(j, Devices(c), 0);
+  WriteJson(j, Memory(c), 0);
+  j.Key("communication");
+  j.Open('{');
+  j.FieldMicros("base_us", c.communication.base), j.FieldMicros("new_us", c.communication.next);
+  j.FieldMicros("change_us", c.communication.change());
+  j.Close('}');
+  std::vector<RuleResult> fired = Fired(c);
+  WriteJson(j, Rules(fired, "regressions"), 0);
+  WriteJson(j, Rules(c.rules, "rules"), 0);
+  j.Close('}');
+  return j.out + "\n";
+}
+
+}  // namespace torch2pprof

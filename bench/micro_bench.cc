@@ -107,7 +107,7 @@ void BM_Analyze(benchmark::State& state) {
   static const Trace trace = LoadTrace(LoadOptions{TracePath(), 1, /*details=*/true});
   static const TraceModel model = BuildModel(trace);
   for (auto _ : state) {
-    Analysis a = Analyze(trace, model, AnalyzeOptions{false, static_cast<int>(state.range(0))});
+    Analysis a = Analyze(trace, model, AnalysisOptions{false, static_cast<int>(state.range(0))});
     benchmark::DoNotOptimize(a.operators.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));

@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!ValidateProfile(profile).empty()) __builtin_trap();
     Gzip(EncodeProfile(profile));
     if (options.details) {
-      Analysis a = Analyze(trace, model, AnalyzeOptions{(mode & 16) != 0, options.threads});
+      Analysis a = Analyze(trace, model, AnalysisOptions{(mode & 16) != 0, options.threads});
       RenderText(a, ReportOptions{});
       RenderJson(a, ReportOptions{0, ""});
       RenderCsv(a, ReportOptions{5, "steps"});

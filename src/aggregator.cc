@@ -155,8 +155,13 @@ std::vector<std::vector<uint32_t>> PieceNodes(const Trace& t, const TraceModel& 
 Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
                const AggregateOptions& options, ProfileBuilder& b) {
   const size_t n = t.intervals.size();
+  const bool step_labels = StepLabelsOn(options, m);
   auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t {
-    const Step* s = m.StepAt(lane, ts);
+    const Step* s = step_labels ? m.StepAt(lane, ts) : nullptr;
+    return s ? s->number : -1;
+  };
+  auto step_of = [&](const Launch& l) -> int64_t {
+    const Step* s = step_labels ? m.StepOf(l) : nullptr;
     return s ? s->number : -1;
   };
   // Host events that launched device work, and where in the tree each was.
@@ -219,7 +224,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       if (!device_lane) {
         step = step_at(ls.lane, pc.start_ns);
       } else if (const Launch* l = m.LaunchOf(pc.interval)) {
-        step = m.StepOf(*l) ? m.StepOf(*l)->number : -1;
+        step = step_of(*l);
       } else if (pc.parent >= 0) {
         step = step_of_piece[static_cast<size_t>(pc.parent)];
       }
@@ -265,9 +270,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     if (l) {
       const Place& at = l->host_event == kNoEvent ? flow_place[static_cast<size_t>(l - m.launches.data())]
                                                   : launcher_place[static_cast<size_t>(launcher_slot(l->host_event))];
-      const Step* step = m.StepOf(*l);
-      b.Add(b.Node(at.node, b.Frame(d.name)), b.Labels(at.lane, step ? step->number : -1, d.lane), kGpu,
-            d.end_ns - d.start_ns);
+      b.Add(b.Node(at.node, b.Frame(d.name)), b.Labels(at.lane, step_of(*l), d.lane), kGpu, d.end_ns - d.start_ns);
     } else {
       const LaneRole& dl = m.lanes[d.lane];
       std::string where = (dl.device_name.empty() ? "device " + t.lanes[d.lane].pid : dl.device_name) + " stream " +
@@ -317,8 +320,9 @@ std::string MemoryNote(const MemoryTimeline& tl) {
 
 struct Aggregator::State {
   Profile p;
-  ProfileBuilder b{&p};
   AggregateOptions options;
+  ProfileBuilder b;
+  explicit State(const AggregateOptions& o) : options(o), b(&p, o.max_depth) {}
   bool has_device = false, has_memory = false;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   int64_t time_nanos = 0;
@@ -329,8 +333,7 @@ struct Aggregator::State {
   std::vector<Input> inputs;
 };
 
-Aggregator::Aggregator(const AggregateOptions& options) : s_(std::make_unique<State>()) {
-  s_->options = options;
+Aggregator::Aggregator(const AggregateOptions& options) : s_(std::make_unique<State>(options)) {
   s_->b.set_labels(options.labels);
   s_->p.sample_types = {{"calls", "count"},         {"wall", "nanoseconds"},    {"work", "nanoseconds"},
                         {"gpu", "nanoseconds"},     {"alloc_objects", "count"}, {"alloc_space", "bytes"},
@@ -351,11 +354,19 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
   s.first = std::min(s.first, added.first);
   s.last = std::max(s.last, added.last);
   State::Input input{trace.file, Summary(trace, lanes), Skipped(trace), {}};
+  if (!model.steps.empty()) {
+    input.notes.push_back(StepLabelsOn(s.options, model)
+                              ? "step labels: on (" + std::to_string(model.steps.size()) + " steps)"
+                              : "step labels: off (" + std::to_string(model.steps.size()) +
+                                    " steps; --step-labels on adds them, one sample per stack and step)");
+  }
   for (const MemoryTimeline& tl : model.memory) {
     if (tl.before_trace_bytes > 0) input.notes.push_back(MemoryNote(tl));
   }
   s.inputs.push_back(std::move(input));
 }
+
+uint64_t Aggregator::folded_stacks() const { return s_->b.folds(); }
 
 Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   State& s = *s_;
@@ -394,6 +405,10 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
     p.comments.push_back(std::move(s.inputs[i].skipped));
     for (std::string& note : s.inputs[i].notes) p.comments.push_back(std::move(note));
   }
+  if (s.b.folds()) {
+    p.comments.push_back(std::to_string(s.b.folds()) + " stacks deeper than " + std::to_string(s.options.max_depth) +
+                         " frames: their deeper frames fold into [deeper frames truncated]");
+  }
   if (s.first <= s.last) {
     p.duration_nanos = s.last - s.first;
     p.time_nanos = s.time_nanos;
@@ -408,10 +423,16 @@ Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector
   return std::move(a).Finish();
 }
 
-BuildOptions ConvertBuildOptions(const TraceModel& model, int threads) {
+bool StepLabelsOn(const AggregateOptions& options, const TraceModel& model) {
+  if (!options.labels) return false;
+  if (options.step_labels == StepLabels::kAuto) return model.steps.size() <= kAutoStepLabels;
+  return options.step_labels == StepLabels::kOn;
+}
+
+BuildOptions ConvertBuildOptions(const TraceModel& model, int threads, const AggregateOptions& options) {
   BuildOptions build;
   build.threads = threads;
-  build.cuts = model.StepBoundaries();
+  if (StepLabelsOn(options, model)) build.cuts = model.StepBoundaries();
   return build;
 }
 

@@ -9,7 +9,7 @@
 
 namespace torch2pprof {
 
-Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalyzeOptions& options) {
+Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalysisOptions& options) {
   analysis::Events ev(trace, model);
   // Steps read the trace and nothing else of the analysis: with threads, beside the rest.
   auto steps = std::async(options.threads > 1 ? std::launch::async : std::launch::deferred,

@@ -13,6 +13,9 @@
 
 namespace torch2pprof {
 
+namespace {
+
+// Text of a pid or tid number token: integral values without decimals or exponent.
 std::string_view LaneNumberText(std::string_view raw, std::string* scratch) {
   if (raw.find_first_of(".eE") == std::string_view::npos) return raw;
   int64_t ns;
@@ -24,7 +27,6 @@ std::string_view LaneNumberText(std::string_view raw, std::string* scratch) {
   return raw;
 }
 
-namespace {
 namespace od = simdjson::ondemand;
 
 // Kineto writes some traces that are not JSON: raw control characters and stray
@@ -130,9 +132,11 @@ std::string Repair(std::string_view in) {
   return out;
 }
 
-class Impl final : public EventParser {
+}  // namespace
+
+class EventParser::Impl {
  public:
-  void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) override {
+  void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) {
     od::document doc;
     size_t done = 0;
     auto err = parser_.iterate(chunk.data(), len, chunk.size()).get(doc);
@@ -461,8 +465,10 @@ class Impl final : public EventParser {
   std::string pid_scratch_, tid_scratch_;
 };
 
-}  // namespace
-
-std::unique_ptr<EventParser> MakeEventParser() { return std::make_unique<Impl>(); }
+EventParser::EventParser() : impl_(std::make_unique<Impl>()) {}
+EventParser::~EventParser() = default;
+void EventParser::Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) {
+  impl_->Parse(chunk, len, starts, sink);
+}
 
 }  // namespace torch2pprof

@@ -1,5 +1,5 @@
-// Reads the events of one chunk of traceEvents (a JSON array of event objects)
-// with simdjson on-demand, using the widest SIMD kernel the CPU runs.
+// Reads the events of one chunk of traceEvents (a JSON array of event objects) with
+// simdjson on-demand, compiled for the build's x86-64 level (the CLI checks the CPU).
 #pragma once
 
 #include <cstdint>
@@ -50,8 +50,6 @@ class EventSink {
   virtual void Bad(Skip why, uint64_t offset, const std::string& what) = 0;
   // An event read after repairing its JSON.
   virtual void Repaired(uint64_t offset) = 0;
-  // Reports bad input at an offset of the uncompressed input; never returns.
-  [[noreturn]] virtual void Fail(uint64_t offset, const std::string& message) = 0;
 };
 
 // Where each event of a chunk starts: in the chunk, and in the input.
@@ -60,17 +58,17 @@ struct ChunkStart {
   uint64_t offset;
 };
 
+// One parser per thread: it keeps simdjson's buffers sized for chunks between calls.
 class EventParser {
  public:
-  virtual ~EventParser() = default;
+  EventParser();
+  ~EventParser();
   // chunk holds "[ev,ev,...]" in its first len bytes followed by simdjson's padding.
-  virtual void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) = 0;
+  void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
-
-// The parser for the best kernel this CPU supports.
-std::unique_ptr<EventParser> MakeEventParser();
-
-// Text of a pid or tid number token: integral values without decimals or exponent.
-std::string_view LaneNumberText(std::string_view raw, std::string* scratch);
 
 }  // namespace torch2pprof

@@ -12,8 +12,9 @@ Label TextOrNumberLabel(const std::string& key, const std::string& text) {
   return Label{key, "", std::stoll(text), true};
 }
 
-ProfileBuilder::ProfileBuilder(Profile* p) : p_(*p) {
+ProfileBuilder::ProfileBuilder(Profile* p, uint32_t max_depth) : p_(*p), max_depth_(std::max(2u, max_depth)) {
   p_.tree.push_back(TreeNode{0, 0});
+  depth_.push_back(0);
   wait_frame_.assign(p_.frames.size(), false);
 }
 
@@ -42,9 +43,20 @@ uint32_t ProfileBuilder::FrameFor(const std::string& system_name) {
 }
 
 uint32_t ProfileBuilder::Node(uint32_t parent, uint32_t frame) {
+  uint32_t depth = depth_[parent] + 1;
+  if (depth > max_depth_) return parent;  // below a fold: into it
+  if (depth == max_depth_) {
+    if (fold_frame_ < 0) fold_frame_ = FrameFor("[deeper frames truncated]");
+    frame = static_cast<uint32_t>(fold_frame_);
+    depth = max_depth_ + 1;
+  }
   auto [it, inserted] =
       child_.emplace((static_cast<uint64_t>(parent) << 32) | frame, static_cast<uint32_t>(p_.tree.size()));
-  if (inserted) p_.tree.push_back(TreeNode{parent, frame});
+  if (inserted) {
+    p_.tree.push_back(TreeNode{parent, frame});
+    depth_.push_back(depth);
+    folds_ += depth > max_depth_;
+  }
   return it->second;
 }
 

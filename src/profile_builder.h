@@ -17,7 +17,10 @@ class ProfileBuilder {
  public:
   static constexpr uint32_t kNoLane = UINT32_MAX;
 
-  explicit ProfileBuilder(Profile* p);
+  // Stacks deeper than max_depth frames keep their first max_depth - 1 and fold the rest
+  // into one frame "[deeper frames truncated]": pprof stores each sample's whole stack,
+  // so depth d would cost d^2.
+  ProfileBuilder(Profile* p, uint32_t max_depth);
   // Without labels every sample has the empty label set.
   void set_labels(bool labels) { labels_ = labels; }
 
@@ -28,6 +31,7 @@ class ProfileBuilder {
   uint32_t Frame(uint32_t name);
   uint32_t FrameFor(const std::string& system_name);
   uint32_t Node(uint32_t parent, uint32_t frame);
+  uint64_t folds() const { return folds_; }  // stacks cut at max_depth (fold nodes)
 
   // A label set: the thread that ran or launched the work (lane; kNoLane: none), its
   // step (-1: none), and where the work ran: a device lane (-1: none) or a memory device.
@@ -49,6 +53,10 @@ class ProfileBuilder {
   };
 
   Profile& p_;
+  uint32_t max_depth_;
+  std::vector<uint32_t> depth_;  // by tree node, the root 0; a fold node is max_depth_ + 1
+  int64_t fold_frame_ = -1;
+  uint64_t folds_ = 0;
   bool labels_ = true;
   std::vector<bool> wait_frame_;  // by frame
   const Trace* t_ = nullptr;

@@ -396,3 +396,82 @@ TEST(AggregatorWork, BlockingWaitsAreWallButNotWork) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// A trace of n steps, each with one op on the main thread and one on another thread
+// that spans into the next step.
+std::string Steps(int n) {
+  std::string s = "[";
+  for (int k = 0; k < n; ++k) {
+    s += std::string(k ? "," : "") + R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#)" +
+         std::to_string(k) + R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(100 * k) + R"(, "dur": 100},)" +
+         R"({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 2, "ts": )" + std::to_string(100 * k + 50) +
+         R"(, "dur": 100})";
+  }
+  return s + "]";
+}
+
+Profile WithStepLabels(const std::string& json, StepLabels labels) {
+  Trace t = testing::LoadText(json);
+  TraceModel m = BuildModel(t);
+  AggregateOptions o;
+  o.step_labels = labels;
+  return Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1, o)), o);
+}
+
+size_t StepLabelled(const Profile& p) {
+  size_t n = 0;
+  for (const Sample& s : p.samples) {
+    for (const Label& l : p.label_sets[s.labels]) n += l.key == "step";
+  }
+  return n;
+}
+
+TEST(AggregatorSteps, StepLabelsAutoOnUpToTenSteps) {
+  Profile ten = WithStepLabels(Steps(10), StepLabels::kAuto);
+  Profile eleven = WithStepLabels(Steps(11), StepLabels::kAuto);
+  EXPECT_GT(StepLabelled(ten), 0u);
+  EXPECT_EQ(StepLabelled(eleven), 0u);
+  // Without step labels nothing is cut: thread 2's op is one sample of 11 calls.
+  size_t ops = 0;
+  for (const Sample& s : eleven.samples) ops += eleven.frames[eleven.tree[s.node].frame].name == "op";
+  EXPECT_EQ(ops, 1u);
+  EXPECT_GT(StepLabelled(WithStepLabels(Steps(11), StepLabels::kOn)), 0u);
+  EXPECT_EQ(StepLabelled(WithStepLabels(Steps(2), StepLabels::kOff)), 0u);
+  bool said = false;
+  for (const std::string& c : eleven.comments) said |= c.find("step labels: off (11 steps") == 0;
+  EXPECT_TRUE(said);
+  // Either way, the same time.
+  auto total = [](const Profile& p) {
+    int64_t n = 0;
+    for (const Sample& s : p.samples) n += s.values[1];
+    return n;
+  };
+  EXPECT_EQ(total(WithStepLabels(Steps(11), StepLabels::kOn)), total(eleven));
+}
+
+TEST(AggregatorDepth, DeepStacksFoldAtTheMaximumDepthAndKeepTheirTime) {
+  // A chain of 6 nested intervals, each 1 us inside its parent; at most 4 frames.
+  std::string s = "[";
+  for (int i = 0; i < 6; ++i) {
+    s += std::string(i ? "," : "") + R"({"ph": "X", "name": "f)" + std::to_string(i) +
+         R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(i) + R"(, "dur": )" + std::to_string(2 * (6 - i)) + "}";
+  }
+  Trace t = testing::LoadText(s + "]");
+  TraceModel m = BuildModel(t);
+  AggregateOptions o;
+  o.max_depth = 4;
+  auto d = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(t, m, BuildLanes(t), o))));
+  EXPECT_EQ(d.problem, "");
+  // f0..f2 keep their 2 us of self time each; f3, f4 and f5 (2 + 2 + 2) fold into one.
+  EXPECT_EQ(d.stacks.at("pid=1,tid=1|f0;f1;f2"), (std::vector<int64_t>{1, 2000, 2000}));
+  EXPECT_EQ(d.stacks.at("pid=1,tid=1|f0;f1;f2;[deeper frames truncated]"), (std::vector<int64_t>{3, 6000, 6000}));
+  bool said = false;
+  for (const std::string& c : d.comments) said |= c.find("1 stacks deeper than 4 frames") == 0;
+  EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -14,7 +14,7 @@ namespace {
 
 constexpr int64_t us = 1000;  // the traces below are in microseconds
 
-Analysis AnalyzeText(const std::string& json, AnalyzeOptions options = {}) {
+Analysis AnalyzeText(const std::string& json, AnalysisOptions options = {}) {
   testing::TempDir dir;
   Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
   return Analyze(trace, BuildModel(trace), options);
@@ -103,7 +103,7 @@ TEST(TbPlugin, AllCategories) {
   Analysis shaped = AnalyzeText(Trace({X("Operator", "aten::to", "1", 0, 5, R"({"Input Dims": [[2, 8, 5], []]})"),
                                        X("Operator", "aten::to", "1", 10, 5, R"({"Input Dims": [[3]]})"),
                                        X("Operator", "aten::to", "1", 20, 5, R"({"Input Dims": [[2, 8, 5], []]})")}),
-                                AnalyzeOptions{true});
+                                AnalysisOptions{true});
   ASSERT_EQ(shaped.operators.size(), 2u);
   EXPECT_EQ(shaped.operators[0].input_dims, "[[2, 8, 5], []]");
   EXPECT_EQ(shaped.operators[0].calls, 2u);
@@ -498,8 +498,8 @@ TEST(Analyzer, ThreadsDoNotChangeTheAnalysis) {
        {"kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz",
         "hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", "torch113__mlp_two_threads.pt.trace.json"}) {
     torch2pprof::Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/real/" + name, 1, true});
-    std::string one = RenderJson(Analyze(trace, BuildModel(trace), AnalyzeOptions{false, 1}), ReportOptions{0, ""});
-    std::string four = RenderJson(Analyze(trace, BuildModel(trace), AnalyzeOptions{false, 4}), ReportOptions{0, ""});
+    std::string one = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 1}), ReportOptions{0, ""});
+    std::string four = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 4}), ReportOptions{0, ""});
     EXPECT_EQ(one, four) << name;
     EXPECT_GT(one.size(), 500u) << name;  // a real report, not an empty one
   }

@@ -13,6 +13,15 @@
 
 namespace torch2pprof {
 
+// Whether samples carry the step they ran in. A stack that ran in S steps is then S
+// samples: a profile of many steps grows that many times (and pprof reads it as slowly).
+enum class StepLabels {
+  kAuto,  // on when the trace has at most kAutoStepLabels steps
+  kOn,
+  kOff,
+};
+inline constexpr size_t kAutoStepLabels = 10;
+
 struct AggregateOptions {
   // Stacks exactly as each thread ran them. By default a backward node's subtree (its
   // evaluate_function wrapper and all under it) hangs under the full stack of the forward
@@ -22,6 +31,11 @@ struct AggregateOptions {
   // Samples carry labels (pid, tid, thread, step, device, stream); without, one sample
   // per stack (analyze's module view needs only the tree).
   bool labels = true;
+  StepLabels step_labels = StepLabels::kAuto;
+  // Frames a stack keeps: deeper ones fold into one "[deeper frames truncated]" frame,
+  // whose samples keep their values (pprof stores every sample's whole stack: depth d
+  // costs d^2 and a 100,000-deep chain would not fit in memory).
+  uint32_t max_depth = 2048;
   // Every sample also gets the numeric label "rank", so samples of different traces
   // never merge (convert -o).
   bool rank_labels = false;
@@ -35,8 +49,11 @@ Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector
                   const AggregateOptions& options = {});
 // The same from the trace alone: its model, its lanes cut at the model's step bounds.
 Profile Aggregate(const Trace& trace, int threads = 1);
-// The stack builder's options convert uses: lanes cut at the model's step bounds.
-BuildOptions ConvertBuildOptions(const TraceModel& model, int threads);
+// Whether a trace's samples get step labels under these options.
+bool StepLabelsOn(const AggregateOptions& options, const TraceModel& model);
+// The stack builder's options convert uses: with step labels, lanes cut at the model's
+// step bounds, so that each piece lies in one step.
+BuildOptions ConvertBuildOptions(const TraceModel& model, int threads, const AggregateOptions& options = {});
 
 // One profile from several traces (ranks) added one at a time, so that merging needs
 // only the trace being added in memory, not all of them.
@@ -51,6 +68,8 @@ class Aggregator {
   // ranks: with rank_labels, the rank of each trace in the order added, all distinct
   // (they are often known only once every input is read).
   Profile Finish(const std::vector<int64_t>& ranks = {}) &&;
+  // Stacks cut at max_depth so far.
+  uint64_t folded_stacks() const;
 
  private:
   struct State;

@@ -13,7 +13,7 @@
 
 namespace torch2pprof {
 
-struct AnalyzeOptions {
+struct AnalysisOptions {
   bool group_by_shape = false;  // operators grouped by name and Input Dims
   int threads = 1;              // lanes walked in parallel; the result never depends on it
   bool per_step = false;        // also each operator's and kernel's time per analysed step (compare)
@@ -63,7 +63,7 @@ struct OperatorRow {
   uint64_t calls = 0;
   int64_t host_total_ns = 0, host_self_ns = 0, device_total_ns = 0, device_self_ns = 0;
   int64_t host_max_ns = 0;  // longest single call
-  // With AnalyzeOptions::per_step, by analysed step (the step whose window holds the call's
+  // With AnalysisOptions::per_step, by analysed step (the step whose window holds the call's
   // start): host total and device total. Calls outside every step count in no step.
   std::vector<int64_t> step_host_total_ns, step_device_total_ns;
 };
@@ -74,7 +74,7 @@ struct KernelRow {
   int64_t total_ns = 0, min_ns = 0, max_ns = 0;
   double blocks_per_sm = -1;           // weighted by duration; < 0 when the trace has none
   double occupancy = -1;               // est. achieved occupancy %, weighted by duration
-  std::vector<int64_t> step_total_ns;  // with AnalyzeOptions::per_step: by the step it was launched in
+  std::vector<int64_t> step_total_ns;  // with AnalysisOptions::per_step: by the step it was launched in
 };
 
 struct GpuRow {
@@ -140,6 +140,6 @@ struct Analysis {
 
 // trace must be loaded with LoadOptions::details, and model built from it. Works lane by
 // lane over the loaded intervals: beyond them it holds a few bytes per event, never a copy.
-Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalyzeOptions& options = {});
+Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalysisOptions& options = {});
 
 }  // namespace torch2pprof

@@ -104,7 +104,7 @@ struct Comparison {
   bool regressed = false;  // a rule fired
 };
 
-// base and next come from Analyze with AnalyzeOptions::per_step (and the same grouping).
+// base and next come from Analyze with AnalysisOptions::per_step (and the same grouping).
 Comparison Compare(const Analysis& base, const Analysis& next, const CompareOptions& options = {});
 
 // The bootstrap itself, for tests: statistic 'm' median, 'a' mean.

@@ -1,11 +1,9 @@
 #include <ostream>
-#include <thread>
 
 #include "commands.h"
-#include "torch2pprof/analyzer.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {
 
@@ -18,23 +16,22 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   } else if (!args.table.empty()) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
-  int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // analyze links device work by correlation only: no flows.
-  Trace trace = LoadTrace(LoadOptions{args.input, threads, /*details=*/true, args.in.strict, args.in.allow_truncated});
-  if (trace.intervals.empty() && trace.zero_length.empty() && trace.memory.empty()) {
-    ThrowInput(trace.file, -1,
-               "the trace has no X or B/E events and no [memory] events among its " +
-                   std::to_string(trace.stats.events) + " events");
-  }
-  PrintWarnings(trace, err);
-  Analysis analysis = Analyze(trace, BuildModel(trace), AnalyzeOptions{args.group_by == "shape", threads});
+  AnalyzeOptions options;
+  options.input = args.input;
+  options.threads = args.threads;
+  options.strict = args.in.strict;
+  options.allow_truncated = args.in.allow_truncated;
+  options.group_by_shape = args.group_by == "shape";
+  AnalyzeResult result = Analyze(options);
+  PrintWarnings(result.warnings, err);
   if (args.format == "json") {
-    out << RenderJson(analysis, report);
+    out << RenderJson(result.analysis, report);
   } else if (args.format == "csv") {
-    out << RenderCsv(analysis, report);
+    out << RenderCsv(result.analysis, report);
   } else {
-    out << RenderText(analysis, report);
+    out << RenderText(result.analysis, report);
   }
+  if (args.stats) PrintStats(result.stages, err);
   return kExitOk;
 }
 

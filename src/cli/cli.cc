@@ -101,6 +101,14 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   conv->add_flag("--thread-stacks", convert.thread_stacks,
                  "Stacks exactly as each thread ran them (default: a backward node's work hangs under the forward op "
                  "that created it, below a [backward] frame)");
+  conv->add_option("--step-labels", convert.step_labels,
+                   "Label samples with their step: on, off, or auto (default: on for traces of at most 10 steps; "
+                   "each stack is one sample per step it ran in)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  conv->add_option("--max-depth", convert.max_depth,
+                   "Frames a stack keeps (default 2048); deeper ones fold into one [deeper frames truncated] frame")
+      ->check(CLI::Range(2u, 1u << 20));
+  conv->add_flag("--stats", convert.stats, "Print each stage's wall and CPU time on stderr");
   AddInputOptions(conv, &convert.in);
   conv->footer(
       "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"
@@ -118,6 +126,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  an->add_flag("--stats", analyze.stats, "Print each stage's wall and CPU time on stderr");
   AddInputOptions(an, &analyze.in);
   an->footer(
       "Times follow torch-tb-profiler's definitions (README: analyze). JSON times are microseconds exact to the ns.\n"

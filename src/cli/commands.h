@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "torch2pprof/trace.h"
+#include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {
 
@@ -16,10 +16,13 @@ struct InputArgs {
 };
 
 struct ConvertArgs {
-  std::vector<std::string> files;  // IN OUT, or with -o the inputs
-  std::string output;              // -o: one profile of all inputs, labelled by rank
-  int threads = 0;                 // 0: all cores
-  bool thread_stacks = false;      // stacks as each thread ran them (no backward under forward)
+  std::vector<std::string> files;    // IN OUT, or with -o the inputs
+  std::string output;                // -o: one profile of all inputs, labelled by rank
+  int threads = 0;                   // 0: all cores
+  bool thread_stacks = false;        // stacks as each thread ran them (no backward under forward)
+  std::string step_labels = "auto";  // auto, on, off
+  uint32_t max_depth = 2048;         // frames per stack
+  bool stats = false;                // each stage's wall and CPU time on stderr
   InputArgs in;
 };
 
@@ -30,6 +33,7 @@ struct AnalyzeArgs {
   std::string table;              // csv: which table
   std::string group_by = "name";  // operators by name, or by name and input shape
   int threads = 0;
+  bool stats = false;
   InputArgs in;
 };
 
@@ -45,8 +49,10 @@ struct CompareArgs {
   InputArgs in;
 };
 
-// Prints LoadWarnings to err, each line prefixed "torch2pprof: ".
-void PrintWarnings(const torch2pprof::Trace& trace, std::ostream& err);
+// Prints warnings to err, each line prefixed "torch2pprof: ".
+void PrintWarnings(const std::vector<std::string>& warnings, std::ostream& err);
+// --stats: each stage's wall and CPU time, on err.
+void PrintStats(const std::vector<StageTime>& stages, std::ostream& err);
 
 // Throw torch2pprof::Error; return the exit status.
 int RunConvert(const ConvertArgs& args, std::ostream& out, std::ostream& err);

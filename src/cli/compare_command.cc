@@ -2,14 +2,11 @@
 #include <thread>
 
 #include "commands.h"
-#include "torch2pprof/aggregator.h"
 #include "torch2pprof/compare.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/lane_builder.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/report.h"
-#include "torch2pprof/trace_loader.h"
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {
 
@@ -17,24 +14,28 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   CompareOptions options;
   for (const std::string& rule : args.fail_on) options.rules.push_back(ParseRule(rule));
   options.strict_noise = args.strict_noise;
-  int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // One run at a time: its analysis (and with -o its profile) stays, its trace does not.
   Analysis analyses[2];
   Profile profiles[2];
   for (int i = 0; i < 2; ++i) {
-    Trace trace = LoadTrace(LoadOptions{args.inputs[static_cast<size_t>(i)], threads, /*details=*/true, args.in.strict,
-                                        args.in.allow_truncated});
-    if (trace.intervals.empty() && trace.zero_length.empty() && trace.memory.empty()) {
-      ThrowInput(trace.file, -1,
-                 "the trace has no X or B/E events and no [memory] events among its " +
-                     std::to_string(trace.stats.events) + " events");
+    AnalyzeOptions analyze;
+    analyze.input = args.inputs[static_cast<size_t>(i)];
+    analyze.threads = args.threads;
+    analyze.strict = args.in.strict;
+    analyze.allow_truncated = args.in.allow_truncated;
+    analyze.group_by_shape = args.group_by == "shape";
+    analyze.per_step = true;
+    AnalyzeResult result = Analyze(analyze);
+    PrintWarnings(result.warnings, err);
+    analyses[i] = std::move(result.analysis);
+    if (!args.output.empty()) {
+      ConvertOptions convert;
+      convert.inputs = {analyze.input};
+      convert.threads = args.threads;
+      convert.strict = args.in.strict;
+      convert.allow_truncated = args.in.allow_truncated;
+      profiles[i] = Convert(convert).profile;
     }
-    PrintWarnings(trace, err);
-    TraceModel model = BuildModel(trace);
-    AnalyzeOptions analyze{args.group_by == "shape", threads, /*per_step=*/true};
-    analyses[i] = Analyze(trace, model, analyze);
-    if (!args.output.empty())
-      profiles[i] = Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, threads)));
   }
   Comparison c = Compare(analyses[0], analyses[1], options);
   ReportOptions report{args.top, ""};

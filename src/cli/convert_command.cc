@@ -1,21 +1,32 @@
 #include <unistd.h>
 
+#include <cstdio>
 #include <ostream>
-#include <set>
-#include <thread>
 
 #include "commands.h"
-#include "torch2pprof/aggregator.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/lane_builder.h"
-#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/torch2pprof.h"
 #include "torch2pprof/trace_loader.h"
-#include "torch2pprof/trace_model.h"
 
 namespace torch2pprof::cli {
 
-void PrintWarnings(const Trace& trace, std::ostream& err) {
-  for (const std::string& w : LoadWarnings(trace)) err << "torch2pprof: " << w << "\n";
+void PrintWarnings(const std::vector<std::string>& warnings, std::ostream& err) {
+  for (const std::string& w : warnings) err << "torch2pprof: " << w << "\n";
+}
+
+void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
+  double wall = 0, cpu = 0;
+  for (const StageTime& s : stages) wall += s.wall_seconds, cpu += s.cpu_seconds;
+  char line[160];
+  err << "torch2pprof: stage              wall      cpu  cpu/wall\n";
+  for (const StageTime& s : stages) {
+    std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f\n", s.stage.c_str(), s.wall_seconds,
+                  s.cpu_seconds, s.wall_seconds > 0 ? s.cpu_seconds / s.wall_seconds : 0.0);
+    err << line;
+  }
+  std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f\n", "total", wall, cpu,
+                wall > 0 ? cpu / wall : 0.0);
+  err << line;
 }
 
 int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err) {
@@ -25,50 +36,24 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                 "convert takes IN OUT, or -o OUT IN...: torch2pprof convert trace.json.gz out.pb.gz");
   }
   if (merged && args.files.empty()) throw Error(Error::Kind::kUsage, "", -1, "convert -o OUT needs at least one input");
-  std::vector<std::string> inputs = merged ? args.files : std::vector<std::string>{args.files[0]};
-  std::string output = merged ? args.output : args.files[1];
-  if (output == "-" && ::isatty(1)) {
+  ConvertOptions options;
+  options.inputs = merged ? args.files : std::vector<std::string>{args.files[0]};
+  options.output = merged ? args.output : args.files[1];
+  if (options.output == "-" && ::isatty(1)) {
     throw Error(Error::Kind::kUsage, "", -1,
                 "refusing to write a binary profile to a terminal; redirect standard output or name an output file");
   }
-  int threads = args.threads > 0 ? args.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  AggregateOptions aggregate;
-  aggregate.thread_stacks = args.thread_stacks;
-  aggregate.rank_labels = merged;
-  Aggregator aggregator(aggregate);
-  std::vector<int64_t> ranks;
-  std::vector<LoadOptions> loads;
-  for (const std::string& input : inputs) {
-    // One input reads and parses on two threads; several are read side by side.
-    loads.push_back(
-        LoadOptions{input, inputs.size() == 1 ? threads : 1, false, args.in.strict, args.in.allow_truncated});
-  }
-  LoadEach(loads, threads, [&](Trace& trace) {
-    if (trace.intervals.empty() && trace.memory.empty()) {
-      ThrowInput(
-          trace.file, -1,
-          "the trace has no timed events (X events with dur > 0 or B/E pairs) and no [memory] events among its " +
-              std::to_string(trace.stats.events) + " events");
-    }
-    PrintWarnings(trace, err);
-    TraceModel model = BuildModel(trace);
-    aggregator.Add(trace, model, BuildLanes(trace, ConvertBuildOptions(model, threads)));
-    ranks.push_back(ReadDistributedInfo(trace.header).rank);
-  });
-  if (merged) {
-    // Ranks label samples apart; the input's position stands in for a missing or repeated rank.
-    std::set<int64_t> seen;
-    bool usable = true;
-    for (int64_t rank : ranks) usable &= rank >= 0 && seen.insert(rank).second;
-    if (!usable) {
-      if (ranks.size() > 1 && !seen.empty()) {
-        err << "torch2pprof: warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions\n";
-      }
-      for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int64_t>(i);
-    }
-  }
-  Profile profile = std::move(aggregator).Finish(merged ? ranks : std::vector<int64_t>{});
-  WriteOutputFile(output, Gzip(EncodeProfile(profile)), inputs);
+  options.threads = args.threads;
+  options.strict = args.in.strict;
+  options.allow_truncated = args.in.allow_truncated;
+  options.thread_stacks = args.thread_stacks;
+  options.step_labels = args.step_labels == "on"    ? StepLabels::kOn
+                        : args.step_labels == "off" ? StepLabels::kOff
+                                                    : StepLabels::kAuto;
+  options.max_depth = args.max_depth;
+  ConvertResult result = Convert(options);
+  PrintWarnings(result.warnings, err);
+  if (args.stats) PrintStats(result.stages, err);
   return kExitOk;
 }
 

@@ -1,0 +1,88 @@
+#include "event_batch.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace torch2pprof {
+namespace {
+constexpr size_t kBlock = 64 << 10;
+}  // namespace
+
+EventBatch::EventBatch(bool details) : details_(details) { Clear(); }
+
+void EventBatch::Clear() {
+  strings_.assign(1, std::string_view());
+  index_.clear();
+  block_ = 0;
+  used_ = 0;
+  events_.clear();
+}
+
+uint32_t EventBatch::Intern(std::string_view s) {
+  if (s.empty()) return 0;
+  auto it = index_.find(s);
+  if (it != index_.end()) return it->second;
+  // Copy into the batch's blocks: the parser's buffers are reused by the next event.
+  if (block_ >= blocks_.size() || blocks_[block_].size() - used_ < s.size()) {
+    if (block_ < blocks_.size() && used_ > 0) ++block_, used_ = 0;
+    if (block_ == blocks_.size()) blocks_.emplace_back(std::max(kBlock, s.size()));
+    if (blocks_[block_].size() < s.size()) blocks_[block_].resize(s.size());  // empty: nothing points into it
+  }
+  char* p = blocks_[block_].data() + used_;
+  std::memcpy(p, s.data(), s.size());
+  used_ += s.size();
+  uint32_t id = static_cast<uint32_t>(strings_.size());
+  strings_.push_back(std::string_view(p, s.size()));
+  index_.emplace(strings_.back(), id);
+  return id;
+}
+
+void EventBatch::OnEvent(const RawEvent& ev) {
+  BatchEvent e;
+  e.ph = Intern(ev.ph);
+  e.name = Intern(ev.name);
+  e.cat = Intern(ev.cat);
+  e.pid = Intern(ev.pid);
+  e.tid = Intern(ev.tid);
+  e.meta_name = Intern(ev.meta_name);
+  e.input_dims = details_ ? Intern(ev.input_dims) : 0;
+  e.args = ev.args;
+  e.correlation = ev.correlation;
+  e.python_id = ev.python_id;
+  e.python_parent = ev.python_parent;
+  e.sequence = ev.sequence;
+  e.fwd_thread = ev.fwd_thread;
+  e.device = ev.device;
+  e.device_type = ev.device_type;
+  e.device_id = ev.device_id;
+  e.bytes = ev.bytes;
+  e.total_allocated = ev.total_allocated;
+  e.total_reserved = ev.total_reserved;
+  e.addr = ev.addr;
+  e.id = ev.id;
+  e.offset = ev.offset;
+  e.ts = ev.ts;
+  e.dur = ev.dur;
+  e.has_ts = ev.has_ts;
+  e.has_dur = ev.has_dur;
+  e.has_id = ev.has_id;
+  events_.push_back(e);
+}
+
+void EventBatch::Bad(Skip why, uint64_t offset, const std::string& what) {
+  BatchEvent e;
+  e.kind = BatchEvent::kBad;
+  e.bad = why;
+  e.offset = offset;
+  e.message = Intern(what);
+  events_.push_back(e);
+}
+
+void EventBatch::Repaired(uint64_t offset) {
+  BatchEvent e;
+  e.kind = BatchEvent::kRepaired;
+  e.offset = offset;
+  events_.push_back(e);
+}
+
+}  // namespace torch2pprof

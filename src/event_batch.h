@@ -1,0 +1,54 @@
+// One chunk's events as a parse worker read them, their strings interned in the batch:
+// workers fill batches side by side, the builder alone merges them into the Trace.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "event_parser.h"
+
+namespace torch2pprof {
+
+// A RawEvent with its strings as ids into EventBatch::strings (0 is ""); or, in file
+// order among the events, an unreadable event or the note that the next was repaired.
+struct BatchEvent {
+  enum Kind : uint8_t { kEvent, kBad, kRepaired } kind = kEvent;
+  Skip bad = Skip::kBadJson;  // kBad: why
+  uint32_t ph = 0, name = 0, cat = 0, pid = 0, tid = 0, meta_name = 0, input_dims = 0;
+  uint32_t message = 0;  // kBad: what, for --strict
+  EventArgs args;
+  int64_t correlation = -1, python_id = -1, python_parent = -1, sequence = -1, fwd_thread = -1;
+  int32_t device = -1, device_type = -1, device_id = -1;
+  int64_t bytes = 0, total_allocated = -1, total_reserved = -1;
+  uint64_t addr = 0, id = 0, offset = 0;
+  int64_t ts = 0, dur = 0;
+  bool has_ts = false, has_dur = false, has_id = false;
+};
+
+class EventBatch final : public EventSink {
+ public:
+  // details: keep "Input Dims" (analyze reads it; convert does not).
+  explicit EventBatch(bool details = true);
+  void Clear();
+  void OnEvent(const RawEvent& event) override;
+  void Bad(Skip why, uint64_t offset, const std::string& what) override;
+  void Repaired(uint64_t offset) override;
+
+  const std::vector<std::string_view>& strings() const { return strings_; }
+  const std::vector<BatchEvent>& events() const { return events_; }
+
+ private:
+  uint32_t Intern(std::string_view s);
+  std::vector<std::string_view> strings_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+  std::vector<std::vector<char>> blocks_;  // the strings' text, reused batch after batch
+  size_t block_ = 0, used_ = 0;
+  std::vector<BatchEvent> events_;
+  bool details_;
+};
+
+}  // namespace torch2pprof

@@ -1,0 +1,96 @@
+#include "parse_pool.h"
+
+namespace torch2pprof {
+
+ParsePool::ParsePool(int workers, bool details) : slots_(static_cast<size_t>(2 * workers + 2)) {
+  for (Slot& s : slots_) s.batch = std::make_unique<EventBatch>(details);
+  for (int w = 0; w < workers; ++w) workers_.emplace_back([this] { Work(); });
+}
+
+ParsePool::~ParsePool() {
+  Cancel();
+  for (std::thread& t : workers_) t.join();
+}
+
+std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
+  if (cancelled_) throw Cancelled{};
+  uint64_t seq = next_in_++;
+  At(seq).chunk = std::move(chunk);
+  todo_.push_back(seq);
+  changed_.notify_all();
+  if (free_.empty()) return std::make_unique<Chunk>();
+  std::unique_ptr<Chunk> reuse = std::move(free_.back());
+  free_.pop_back();
+  return reuse;
+}
+
+void ParsePool::EmitError(std::exception_ptr error) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
+  if (cancelled_) return;
+  Slot& s = At(next_in_++);
+  s.error = std::move(error);
+  s.ready = true;
+  changed_.notify_all();
+}
+
+void ParsePool::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  changed_.notify_all();
+}
+
+void ParsePool::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  changed_.notify_all();
+}
+
+void ParsePool::Work() {
+  EventParser parser;
+  for (;;) {
+    uint64_t seq;
+    Slot* s;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return !todo_.empty() || cancelled_; });
+      if (cancelled_) return;
+      seq = todo_.front();
+      todo_.pop_front();
+      s = &At(seq);
+    }
+    // The slot is this worker's until it is ready: nobody else touches it.
+    try {
+      s->batch->Clear();
+      parser.Parse(s->chunk->text, s->chunk->len, s->chunk->starts, *s->batch);
+    } catch (...) {
+      s->error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(s->chunk));
+    s->ready = true;
+    changed_.notify_all();
+  }
+}
+
+const EventBatch* ParsePool::Next() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock,
+                [&] { return (next_out_ < next_in_ && At(next_out_).ready) || (closed_ && next_out_ == next_in_); });
+  if (next_out_ == next_in_) return nullptr;
+  Slot& s = At(next_out_);
+  if (s.error) std::rethrow_exception(s.error);
+  return s.batch.get();
+}
+
+void ParsePool::Done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& s = At(next_out_++);
+  s.ready = false;
+  s.error = nullptr;
+  changed_.notify_all();
+}
+
+}  // namespace torch2pprof

@@ -1,0 +1,141 @@
+#include "torch2pprof/torch2pprof.h"
+
+#include <time.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "torch2pprof/lane_builder.h"
+#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/trace_model.h"
+
+namespace torch2pprof {
+namespace {
+
+// Stage by stage: wall time, and CPU time of the whole process (all its threads).
+class Stages {
+ public:
+  explicit Stages(std::vector<StageTime>* out) : out_(*out) {}
+  ~Stages() { End(); }
+  void Begin(const char* stage) {
+    End();
+    stage_ = stage;
+    wall_ = std::chrono::steady_clock::now();
+    cpu_ = Cpu();
+  }
+  void End() {
+    if (!stage_) return;
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count();
+    double cpu = Cpu() - cpu_;
+    for (StageTime& s : out_) {
+      if (s.stage == stage_) {
+        s.wall_seconds += wall, s.cpu_seconds += cpu;
+        stage_ = nullptr;
+        return;
+      }
+    }
+    out_.push_back(StageTime{stage_, wall, cpu});
+    stage_ = nullptr;
+  }
+
+ private:
+  static double Cpu() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  }
+  std::vector<StageTime>& out_;
+  const char* stage_ = nullptr;
+  std::chrono::steady_clock::time_point wall_;
+  double cpu_ = 0;
+};
+
+void NeedEvents(const Trace& trace) {
+  if (trace.intervals.empty() && trace.zero_length.empty() && trace.memory.empty()) {
+    ThrowInput(trace.file, -1,
+               "the trace has no timed events (X events with dur > 0 or B/E pairs) and no [memory] events among its " +
+                   std::to_string(trace.stats.events) + " events");
+  }
+}
+
+}  // namespace
+
+int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+ConvertResult Convert(const ConvertOptions& options) {
+  ConvertResult result;
+  Stages stages(&result.stages);
+  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  const bool merged = options.inputs.size() > 1;
+  AggregateOptions aggregate;
+  aggregate.thread_stacks = options.thread_stacks;
+  aggregate.rank_labels = merged;
+  aggregate.step_labels = options.step_labels;
+  aggregate.max_depth = options.max_depth;
+  Aggregator aggregator(aggregate);
+  std::vector<int64_t> ranks;
+  std::vector<LoadOptions> loads;
+  for (const std::string& input : options.inputs) {
+    // One input reads and parses on all threads; several are read side by side.
+    loads.push_back(LoadOptions{input, merged ? 1 : threads, false, options.strict, options.allow_truncated});
+  }
+  stages.Begin("read and parse");
+  LoadEach(loads, threads, [&](Trace& trace) {
+    NeedEvents(trace);
+    for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
+    stages.Begin("model");
+    TraceModel model = BuildModel(trace);
+    stages.Begin("stacks");
+    std::vector<LaneStacks> lanes = BuildLanes(trace, ConvertBuildOptions(model, threads, aggregate));
+    stages.Begin("aggregate");
+    aggregator.Add(trace, model, lanes);
+    ranks.push_back(ReadDistributedInfo(trace.header).rank);
+    stages.Begin("read and parse");
+  });
+  stages.Begin("aggregate");
+  if (merged) {
+    // Ranks label samples apart; the input's position stands in for a missing or repeated rank.
+    std::set<int64_t> seen;
+    bool usable = true;
+    for (int64_t rank : ranks) usable &= rank >= 0 && seen.insert(rank).second;
+    if (!usable) {
+      if (!seen.empty()) {
+        result.warnings.push_back(
+            "warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions");
+      }
+      for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int64_t>(i);
+    }
+  }
+  if (aggregator.folded_stacks()) {
+    result.warnings.push_back("warning: " + std::to_string(aggregator.folded_stacks()) + " stacks are deeper than " +
+                              std::to_string(options.max_depth) +
+                              " frames: their deeper frames fold into one [deeper frames truncated] frame, with "
+                              "their time (--max-depth)");
+  }
+  result.profile = std::move(aggregator).Finish(merged ? ranks : std::vector<int64_t>{});
+  if (!options.output.empty()) {
+    stages.Begin("encode and write");
+    WriteOutputFile(options.output, Gzip(EncodeProfile(result.profile)), options.inputs);
+  }
+  return result;
+}
+
+AnalyzeResult Analyze(const AnalyzeOptions& options) {
+  AnalyzeResult result;
+  Stages stages(&result.stages);
+  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  stages.Begin("read and parse");
+  Trace trace =
+      LoadTrace(LoadOptions{options.input, threads, /*details=*/true, options.strict, options.allow_truncated});
+  NeedEvents(trace);
+  result.warnings = LoadWarnings(trace);
+  stages.Begin("model");
+  TraceModel model = BuildModel(trace);
+  stages.Begin("analyze");
+  result.analysis = Analyze(trace, model, AnalysisOptions{options.group_by_shape, threads, options.per_step});
+  return result;
+}
+
+}  // namespace torch2pprof

@@ -2,9 +2,8 @@
 // when it starts with gzip's magic bytes (multi-member streams too).
 #pragma once
 
-#include <zlib.h>
-
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,8 +43,8 @@ class ByteSource {
   bool gzip_ = false;
   bool raw_eof_ = false;
   bool member_done_ = false;
-  z_stream zs_{};
-  bool zs_init_ = false;
+  class Inflater;  // ISA-L's igzip where the build has it, else zlib
+  std::unique_ptr<Inflater> inflater_;
   std::vector<unsigned char> in_;
   size_t in_pos_ = 0, in_end_ = 0;
   uint64_t input_size_ = 0;
@@ -56,5 +55,8 @@ class ByteSource {
   uint64_t raw_total_ = 0;  // compressed bytes read from the file
   uint64_t out_total_ = 0;  // uncompressed bytes handed out
 };
+
+// The library that inflates gzip input, and its version: "ISA-L igzip 2.30.0", "zlib 1.2.13".
+std::string InflateLibrary();
 
 }  // namespace torch2pprof

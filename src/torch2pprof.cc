@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdio>
 #include <set>
 #include <thread>
 
@@ -29,14 +30,15 @@ class Stages {
     if (!stage_) return;
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count();
     double cpu = Cpu() - cpu_;
+    int64_t rss = PeakRss();
     for (StageTime& s : out_) {
       if (s.stage == stage_) {
-        s.wall_seconds += wall, s.cpu_seconds += cpu;
+        s.wall_seconds += wall, s.cpu_seconds += cpu, s.peak_rss_bytes = rss;
         stage_ = nullptr;
         return;
       }
     }
-    out_.push_back(StageTime{stage_, wall, cpu});
+    out_.push_back(StageTime{stage_, wall, cpu, rss});
     stage_ = nullptr;
   }
 
@@ -45,6 +47,17 @@ class Stages {
     timespec t{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  }
+  static int64_t PeakRss() {  // VmHWM of /proc/self/status, in bytes; 0 where there is none
+    FILE* f = std::fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    long long kb = 0;
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::sscanf(line, "VmHWM: %lld kB", &kb) == 1) break;
+    }
+    std::fclose(f);
+    return kb * 1024;
   }
   std::vector<StageTime>& out_;
   const char* stage_ = nullptr;

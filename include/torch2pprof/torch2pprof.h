@@ -19,6 +19,7 @@ struct StageTime {
   std::string stage;
   double wall_seconds = 0;
   double cpu_seconds = 0;
+  int64_t peak_rss_bytes = 0;  // the process's peak resident memory when the stage ended (Linux)
 };
 
 struct ConvertOptions {

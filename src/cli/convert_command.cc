@@ -18,10 +18,11 @@ void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
   double wall = 0, cpu = 0;
   for (const StageTime& s : stages) wall += s.wall_seconds, cpu += s.cpu_seconds;
   char line[160];
-  err << "torch2pprof: stage              wall      cpu  cpu/wall\n";
+  err << "torch2pprof: stage              wall      cpu  cpu/wall  peak RSS\n";
   for (const StageTime& s : stages) {
-    std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f\n", s.stage.c_str(), s.wall_seconds,
-                  s.cpu_seconds, s.wall_seconds > 0 ? s.cpu_seconds / s.wall_seconds : 0.0);
+    std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f  %5.0f MB\n", s.stage.c_str(),
+                  s.wall_seconds, s.cpu_seconds, s.wall_seconds > 0 ? s.cpu_seconds / s.wall_seconds : 0.0,
+                  static_cast<double>(s.peak_rss_bytes) / 1e6);
     err << line;
   }
   std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f\n", "total", wall, cpu,

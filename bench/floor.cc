@@ -1,15 +1,15 @@
 // The floor convert is measured against: one thread that visits every event's ph,
 // name, pid, tid, ts and dur with simdjson on-demand, and does nothing else. Plain JSON
 // is mapped (mmap with MAP_POPULATE, from the page cache) and parsed in place, so no
-// copy of the text counts against it; .json.gz is inflated as a stream (zlib) into
-// memory first. It holds the whole text, so it stops at simdjson's 4 GiB single-document
-// limit (convert streams and has none).
+// copy of the text counts against it; .json.gz is inflated as a stream, with the
+// inflater convert uses (ISA-L or zlib), into memory first. It holds the whole text, so
+// it stops at simdjson's 4 GiB single-document limit (convert streams and has none).
+// `--inflate TRACE` only inflates, through the same byte source: the compressed floor.
 #include <fcntl.h>
 #include <simdjson.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -17,32 +17,39 @@
 #include <string>
 #include <vector>
 
+#include "byte_source.h"
+
 namespace {
 
-std::string ReadAll(const char* path) {
-  gzFile f = gzopen(path, "rb");  // reads plain files as they are, inflates gzip
-  if (!f) {
-    std::perror(path);
-    std::exit(1);
-  }
-  gzbuffer(f, 1 << 20);
+// Plain files as they are, gzip inflated; `keep` false only counts the bytes.
+std::string ReadAll(const char* path, bool keep, uint64_t* total) {
+  torch2pprof::ByteSource src(path);
   std::string out;
-  std::vector<char> buf(1 << 22);
-  int n;
-  while ((n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0)
-    out.append(buf.data(), static_cast<size_t>(n));
-  gzclose(f);
+  std::vector<char> buf(1 << 20);
+  while (size_t n = src.Read(buf.data(), buf.size())) {
+    if (keep) out.append(buf.data(), n);
+    *total += n;
+  }
   return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: torch2pprof_floor TRACE\n");
+  bool inflate_only = argc == 3 && std::strcmp(argv[1], "--inflate") == 0;
+  if (argc != 2 && !inflate_only) {
+    std::fprintf(stderr, "usage: torch2pprof_floor [--inflate] TRACE\n");
     return 2;
   }
   auto t0 = std::chrono::steady_clock::now();
+  if (inflate_only) {
+    uint64_t total = 0;
+    ReadAll(argv[2], false, &total);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("inflate (%s): %llu bytes, %.3f s, %.1f MB/s\n", torch2pprof::InflateLibrary().c_str(),
+                static_cast<unsigned long long>(total), secs, total / secs / 1e6);
+    return 0;
+  }
   // Mapped in place when the file is plain JSON and its last page leaves simdjson's
   // padding readable; else read (and inflated) into memory.
   std::string json;
@@ -68,7 +75,8 @@ int main(int argc, char** argv) {
     len = size;
     capacity = (size + page - 1) / page * page;
   } else {
-    json = ReadAll(argv[1]);
+    uint64_t total = 0;
+    json = ReadAll(argv[1], true, &total);
     len = json.size();
     json.append(simdjson::SIMDJSON_PADDING, ' ');
     text = json.data();

@@ -15,6 +15,9 @@
 
 namespace torch2pprof {
 
+// Parse workers one load uses at most, whatever --threads says (trace_loader.cc).
+inline constexpr int kMaxParseWorkers = 6;
+
 class ParsePool final : public ChunkSink {
  public:
   struct Cancelled {};  // thrown to the scanner's thread once the consumer gave up

@@ -75,6 +75,12 @@ void NeedEvents(const Trace& trace) {
 
 }  // namespace
 
+OutputFormat FormatForPath(const std::string& path) {
+  const std::string ext = ".folded";
+  bool folded = path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+  return folded ? OutputFormat::kFolded : OutputFormat::kPprof;
+}
+
 int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 ConvertResult Convert(const ConvertOptions& options) {
@@ -128,9 +134,17 @@ ConvertResult Convert(const ConvertOptions& options) {
                               "their time (--max-depth)");
   }
   result.profile = std::move(aggregator).Finish(merged ? ranks : std::vector<int64_t>{});
+  if (!options.sample_type.empty()) {
+    // Checked before anything is written; for pprof it is the type pprof shows first.
+    SampleTypeIndex(result.profile, options.sample_type);
+    if (options.format == OutputFormat::kPprof) result.profile.default_sample_type = options.sample_type;
+  }
   if (!options.output.empty()) {
     stages.Begin("encode and write");
-    WriteOutputFile(options.output, Gzip(EncodeProfile(result.profile)), options.inputs);
+    std::string bytes = options.format == OutputFormat::kFolded
+                            ? WriteFolded(result.profile, options.sample_type, options.folded_root)
+                            : Gzip(EncodeProfile(result.profile));
+    WriteOutputFile(options.output, bytes, options.inputs);
   }
   return result;
 }

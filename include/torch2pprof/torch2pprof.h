@@ -10,6 +10,7 @@
 #include "torch2pprof/analyzer.h"
 #include "torch2pprof/compare.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/folded_writer.h"
 #include "torch2pprof/profile.h"
 
 namespace torch2pprof {
@@ -22,6 +23,13 @@ struct StageTime {
   int64_t peak_rss_bytes = 0;  // the process's peak resident memory when the stage ended (Linux)
 };
 
+enum class OutputFormat {
+  kPprof,   // gzipped profile.proto
+  kFolded,  // folded stacks (folded_writer.h)
+};
+// The format an output file's name asks for: ".folded" folded stacks, else pprof.
+OutputFormat FormatForPath(const std::string& path);
+
 struct ConvertOptions {
   std::vector<std::string> inputs;  // traces (.json, .json.gz, "-" for stdin); several: one profile, labelled rank
   std::string output;               // also write the profile here (.pb.gz, atomically; "-" stdout); "" none
@@ -31,6 +39,9 @@ struct ConvertOptions {
   bool thread_stacks = false;       // stacks as each thread ran them (AggregateOptions)
   StepLabels step_labels = StepLabels::kAuto;
   uint32_t max_depth = 2048;  // frames per stack; deeper ones fold into one (AggregateOptions)
+  OutputFormat format = OutputFormat::kPprof;
+  std::string sample_type;  // kFolded: the value written ("" the profile's default)
+  FoldedRoot folded_root = FoldedRoot::kThread;
 };
 
 struct ConvertResult {

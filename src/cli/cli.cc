@@ -109,6 +109,16 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                    "Frames a stack keeps (default 2048); deeper ones fold into one [deeper frames truncated] frame")
       ->check(CLI::Range(2u, 1u << 20));
   conv->add_flag("--stats", convert.stats, "Print each stage's wall and CPU time on stderr");
+  conv->add_option("--format", convert.format,
+                   "Output format: pprof, or folded ('frame;frame value' lines for flamegraph.pl, inferno, "
+                   "speedscope); default from the output's name: .folded, else pprof")
+      ->check(CLI::IsMember({"pprof", "folded"}));
+  conv->add_option("--sample-type", convert.sample_type,
+                   "The value folded stacks carry (default: the profile's default, work); for pprof, the default "
+                   "sample type pprof shows");
+  conv->add_option("--folded-root", convert.folded_root,
+                   "Root frame of each folded stack: thread (default; with -o, rank then thread), rank, or none")
+      ->check(CLI::IsMember({"thread", "rank", "none"}));
   AddInputOptions(conv, &convert.in);
   conv->footer(
       "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"

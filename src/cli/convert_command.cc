@@ -40,7 +40,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
   ConvertOptions options;
   options.inputs = merged ? args.files : std::vector<std::string>{args.files[0]};
   options.output = merged ? args.output : args.files[1];
-  if (options.output == "-" && ::isatty(1)) {
+  if (options.output == "-" && ::isatty(1) && args.format != "folded") {
     throw Error(Error::Kind::kUsage, "", -1,
                 "refusing to write a binary profile to a terminal; redirect standard output or name an output file");
   }
@@ -52,6 +52,13 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                         : args.step_labels == "off" ? StepLabels::kOff
                                                     : StepLabels::kAuto;
   options.max_depth = args.max_depth;
+  options.format = args.format == "folded"  ? OutputFormat::kFolded
+                   : args.format == "pprof" ? OutputFormat::kPprof
+                                            : FormatForPath(options.output);
+  options.sample_type = args.sample_type;
+  options.folded_root = args.folded_root == "rank"   ? FoldedRoot::kRank
+                        : args.folded_root == "none" ? FoldedRoot::kNone
+                                                     : FoldedRoot::kThread;
   ConvertResult result = Convert(options);
   PrintWarnings(result.warnings, err);
   if (args.stats) PrintStats(result.stages, err);

@@ -427,6 +427,7 @@ def main():
         extra_checks(c, a.testdata, tmp)
         label_checks(c, a.testdata, tmp)
         readme_checks(c, a.testdata, tmp)
+        folded_checks(c, a.testdata, tmp)
         return c.summary()
 
 
@@ -610,6 +611,76 @@ def readme_checks(c, testdata, tmp):
                 problems.append(f'the README shows {want.strip()!r}, pprof does not print it')
                 break
         c.report(f'README: {line}', problems)
+
+
+def read_folded(path):
+    """A folded-stacks reader as flamegraph.pl's: the value after the last space."""
+    stacks = {}
+    for line in open(path, encoding='utf-8'):
+        stack, _, value = line.rstrip('\n').rpartition(' ')
+        assert stack and re.match(r'^-?\d+$', value), f'bad line {line!r}'
+        assert stack not in stacks, f'stack twice: {stack!r}'
+        stacks[stack] = int(value)
+    return stacks
+
+
+def folded_checks(c, testdata, tmp):
+    """convert --format folded, read back by a folded reader: per sample type, the total
+    and each thread's total (the root frame) equal what go tool pprof reads from the
+    pprof profile of the same trace; lines are sorted; --folded-root none drops the root."""
+    d = os.path.join(testdata, 'real', 'torch211')
+    for name in sorted(f for f in os.listdir(d) if f.endswith('.pt.trace.json.gz')):
+        trace = os.path.join(d, name)
+        pb = os.path.join(tmp, 'folded_ref.pb.gz')
+        problems = []
+        r = c.convert(['convert', trace, pb])
+        if r.returncode != 0:
+            c.report(f'folded {name}', [f'exit {r.returncode}'])
+            continue
+        raw = Raw(pb)
+        for t in raw.types:
+            out = os.path.join(tmp, 'out.folded')  # the format from the extension
+            r = c.convert(['convert', '--sample-type', t, trace, out])
+            if r.returncode != 0:
+                problems.append(f'{t}: exit {r.returncode}: {r.stderr.decode()[:200]}')
+                continue
+            lines = open(out, encoding='utf-8').read().splitlines()
+            if lines != sorted(lines, key=lambda x: x.encode()):
+                problems.append(f'{t}: lines are not sorted')
+            stacks = read_folded(out)
+            want_total, want_thread = 0, {}
+            for smp in raw.samples:
+                v = raw.value(smp, t)
+                want_total += v
+                root = smp['labels'].get('thread', '').strip() or 'tid ' + smp['labels'].get('tid', '')
+                if 'tid' in smp['labels'] or smp['labels'].get('thread'):
+                    want_thread[root] = want_thread.get(root, 0) + v
+            got_total = sum(stacks.values())
+            if got_total != want_total:
+                problems.append(f'{t}: folded total {got_total}, pprof total {want_total}')
+            got_thread = {}
+            for stack, v in stacks.items():
+                got_thread[stack.split(';')[0]] = got_thread.get(stack.split(';')[0], 0) + v
+            for root, v in want_thread.items():
+                if v and got_thread.get(root) != v:
+                    problems.append(f'{t}: thread {root!r}: folded {got_thread.get(root)}, pprof {v}')
+            if t == raw.default:
+                bare = os.path.join(tmp, 'bare.folded')
+                c.convert(['convert', '--folded-root', 'none', trace, bare])
+                roots = {s.split(';')[0] for s in read_folded(bare)}
+                if roots & set(want_thread):
+                    problems.append('--folded-root none still has thread roots')
+                if sum(read_folded(bare).values()) != want_total:
+                    problems.append('--folded-root none changes the total')
+        c.report(f'folded stacks of {name} add up to the pprof profile', problems)
+    pb = os.path.join(tmp, 'gpu_default.pb.gz')
+    c.convert(['convert', '--sample-type', 'gpu', os.path.join(d, 'lm_train.pt.trace.json.gz'), pb])
+    c.report('--sample-type on a pprof output sets the type pprof shows first',
+             [] if Raw(pb).default == 'gpu' else [f'default {Raw(pb).default}'])
+    r = c.convert(['convert', '--sample-type', 'nope', os.path.join(d, 'lm_train.pt.trace.json.gz'),
+                   os.path.join(tmp, 'x.folded')])
+    c.report('an unknown --sample-type is a usage error and writes nothing',
+             [] if r.returncode == 2 and not os.path.exists(os.path.join(tmp, 'x.folded')) else [f'exit {r.returncode}'])
 
 
 if __name__ == '__main__':

@@ -1,0 +1,30 @@
+// Stage 4, another format: the profile as folded stacks, one "frame;frame;frame value"
+// line per distinct stack, for flamegraph.pl, inferno and speedscope.
+#pragma once
+
+#include <string>
+
+#include "torch2pprof/profile.h"
+
+namespace torch2pprof {
+
+// What stands first in each stack as a root frame, so that flame graphs separate them.
+enum class FoldedRoot {
+  kThread,  // the sample's thread label ("thread 439 (python3)", "stream 7"), else "tid N";
+            // device work: its launching thread
+  kRank,    // "rank N" (convert -o); samples without a rank label get none
+  kNone,
+};
+
+// Frames run root to leaf; ';' in a frame becomes ',', a newline a space, and outer
+// spaces go (the format has no escapes). Each line's value is the sum of `sample_type` (a name of
+// p.sample_types; "" the profile's default) over the samples with that stack, in that
+// type's unit; lines with 0 are left out, and lines are sorted bytewise.
+// Throws Error (kind kUsage) for an unknown sample type.
+std::string WriteFolded(const Profile& p, const std::string& sample_type = "", FoldedRoot root = FoldedRoot::kThread);
+
+// The index in p.sample_types of `name` ("" the default); throws Error (kind kUsage)
+// naming the profile's types when it has no such type.
+size_t SampleTypeIndex(const Profile& p, const std::string& name);
+
+}  // namespace torch2pprof

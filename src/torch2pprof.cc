@@ -76,9 +76,12 @@ void NeedEvents(const Trace& trace) {
 }  // namespace
 
 OutputFormat FormatForPath(const std::string& path) {
-  const std::string ext = ".folded";
-  bool folded = path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
-  return folded ? OutputFormat::kFolded : OutputFormat::kPprof;
+  auto ends = [&](const std::string& ext) {
+    return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+  };
+  if (ends(".folded")) return OutputFormat::kFolded;
+  if (ends(".prof") || ends(".pstats")) return OutputFormat::kPstats;
+  return OutputFormat::kPprof;
 }
 
 int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
@@ -143,7 +146,8 @@ ConvertResult Convert(const ConvertOptions& options) {
     stages.Begin("encode and write");
     std::string bytes = options.format == OutputFormat::kFolded
                             ? WriteFolded(result.profile, options.sample_type, options.folded_root)
-                            : Gzip(EncodeProfile(result.profile));
+                        : options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
+                                                                  : Gzip(EncodeProfile(result.profile));
     WriteOutputFile(options.output, bytes, options.inputs);
   }
   return result;

@@ -12,6 +12,7 @@
 #include "torch2pprof/error.h"
 #include "torch2pprof/folded_writer.h"
 #include "torch2pprof/profile.h"
+#include "torch2pprof/pstats_writer.h"
 
 namespace torch2pprof {
 
@@ -26,8 +27,10 @@ struct StageTime {
 enum class OutputFormat {
   kPprof,   // gzipped profile.proto
   kFolded,  // folded stacks (folded_writer.h)
+  kPstats,  // Python's pstats (pstats_writer.h)
 };
-// The format an output file's name asks for: ".folded" folded stacks, else pprof.
+// The format an output file's name asks for: ".folded" folded stacks, ".prof" and
+// ".pstats" pstats, else pprof.
 OutputFormat FormatForPath(const std::string& path);
 
 struct ConvertOptions {
@@ -40,7 +43,7 @@ struct ConvertOptions {
   StepLabels step_labels = StepLabels::kAuto;
   uint32_t max_depth = 2048;  // frames per stack; deeper ones fold into one (AggregateOptions)
   OutputFormat format = OutputFormat::kPprof;
-  std::string sample_type;  // kFolded: the value written ("" the profile's default)
+  std::string sample_type;  // the value written: kFolded "" the profile's default, kPstats "" wall
   FoldedRoot folded_root = FoldedRoot::kThread;
 };
 

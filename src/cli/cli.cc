@@ -110,12 +110,13 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->check(CLI::Range(2u, 1u << 20));
   conv->add_flag("--stats", convert.stats, "Print each stage's wall and CPU time on stderr");
   conv->add_option("--format", convert.format,
-                   "Output format: pprof, or folded ('frame;frame value' lines for flamegraph.pl, inferno, "
-                   "speedscope); default from the output's name: .folded, else pprof")
-      ->check(CLI::IsMember({"pprof", "folded"}));
+                   "Output format: pprof; folded ('frame;frame value' lines for flamegraph.pl, inferno, "
+                   "speedscope); pstats (python -m pstats, snakeviz). Default from the output's name: .folded, "
+                   ".prof or .pstats, else pprof")
+      ->check(CLI::IsMember({"pprof", "folded", "pstats"}));
   conv->add_option("--sample-type", convert.sample_type,
-                   "The value folded stacks carry (default: the profile's default, work); for pprof, the default "
-                   "sample type pprof shows");
+                   "The value written: folded stacks' (default: the profile's default, work), pstats' times "
+                   "(default: wall); for pprof, the sample type pprof shows first");
   conv->add_option("--folded-root", convert.folded_root,
                    "Root frame of each folded stack: thread (default; with -o, rank then thread), rank, or none")
       ->check(CLI::IsMember({"thread", "rank", "none"}));

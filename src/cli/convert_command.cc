@@ -52,9 +52,10 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                         : args.step_labels == "off" ? StepLabels::kOff
                                                     : StepLabels::kAuto;
   options.max_depth = args.max_depth;
-  options.format = args.format == "folded"  ? OutputFormat::kFolded
-                   : args.format == "pprof" ? OutputFormat::kPprof
-                                            : FormatForPath(options.output);
+  options.format = args.format == "folded"   ? OutputFormat::kFolded
+                   : args.format == "pstats" ? OutputFormat::kPstats
+                   : args.format == "pprof"  ? OutputFormat::kPprof
+                                             : FormatForPath(options.output);
   options.sample_type = args.sample_type;
   options.folded_root = args.folded_root == "rank"   ? FoldedRoot::kRank
                         : args.folded_root == "none" ? FoldedRoot::kNone

@@ -428,6 +428,7 @@ def main():
         label_checks(c, a.testdata, tmp)
         readme_checks(c, a.testdata, tmp)
         folded_checks(c, a.testdata, tmp)
+        pstats_checks(c, a.testdata, tmp)
         return c.summary()
 
 
@@ -681,6 +682,88 @@ def folded_checks(c, testdata, tmp):
                    os.path.join(tmp, 'x.folded')])
     c.report('an unknown --sample-type is a usage error and writes nothing',
              [] if r.returncode == 2 and not os.path.exists(os.path.join(tmp, 'x.folded')) else [f'exit {r.returncode}'])
+
+
+def pstats_problems(path, raw, time_type, top):
+    """What Python's own pstats reads from a pstats file, against the pprof profile.
+    top: per folded frame name, the (calls, time) of its calls from the top level, which
+    have no caller (as in cProfile)."""
+    import io
+    import pstats
+    problems = []
+    st = pstats.Stats(path, stream=io.StringIO())
+    st.sort_stats('cumulative').print_stats(5)
+    st.print_callers(5)
+    total_ns = sum(round(tt * 1e9) for _, _, tt, _, _ in st.stats.values())
+    want = sum(raw.value(smp, time_type) for smp in raw.samples)
+    if total_ns != want:
+        problems.append(f'{time_type}: total tt {total_ns} ns, pprof total {want}')
+    want_calls = sum(raw.value(smp, 'calls') for smp in raw.samples)
+    if time_type == 'wall' and st.total_calls != want_calls:
+        problems.append(f'nc total {st.total_calls}, pprof calls {want_calls}')
+    for func, (cc, nc, tt, ct, callers) in st.stats.items():
+        if ct < tt - 1e-12 or cc > nc:
+            problems.append(f'{func}: ct {ct} < tt {tt} or cc {cc} > nc {nc}')
+        for caller in callers:
+            if caller not in st.stats:
+                problems.append(f'{func}: caller {caller} has no entry')
+        folded_name = (func[2] if func[0] == '~' else f'{func[2]} {func[0]}:{func[1]}').replace(';', ',')
+        top_nc, top_tt = top.get(folded_name, (0, 0))
+        enc = sum(e[0] for e in callers.values()) + top_nc
+        ett = sum(round(e[2] * 1e9) for e in callers.values()) + top_tt
+        if enc != nc or ett != round(tt * 1e9):
+            problems.append(f'{func}: caller edges and top level: nc {enc} tt {ett}, the function nc {nc} '
+                            f'tt {round(tt * 1e9)}')
+        if len(problems) > 5:
+            break
+    return problems
+
+
+def pstats_checks(c, testdata, tmp):
+    """convert --format pstats, loaded by Python's pstats: total tt is the pprof wall total
+    (gpu with --sample-type gpu), nc the calls, ct >= tt, cc <= nc, caller edges add up to
+    their callee and every caller has an entry."""
+    d = os.path.join(testdata, 'real', 'torch211')
+    for name in sorted(f for f in os.listdir(d) if f.endswith('.pt.trace.json.gz')):
+        trace = os.path.join(d, name)
+        pb = os.path.join(tmp, 'pstats_ref.pb.gz')
+        c.convert(['convert', trace, pb])
+        raw = Raw(pb)
+        problems = []
+        for t in ['wall'] + (['gpu'] if 'gpu' in raw.types else []):
+            top = {}  # one-frame stacks of the folded output: calls from the top level
+            for kind, i in (('calls', 0), (t, 1)):
+                folded = os.path.join(tmp, 'top.folded')
+                c.convert(['convert', '--folded-root', 'none', '--sample-type', kind, trace, folded])
+                for stack, v in read_folded(folded).items():
+                    if ';' not in stack:
+                        pair = list(top.get(stack, (0, 0)))
+                        pair[i] += v
+                        top[stack] = tuple(pair)
+            out = os.path.join(tmp, 'out.prof')
+            r = c.convert(['convert', '--sample-type', t, trace, out])
+            if r.returncode != 0:
+                problems.append(f'{t}: exit {r.returncode}: {r.stderr.decode()[:200]}')
+                continue
+            problems += pstats_problems(out, raw, t, top)
+        c.report(f'pstats of {name} loads in Python and adds up', problems)
+    # Recursion by hand: A [0, 100 us) holds B [10, 90) holds A [20, 80) on one thread.
+    rec = os.path.join(tmp, 'recursion.json')
+    with open(rec, 'w') as f:
+        json.dump({'traceEvents': [
+            {'ph': 'X', 'cat': 'cpu_op', 'name': n, 'pid': 1, 'tid': 1, 'ts': ts, 'dur': dur}
+            for n, ts, dur in (('A', 0, 100), ('B', 10, 80), ('A', 20, 60))]}, f)
+    out = os.path.join(tmp, 'recursion.prof')
+    c.convert(['convert', rec, out])
+    import pstats
+    st = pstats.Stats(out).stats
+    a, b = ('~', 0, 'A'), ('~', 0, 'B')
+    want = {a: (1, 2, 80e-6, 100e-6, {b: (1, 0, 60e-6, 0.0)}), b: (1, 1, 20e-6, 80e-6, {a: (1, 1, 20e-6, 80e-6)})}
+    c.report('pstats counts a recursive call as no primitive call and its time once',
+             [] if st == want else [f'{st}'])
+    r = c.convert(['convert', '--format', 'pstats', '--sample-type', 'alloc_space',
+                   os.path.join(d, 'lm_train.pt.trace.json.gz'), os.path.join(tmp, 'x.out')])
+    c.report('pstats of a non-time sample type is a usage error', [] if r.returncode == 2 else [f'exit {r.returncode}'])
 
 
 if __name__ == '__main__':

@@ -1,6 +1,6 @@
 // libFuzzer target over the whole pipeline: the loader (both thread modes, strict
 // and lenient, with and without details), the lane builder, the aggregator, the
-// pprof encoder and the analyzer with its three renderers. Bad input must end in a
+// pprof, folded and pstats writers and the analyzer with its three renderers. Bad input must end in a
 // torch2pprof::Error, never in a crash, a hang or a sanitizer report.
 #include <cstddef>
 #include <cstdint>
@@ -9,8 +9,10 @@
 #include "torch2pprof/aggregator.h"
 #include "torch2pprof/analyzer.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/folded_writer.h"
 #include "torch2pprof/lane_builder.h"
 #include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/pstats_writer.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/trace_loader.h"
 #include "torch2pprof/trace_model.h"
@@ -33,6 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Profile profile = Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, options.threads)));
     if (!ValidateProfile(profile).empty()) __builtin_trap();
     Gzip(EncodeProfile(profile));
+    WriteFolded(profile, "", (mode & 32) ? FoldedRoot::kRank : FoldedRoot::kThread);
+    WritePstats(profile);
     if (options.details) {
       Analysis a = Analyze(trace, model, AnalysisOptions{(mode & 16) != 0, options.threads});
       RenderText(a, ReportOptions{});

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,18 +20,16 @@ inline constexpr size_t kMaxHeaderValue = 64 << 20;  // header values kept as ra
 inline constexpr size_t kPadding = 64;               // >= simdjson::SIMDJSON_PADDING
 
 // A piece of traceEvents on its way from the scanner to a parser: "[ev,ev,...]" and
-// simdjson's padding, or the scanner's error at this point of the stream.
+// simdjson's padding.
 struct Chunk {
   std::string text;
   size_t len = 0;
   std::vector<ChunkStart> starts;
-  std::exception_ptr error;
 
   void Reset() {
     text.assign(1, '[');
     len = 0;
     starts.clear();
-    error = nullptr;
   }
 };
 

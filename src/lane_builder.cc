@@ -46,9 +46,8 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   }
   std::sort(items.begin(), items.end(), Before);
   out->intervals = items.size();
-  const bool keep = !options.on_piece;
   auto& pieces = out->pieces;
-  if (keep) pieces.reserve(items.size());
+  pieces.reserve(items.size());
 
   // Remainders of split intervals start at the end of the piece they outlived, which
   // is never before the walk's current position, so a heap merges them in order.
@@ -59,11 +58,7 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   auto pop = [&]() {
     const Open& o = stack.back();
     if (stack.size() == 1) busy += o.piece.end_ns - o.piece.start_ns;
-    if (keep) {
-      pieces[static_cast<size_t>(o.index)] = o.piece;
-    } else {
-      options.on_piece(*out, o.piece);
-    }
+    pieces[static_cast<size_t>(o.index)] = o.piece;
     stack.pop_back();
   };
   auto push = [&](int64_t start, int64_t end, uint32_t interval, bool first) {
@@ -73,12 +68,8 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
       parent = stack.back().index;
     }
     Piece p{start, end, end - start, interval, parent, first};
-    int32_t index = -1;
-    if (keep) {
-      index = static_cast<int32_t>(pieces.size());
-      pieces.push_back(p);
-    }
-    stack.push_back(Open{p, index});
+    stack.push_back(Open{p, static_cast<int32_t>(pieces.size())});
+    pieces.push_back(p);
   };
   // At a cut every open piece ends, and goes on as a new piece from the cut on.
   static const std::vector<int64_t> kNoCuts;

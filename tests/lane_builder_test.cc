@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 
 #include "test_util.h"
 
@@ -162,52 +161,6 @@ TEST(LaneBuilder, LanesAreIndependentAndThreadsDoNotChangeTheResult) {
     EXPECT_EQ(Describe(t, one[i]), Describe(t, four[i]));
     EXPECT_EQ(one[i].busy_ns, four[i].busy_ns);
   }
-}
-
-// Streaming pieces (analyze) hands over exactly the pieces kept for convert, each
-// once closed with its final self time, children before their parents.
-TEST(LaneBuilder, StreamedPiecesAreTheKeptPieces) {
-  Trace t = LoadText(Trace_({X("a", 0, 10), X("b", 2, 12), X("c", 3, 2), X("d", 11, 5), X("e", 20, 4, 2),
-                             X("f", 21, 1, 2), X("g", 30, 6, 3)}));
-  auto kept = BuildLanes(t);
-  std::mutex mu;
-  std::map<uint32_t, std::vector<Piece>> streamed;  // by lane, in the order handed over
-  BuildOptions options;
-  options.threads = 2;
-  options.on_piece = [&](const LaneStacks& lane, const Piece& p) {
-    std::lock_guard<std::mutex> lock(mu);
-    streamed[lane.lane].push_back(p);
-  };
-  auto lanes = BuildLanes(t, options);
-  ASSERT_EQ(lanes.size(), kept.size());
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    EXPECT_TRUE(lanes[i].pieces.empty());
-    EXPECT_EQ(lanes[i].busy_ns, kept[i].busy_ns);
-    EXPECT_EQ(lanes[i].intervals, kept[i].intervals);
-    EXPECT_EQ(lanes[i].partial_overlaps, kept[i].partial_overlaps);
-    const std::vector<Piece>& got = streamed[lanes[i].lane];
-    ASSERT_EQ(got.size(), kept[i].pieces.size());
-    std::vector<bool> closed(kept[i].pieces.size(), false);
-    for (const Piece& p : got) {
-      auto it = std::find_if(kept[i].pieces.begin(), kept[i].pieces.end(), [&](const Piece& k) {
-        return k.interval == p.interval && k.start_ns == p.start_ns && k.end_ns == p.end_ns;
-      });
-      ASSERT_NE(it, kept[i].pieces.end());
-      EXPECT_EQ(p.self_ns, it->self_ns);
-      EXPECT_EQ(p.first, it->first);
-      size_t k = static_cast<size_t>(it - kept[i].pieces.begin());
-      for (size_t c = 0; c < kept[i].pieces.size(); ++c) {
-        if (kept[i].pieces[c].parent == static_cast<int32_t>(k)) {
-          EXPECT_TRUE(closed[c]) << "child closes first";
-        }
-      }
-      closed[k] = true;
-    }
-  }
-  // Lane 1: a[0,10) holds b[2,10) which holds c; b's rest [10,14) holds d[11,14),
-  // whose rest [14,16) stands alone: two partial overlaps, busy 0..16.
-  EXPECT_EQ(kept[0].busy_ns, 16000);
-  EXPECT_EQ(kept[0].partial_overlaps, 2u);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "torch2pprof/trace.h"
@@ -36,11 +35,6 @@ struct BuildOptions {
   // goes on as a new piece (first == false), so that no piece spans one; the steps'
   // boundaries (TraceModel::StepBoundaries), so that each piece lies in one step.
   std::vector<std::vector<int64_t>> cuts;
-  // When set, pieces are not kept (LaneStacks::pieces stays empty, Piece::parent is -1):
-  // each is handed over once closed, its self_ns final, in the order pieces close. A
-  // lane is walked by one thread; different lanes may call it concurrently. This is
-  // how analyze reads self time without holding a piece per interval.
-  std::function<void(const LaneStacks& lane, const Piece& piece)> on_piece = nullptr;
 };
 
 // One LaneStacks per lane that has intervals, in lane order.

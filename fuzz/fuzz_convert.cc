@@ -42,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       RenderText(a, ReportOptions{});
       RenderJson(a, ReportOptions{0, ""});
       RenderCsv(a, ReportOptions{5, "steps"});
+      RenderHtml(a, ReportOptions{5, ""});
     }
   } catch (const Error&) {
   }

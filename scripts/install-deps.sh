@@ -10,6 +10,7 @@ packages=(
   libisal-dev                                        # ISA-L's igzip: inflates .json.gz 2-3x as fast as zlib
   libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
   golang-go python3 python3-markdown                 # end-to-end tests: go tool pprof, the reference model, markdown
+  chromium fonts-dejavu-core                         # end-to-end tests: the HTML report in a real browser
   clang-format                                       # style check
   clang libclang-rt-14-dev                           # libFuzzer
   time                                               # /usr/bin/time -v for the benchmark's peak RSS

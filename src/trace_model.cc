@@ -353,23 +353,24 @@ void BuildMemory(const Trace& t, TraceModel& m) {
   std::map<std::pair<int32_t, int32_t>, std::vector<uint32_t>> by_device;
   for (uint32_t i = 0; i < t.memory.size(); ++i)
     by_device[{t.memory[i].device_type, t.memory[i].device_id}].push_back(i);
-  for (auto& [key, events] : by_device) {
+  for (auto& [key, device_events] : by_device) {
     MemoryTimeline tl;
     tl.device_type = key.first;
     tl.device_id = key.second;
     tl.device = DeviceName(key.first, key.second);
-    std::stable_sort(events.begin(), events.end(),
+    std::stable_sort(device_events.begin(), device_events.end(),
                      [&](uint32_t x, uint32_t y) { return t.memory[x].ts_ns < t.memory[y].ts_ns; });
-    int64_t running = 0, peak = std::numeric_limits<int64_t>::min();
-    for (size_t k = 0; k < events.size(); ++k) {
-      const MemoryEvent& e = t.memory[events[k]];
+    tl.events = std::move(device_events);
+    std::vector<int64_t> levels = MemoryLevels(t, tl);
+    int64_t peak = std::numeric_limits<int64_t>::min();
+    for (size_t k = 0; k < tl.events.size(); ++k) {
+      const MemoryEvent& e = t.memory[tl.events[k]];
       if (e.bytes > 0) ++tl.allocations, tl.allocated_bytes += e.bytes;
       if (e.bytes < 0) ++tl.frees, tl.freed_bytes -= e.bytes;
-      running += e.bytes;
       if (e.total_allocated >= 0) tl.from_totals = true;
-      int64_t level = e.total_allocated >= 0 ? e.total_allocated : running;
-      if (level > peak) peak = level, tl.peak = k;
+      if (levels[k] > peak) peak = levels[k], tl.peak = k;
     }
+    const std::vector<uint32_t>& events = tl.events;
     tl.peak_bytes = peak;
     tl.peak_ns = t.memory[events[tl.peak]].ts_ns;
     // What the trace's own allocations hold at the peak: frees matched by address;
@@ -389,12 +390,23 @@ void BuildMemory(const Trace& t, TraceModel& m) {
     std::sort(tl.live_at_peak.begin(), tl.live_at_peak.end());
     for (uint32_t i : tl.live_at_peak) tl.live_at_peak_bytes += t.memory[i].bytes;
     if (tl.from_totals) tl.before_trace_bytes = std::max<int64_t>(0, tl.peak_bytes - tl.live_at_peak_bytes);
-    tl.events = std::move(events);
     m.memory.push_back(std::move(tl));
   }
 }
 
 }  // namespace
+
+std::vector<int64_t> MemoryLevels(const Trace& t, const MemoryTimeline& tl) {
+  std::vector<int64_t> levels;
+  levels.reserve(tl.events.size());
+  int64_t running = 0;
+  for (uint32_t i : tl.events) {
+    const MemoryEvent& e = t.memory[i];
+    running += e.bytes;
+    levels.push_back(e.total_allocated >= 0 ? e.total_allocated : running);
+  }
+  return levels;
+}
 
 uint8_t NameFlags(std::string_view n) {
   uint8_t f = 0;

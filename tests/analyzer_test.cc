@@ -4,6 +4,8 @@
 #include "torch2pprof/analyzer.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <stdexcept>
 
 #include "test_util.h"
 #include "torch2pprof/report.h"
@@ -459,6 +461,30 @@ TEST(Analyzer, MemoryPeaksAndAllocatingOperators) {
   EXPECT_EQ(gpu.top_operators[0].name, "aten::empty");
   EXPECT_EQ(gpu.top_operators[0].bytes, 512);
   EXPECT_EQ(gpu.top_operators[1].name, "aten::add");
+
+  // The chart's buckets: 480 equal stretches over [5us, 40us], each with its highest level.
+  ASSERT_EQ(gpu.timeline.size(), static_cast<size_t>(kMemoryBuckets));
+  EXPECT_EQ(gpu.timeline.front().start_ns, 5 * us);
+  EXPECT_EQ(gpu.timeline.back().end_ns, 40 * us + 1);
+  auto at = [&](int64_t t) -> const MemoryBucket& {
+    for (const MemoryBucket& b : gpu.timeline) {
+      if (b.start_ns <= t && t < b.end_ns) return b;
+    }
+    throw std::runtime_error("no bucket");
+  };
+  for (size_t i = 1; i < gpu.timeline.size(); ++i) EXPECT_EQ(gpu.timeline[i].start_ns, gpu.timeline[i - 1].end_ns);
+  EXPECT_EQ(at(5 * us).max_bytes, 512);
+  EXPECT_EQ(at(at(25 * us).start_ns - 1).max_bytes, 512);  // the stretch before
+  EXPECT_EQ(at(25 * us).max_bytes, 768);
+  EXPECT_EQ(at(39 * us).end_bytes, 768);
+  EXPECT_EQ(at(40 * us).max_bytes, 768);  // 768 until the free in the same stretch
+  EXPECT_EQ(at(40 * us).end_bytes, 256);
+  int64_t highest = 0;
+  for (const MemoryBucket& b : gpu.timeline) highest = std::max(highest, b.max_bytes);
+  EXPECT_EQ(highest, gpu.peak_bytes);
+  // A timeline shorter than 480 ns has one bucket per nanosecond.
+  ASSERT_EQ(cpu.timeline.size(), 1u);
+  EXPECT_EQ(cpu.timeline[0].max_bytes, 64);
 }
 
 TEST(Analyzer, RecommendationsCarryTheirNumbers) {

@@ -114,5 +114,91 @@ TEST(Report, CsvTablesAndQuoting) {
   for (const std::string& t : CsvTables()) EXPECT_NO_THROW(RenderCsv(Shared(), ReportOptions{3, t})) << t;
 }
 
+// The HTML report's table rows: each <tr> of the table with this id, as its cells' data-v
+// (exact numbers) or text, and whether the row starts hidden.
+struct HtmlRow {
+  bool hidden = false;
+  std::vector<std::string> cells;
+};
+std::vector<HtmlRow> HtmlRows(const std::string& html, const std::string& id) {
+  size_t at = html.find("<table id=\"" + id + "\"");
+  size_t body = html.find("<tbody>", at), end = html.find("</tbody>", body);
+  std::vector<HtmlRow> rows;
+  for (size_t tr = html.find("<tr", body); tr < end; tr = html.find("<tr", tr + 1)) {
+    HtmlRow row;
+    size_t close = html.find("</tr>", tr);
+    row.hidden = html.compare(tr, 10, "<tr hidden") == 0;
+    for (size_t td = html.find("<td", tr); td < close; td = html.find("<td", td + 1)) {
+      size_t gt = html.find('>', td), v = html.find("data-v=\"", td);
+      if (v < gt) {
+        row.cells.push_back(html.substr(v + 8, html.find('"', v + 8) - v - 8));
+      } else {
+        row.cells.push_back(html.substr(gt + 1, html.find("</td>", gt) - gt - 1));
+      }
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(Report, HtmlTablesCarryTheExactNumbersAndHideRowsPastTop) {
+  const Analysis& a = Shared();
+  std::string html = RenderHtml(a, ReportOptions{5, ""});
+  std::vector<HtmlRow> steps = HtmlRows(html, "steps-table");
+  ASSERT_EQ(steps.size(), a.steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepRow& s = a.steps[i];
+    // step, total, then the parts in kStepParts order
+    std::vector<std::string> want = {s.name,
+                                     FormatMicros(s.total_ns),
+                                     FormatMicros(s.kernel_ns),
+                                     FormatMicros(s.memcpy_ns),
+                                     FormatMicros(s.memset_ns),
+                                     FormatMicros(s.communication_ns),
+                                     FormatMicros(s.runtime_ns),
+                                     FormatMicros(s.dataloader_ns),
+                                     FormatMicros(s.cpu_exec_ns),
+                                     FormatMicros(s.other_ns)};
+    EXPECT_EQ(steps[i].cells, want) << i;
+    EXPECT_EQ(steps[i].hidden, i >= 5);
+  }
+  // Every operator is in the page; the first -top rows show.
+  std::vector<HtmlRow> ops = HtmlRows(html, "operators-table");
+  ASSERT_EQ(ops.size(), a.operators.size());
+  ASSERT_GT(ops.size(), 5u);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(ops[i].hidden, i >= 5) << i;
+    EXPECT_EQ(ops[i].cells[2], FormatMicros(a.operators[i].host_total_ns)) << i;
+  }
+  EXPECT_EQ(HtmlRows(html, "kernels-table").size(), a.kernels.size());
+  // One chart per device's memory, and the step chart with a bar per step.
+  size_t charts = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++charts;
+  EXPECT_EQ(charts, 1 + (a.gpu.empty() ? 0 : 1) + a.memory.size());
+}
+
+TEST(Report, HtmlEscapesNamesAndFetchesNothing) {
+  Analysis a;
+  a.trace.file = "/tmp/<b>&trace.json";
+  a.operators.push_back(OperatorRow{"</script><script>alert(\"x\")</script>", "", 1, 10, 10, 0, 0, 10, {}, {}});
+  a.kernels.push_back(KernelRow{"void k<float, 2>(int, 'x')", 2, 3500, 1000, 2500, -1, -1, {}});
+  a.recommendations.push_back({"id", "a < b & c"});
+  std::string html = RenderHtml(a, ReportOptions{});
+  EXPECT_EQ(html.find("<b>&trace"), std::string::npos);
+  EXPECT_NE(html.find("/tmp/&lt;b&gt;&amp;trace.json"), std::string::npos);
+  EXPECT_EQ(html.find("alert(\"x\")"), std::string::npos);
+  EXPECT_NE(html.find("&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)"), std::string::npos);
+  EXPECT_NE(html.find("void k&lt;float, 2&gt;(int, &#39;x&#39;)"), std::string::npos);
+  EXPECT_NE(html.find("a &lt; b &amp; c"), std::string::npos);
+  // Exactly one script, ours; nothing that loads from anywhere.
+  size_t scripts = 0;
+  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
+  EXPECT_EQ(scripts, 1u);
+  for (const char* fetch : {"src=", "http:", "https:", "url(", "@import", "fetch(", "XMLHttpRequest", "<link"}) {
+    EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
+  }
+  EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace torch2pprof

@@ -94,6 +94,12 @@ struct MemoryOperator {
   int64_t bytes = 0;
 };
 
+// A stretch of a device's memory timeline: the highest and the last level in it.
+struct MemoryBucket {
+  int64_t start_ns = 0, end_ns = 0;  // [start, end)
+  int64_t max_bytes = 0, end_bytes = 0;
+};
+
 struct MemoryRow {
   std::string device;  // "cpu", "cuda:0"
   uint64_t allocations = 0, frees = 0;
@@ -103,7 +109,11 @@ struct MemoryRow {
   bool from_totals = false;                   // peak read from "Total Allocated"
   int64_t before_trace_bytes = 0;             // of the peak: allocated before the trace began
   std::vector<MemoryOperator> top_operators;  // by allocated bytes
+  // Allocated bytes over time, for charts: kMemoryBuckets equal stretches from the first
+  // event to the last; the peak's bucket has max_bytes == peak_bytes.
+  std::vector<MemoryBucket> timeline;
 };
+inline constexpr int kMemoryBuckets = 480;
 
 // A Python function, a module instance (nn.Module: Linear_0) or a module class (Linear)
 // by inclusive time, with the backward moved under the forward op that created it

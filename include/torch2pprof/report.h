@@ -1,5 +1,5 @@
 // Stage 6: renders an Analysis (analyze) or a Comparison (compare) for people (aligned
-// text within 120 columns, markdown) and for scripts (JSON, CSV), times exact to the ns.
+// text within 120 columns, markdown, HTML) and for scripts (JSON, CSV), times exact to the ns.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,9 @@ std::string RenderJson(const Analysis& analysis, const ReportOptions& options);
 // Throws Error (kind kUsage) for an unknown table.
 std::string RenderCsv(const Analysis& analysis, const ReportOptions& options);
 const std::vector<std::string>& CsvTables();
+// One self-contained HTML page (inline CSS, SVG charts and script; nothing fetched):
+// the report's sections with charts; tables show options.top rows, the rest on demand.
+std::string RenderHtml(const Analysis& analysis, const ReportOptions& options);
 
 // compare: text, markdown (a table per section, for $GITHUB_STEP_SUMMARY) or one JSON
 // document; options.top limits the operator and kernel rows.

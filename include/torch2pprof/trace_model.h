@@ -110,4 +110,8 @@ struct TraceModel {
 // Interval::link (see trace.h); everything else from the trace's side tables.
 TraceModel BuildModel(const Trace& trace);
 
+// A device's allocated bytes after each of its timeline's events (parallel to tl.events):
+// "Total Allocated" where the event has it, else the running sum of Bytes.
+std::vector<int64_t> MemoryLevels(const Trace& trace, const MemoryTimeline& tl);
+
 }  // namespace torch2pprof

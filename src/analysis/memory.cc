@@ -7,6 +7,34 @@
 
 namespace torch2pprof::analysis {
 
+namespace {
+
+std::vector<MemoryBucket> Buckets(const Trace& t, const MemoryTimeline& tl) {
+  if (tl.events.empty()) return {};
+  std::vector<int64_t> levels = MemoryLevels(t, tl);
+  int64_t first = t.memory[tl.events.front()].ts_ns, last = t.memory[tl.events.back()].ts_ns;
+  // Integer bucket edges, the last one past the last event so that it falls inside.
+  int64_t span = last - first + 1, n = std::min<int64_t>(kMemoryBuckets, span);
+  std::vector<MemoryBucket> out(static_cast<size_t>(n));
+  for (int64_t b = 0; b < n; ++b) {
+    out[b].start_ns = first + static_cast<int64_t>(static_cast<__int128>(span) * b / n);
+    out[b].end_ns = first + static_cast<int64_t>(static_cast<__int128>(span) * (b + 1) / n);
+  }
+  size_t k = 0;
+  int64_t level = levels.front();
+  for (MemoryBucket& b : out) {
+    b.max_bytes = level;
+    while (k < levels.size() && t.memory[tl.events[k]].ts_ns < b.end_ns) {
+      level = levels[k++];
+      b.max_bytes = std::max(b.max_bytes, level);
+    }
+    b.end_bytes = level;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners) {
   const Trace& t = ev.trace();
   std::vector<MemoryRow> rows;
@@ -34,6 +62,7 @@ std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& own
     }
     std::stable_sort(row.top_operators.begin(), row.top_operators.end(),
                      [](const MemoryOperator& x, const MemoryOperator& y) { return x.bytes > y.bytes; });
+    row.timeline = Buckets(t, tl);
     rows.push_back(std::move(row));
   }
   return rows;

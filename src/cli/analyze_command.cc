@@ -28,6 +28,8 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     out << RenderJson(result.analysis, report);
   } else if (args.format == "csv") {
     out << RenderCsv(result.analysis, report);
+  } else if (args.format == "html") {
+    out << RenderHtml(result.analysis, report);
   } else {
     out << RenderText(result.analysis, report);
   }

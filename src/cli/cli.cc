@@ -129,11 +129,13 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   AnalyzeArgs analyze;
   CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
   an->add_option("input", analyze.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();
-  an->add_option("--top", analyze.top, "Rows per table (default 20; 0: all)")->check(CLI::NonNegativeNumber);
-  an->add_option("--format", analyze.format, "text (default), json or csv")
-      ->check(CLI::IsMember({"text", "json", "csv"}));
+  an->add_option("--top", analyze.top, "Rows per table (default 20; 0: all); in HTML, the rows shown before 'Show all'")
+      ->check(CLI::NonNegativeNumber);
+  an->add_option("--format", analyze.format,
+                 "text (default), json, csv or html (one self-contained page with charts; opens offline)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html"}));
   an->add_option("--table", analyze.table,
-                 "With --format csv: categories, steps, operators (default), kernels, gpu, memory");
+                 "With --format csv: categories, steps, operators (default), kernels, gpu, memory, modules");
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 1024));
@@ -142,7 +144,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   an->footer(
       "Times follow torch-tb-profiler's definitions (README: analyze). JSON times are microseconds exact to the ns.\n"
       "Examples: torch2pprof analyze -top 50 trace.json.gz\n"
-      "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv");
+      "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv\n"
+      "          torch2pprof analyze --format html trace.json.gz > report.html");
   CompareArgs compare;
   CLI::App* cmp = app.add_subcommand("compare", "What changed between two runs; exit 4 when a --fail-on rule fires");
   cmp->add_option("inputs", compare.inputs, "BASE NEW: two traces (.json or .json.gz)")->required()->expected(2);

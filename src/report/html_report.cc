@@ -1,0 +1,353 @@
+// analyze's report as one self-contained HTML page: the same tables as text and JSON
+// (analysis_tables.cc), charts in inline SVG, and a few lines of script that sort,
+// filter and unfold the tables. Nothing is fetched: it opens from disk, offline.
+#include <algorithm>
+
+#include "analysis_tables.h"
+#include "svg_chart.h"
+#include "torch2pprof/report.h"
+
+namespace torch2pprof {
+
+using namespace report;
+
+namespace {
+
+// Colors of the step parts, in kStepParts order (as torch-tb-profiler's overview).
+const char* const kPartColors[8] = {"#4e79a7", "#f28e2b", "#edc948", "#e15759",
+                                    "#76b7b2", "#b07aa1", "#59a14f", "#bab0ac"};
+
+const char kStyle[] = R"css(
+:root{--fg:#1d1d1f;--muted:#6b6b70;--line:#e3e3e8;--bg:#fff;--alt:#f6f7f9;--accent:#4e79a7}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);background:var(--bg)}
+header{padding:18px 28px 10px;border-bottom:1px solid var(--line)}
+header h1{margin:0;font-size:20px}
+header .file{color:var(--muted);word-break:break-all}
+nav{position:sticky;top:0;z-index:2;background:var(--bg);border-bottom:1px solid var(--line);padding:6px 28px;display:flex;flex-wrap:wrap;gap:14px}
+nav a{color:var(--accent);text-decoration:none}
+main{max-width:1240px;padding:0 28px 40px}
+section{margin-top:26px}
+h2{font-size:17px;margin:0 0 8px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+h3{font-size:14px;margin:16px 0 4px}
+p.note{color:var(--muted);margin:4px 0 8px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:10px}
+.card{border:1px solid var(--line);border-radius:6px;padding:8px 12px;background:var(--alt);min-width:0}
+.card .k{color:var(--muted);font-size:12px}
+.card .v{font-size:16px;font-weight:600;overflow-wrap:anywhere}
+svg.chart{width:100%;height:auto;display:block;max-width:1000px}
+svg .tick,svg .legend,svg .value{font-size:11px;fill:var(--muted)}
+svg .legend{font-size:12px;fill:var(--fg)}
+svg .grid{stroke:var(--line);stroke-width:1}
+svg .axis{stroke:#999;stroke-width:1}
+svg .mark{stroke:#c9c9d1;stroke-dasharray:3 3}
+svg .track{fill:var(--alt);stroke:var(--line)}
+svg .bar{fill:var(--accent)}
+svg .area{fill:rgba(78,121,167,.35);stroke:var(--accent);stroke-width:1}
+svg .peak{fill:#e15759}
+svg .peak-label{font-size:12px;fill:#e15759;font-weight:600}
+.tbl{margin:6px 0 14px;max-width:100%;overflow-x:auto}
+.tbl .tools{display:flex;gap:10px;align-items:center;margin:4px 0}
+.tbl input{padding:3px 6px;border:1px solid var(--line);border-radius:4px;min-width:240px}
+.tbl .count{color:var(--muted);font-size:12px}
+table{border-collapse:collapse;font-size:13px}
+th,td{padding:3px 8px;border-bottom:1px solid var(--line);white-space:nowrap}
+th{text-align:left;background:var(--alt);position:sticky;top:0}
+.tbl.sortable th{cursor:pointer;user-select:none}
+.tbl.sortable th:after{content:" \2195";color:#bbb}
+.tbl.sortable th.asc:after{content:" \2191";color:var(--fg)}
+.tbl.sortable th.desc:after{content:" \2193";color:var(--fg)}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.name{max-width:560px;overflow:hidden;text-overflow:ellipsis}
+tbody tr:nth-child(even){background:#fbfbfc}
+tfoot td{font-weight:600;background:var(--alt)}
+button.more{margin-top:6px;padding:3px 10px;border:1px solid var(--line);border-radius:4px;background:var(--alt);cursor:pointer}
+ul.advice li{margin-bottom:6px}
+details summary{cursor:pointer;color:var(--accent)}
+)css";
+
+// Sorting, filtering and "show all" for the tables; the rows are all in the page, the
+// ones past -top hidden until asked for. Errors are written on <body> for the tests.
+const char kScript[] = R"js(
+window.addEventListener("error", function (e) {
+  document.body.dataset.errors = (document.body.dataset.errors || "") + e.message + ";";
+});
+document.querySelectorAll(".tbl.sortable").forEach(function (box) {
+  var table = box.querySelector("table"), body = table.tBodies[0];
+  var rows = Array.prototype.slice.call(body.rows), heads = table.tHead.rows[0].cells;
+  var filter = box.querySelector("input"), more = box.querySelector("button.more");
+  var count = box.querySelector(".count"), top = +box.dataset.top || rows.length;
+  var limit = top, col = -1, asc = false;
+  function key(r) {
+    var td = r.cells[col];
+    if (td.dataset.v === undefined) return td.textContent.toLowerCase();
+    return td.dataset.v === "" ? -Infinity : parseFloat(td.dataset.v);
+  }
+  function render() {
+    var q = filter.value.trim().toLowerCase(), order = rows;
+    if (col >= 0) {
+      order = rows.map(function (r, i) { return [key(r), i, r]; });
+      order.sort(function (a, b) {
+        var c = a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+        return (asc ? c : -c) || a[1] - b[1];
+      });
+      order = order.map(function (x) { return x[2]; });
+    }
+    var shown = 0, match = 0, frag = document.createDocumentFragment();
+    order.forEach(function (r) {
+      var ok = !q || r.cells[0].textContent.toLowerCase().indexOf(q) >= 0;
+      if (ok) match++;
+      r.hidden = !(ok && shown < limit);
+      if (!r.hidden) shown++;
+      frag.appendChild(r);
+    });
+    body.appendChild(frag);
+    count.textContent = shown + " of " + match + (q ? " matching" : "") + " rows";
+    more.hidden = shown >= match;
+    more.textContent = "Show all " + match + " rows";
+  }
+  Array.prototype.forEach.call(heads, function (th, i) {
+    th.addEventListener("click", function () {
+      asc = col === i ? !asc : rows.length > 0 && rows[0].cells[i].dataset.v === undefined;
+      col = i;
+      Array.prototype.forEach.call(heads, function (h) { h.className = ""; });
+      th.className = asc ? "asc" : "desc";
+      render();
+    });
+  });
+  filter.addEventListener("input", render);
+  more.addEventListener("click", function () { limit = Infinity; render(); });
+  box.querySelector(".tools").hidden = false;
+  render();
+});
+document.body.dataset.ready = "1";
+)js";
+
+std::string Section(const std::string& id, const std::string& title, const std::string& body) {
+  return "<section id=\"" + id + "\"><h2>" + Html(title) + "</h2>\n" + body + "</section>\n";
+}
+
+std::string Note(const std::string& s) { return "<p class=\"note\">" + Html(s) + "</p>\n"; }
+
+std::string Card(const std::string& key, const std::string& value, const std::string& title = "") {
+  return "<div class=\"card\"><div class=\"k\">" + Html(key) + "</div><div class=\"v\" title=\"" +
+         Html(title.empty() ? value : title) + "\">" + Html(value) + "</div></div>";
+}
+
+// A table from its description: what people read in the cells, the exact value of each
+// number in data-v (what sorting uses, and what the tests compare with --format json),
+// and the JSON key of each column in data-key. With `sortable`, rows past `top` are
+// hidden until asked for.
+template <typename Row>
+std::string HtmlTable(const std::string& id, const DataTable<Row>& t, int top, bool sortable) {
+  std::string out = "<div class=\"tbl" + std::string(sortable ? " sortable" : "") + "\" data-top=\"" +
+                    std::to_string(sortable && t.top ? top : 0) + "\">";
+  if (sortable) {
+    out +=
+        "<div class=\"tools\" hidden><input type=\"search\" placeholder=\"filter by name\" aria-label=\"filter\">"
+        "<span class=\"count\"></span></div>";
+  }
+  out += "<table id=\"" + id + "\"><thead><tr>";
+  for (const Column<Row>& c : t.columns) {
+    if (c.heading.empty()) continue;
+    out +=
+        "<th" + (c.key.empty() ? std::string() : " data-key=\"" + Html(c.key) + "\"") + ">" + Html(c.heading) + "</th>";
+  }
+  out += "</tr></thead><tbody>\n";
+  size_t shown = sortable && t.top && top > 0 ? static_cast<size_t>(top) : t.rows.size();
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    out += i < shown ? "<tr>" : "<tr hidden>";
+    bool first = true;
+    for (const Column<Row>& c : t.columns) {
+      if (c.heading.empty()) continue;
+      Cell cell = c.cell(t.rows[i]);
+      if (cell.kind == Cell::kString) {
+        out += "<td" + std::string(first ? " class=\"name\" title=\"" + Html(cell.display) + "\"" : "") + ">" +
+               Html(cell.display) + "</td>";
+      } else {
+        out += "<td class=\"num\" data-v=\"" + Html(cell.text) + "\">" + Html(cell.display) + "</td>";
+      }
+      first = false;
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody>";
+  if (!t.text_footer.empty()) {
+    out += "<tfoot>";
+    for (const auto& row : t.text_footer) {
+      out += "<tr>";
+      for (size_t k = 0; k < row.size(); ++k)
+        out += "<td" + std::string(k ? " class=\"num\"" : "") + ">" + Html(row[k]) + "</td>";
+      out += "</tr>";
+    }
+    out += "</tfoot>";
+  }
+  out += "</table>";
+  if (sortable) out += "<button class=\"more\" type=\"button\" hidden></button>";
+  return out + "</div>\n";
+}
+
+std::string Overview(const Analysis& a) {
+  const TraceOverview& t = a.trace;
+  std::string cards;
+  cards += Card("Span", FormatDuration(t.span_ns));
+  if (t.wall_clock_ns) cards += Card("Started", WallClock(t.wall_clock_ns));
+  int64_t steps_total = 0;
+  for (const StepRow& s : a.steps) steps_total += s.total_ns;
+  if (!a.steps.empty()) {
+    cards += Card(a.whole_trace_step ? "Steps (none: whole trace)" : "Steps analysed",
+                  std::to_string(a.steps.size()) + " of " + std::to_string(t.profiler_steps));
+    cards += Card("Mean step time", FormatDuration(steps_total / static_cast<int64_t>(a.steps.size())));
+  }
+  for (const GpuRow& g : a.gpu) {
+    cards += Card("GPU utilization " + g.device, Percent(g.window_kernel_ns, g.window_ns));
+  }
+  for (const MemoryRow& m : a.memory) cards += Card("Peak memory " + m.device, Bytes(m.peak_bytes));
+  cards += Card("Events", Count(t.events));
+  size_t cpu = 0, dev = 0;
+  for (const LaneInfo& l : t.lanes) (l.device ? dev : cpu)++;
+  cards += Card("Lanes", std::to_string(cpu) + " CPU, " + std::to_string(dev) + " device");
+  for (const DeviceInfo& d : t.devices) {
+    cards += Card("Device " + (d.device.empty() ? std::to_string(d.id) : d.device), d.name);
+  }
+  if (t.rank >= 0) {
+    cards += Card("Rank", std::to_string(t.rank) + (t.world_size > 0 ? " of " + std::to_string(t.world_size) : "") +
+                              (t.backend.empty() ? "" : " (" + t.backend + ")"));
+  }
+  std::string out = "<div class=\"cards\">" + cards + "</div>\n";
+  std::string skipped;
+  for (const auto& [k, n] : t.skipped) skipped += (skipped.empty() ? "" : ", ") + k + " " + Count(n);
+  if (!skipped.empty()) out += Note("Events without time, skipped: " + skipped);
+  out += "<details><summary>Lanes (" + std::to_string(t.lanes.size()) + ")</summary><div class=\"tbl\"><table>";
+  out += "<thead><tr><th>pid/tid</th><th>thread</th><th>kind</th><th>intervals</th><th>busy</th></tr></thead><tbody>";
+  for (const LaneInfo& l : t.lanes) {
+    out += "<tr><td>" + Html(l.pid + "/" + l.tid) + "</td><td>" + Html(l.name) + "</td><td>" +
+           (l.device ? "device" : "cpu") + "</td><td class=\"num\">" + Count(l.intervals) + "</td><td class=\"num\">" +
+           FormatDuration(l.busy_ns) + "</td></tr>";
+  }
+  return out + "</tbody></table></div></details>\n";
+}
+
+std::string StepLabel(const std::string& name, size_t i) {
+  size_t hash = name.rfind('#');
+  return hash != std::string::npos && hash + 1 < name.size() ? "#" + name.substr(hash + 1) : std::to_string(i);
+}
+
+std::string Steps(const Analysis& a, int top) {
+  if (a.steps.empty()) return Note("(no steps)");
+  std::vector<std::string> labels;
+  std::vector<ChartSeries> series;
+  std::vector<std::vector<int64_t>> values;
+  for (size_t k = 0; k < 8; ++k) series.push_back({kStepParts[k].key, kPartColors[k]});
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    labels.push_back(StepLabel(a.steps[i].name, i));
+    values.emplace_back();
+    for (const StepPart& p : kStepParts) values.back().push_back(a.steps[i].*p.field);
+  }
+  std::string out = a.whole_trace_step ? Note("No ProfilerStep in the trace: the whole trace is one step.") : "";
+  out += StackedBars(labels, series, values);
+  out += Note(
+      "Each step's time split into the parts torch-tb-profiler shows, in the order they claim time "
+      "(kernel first); the parts sum to the step's time.");
+  return out + HtmlTable("steps-table", StepsTable(a), top, true);
+}
+
+std::string Gpu(const Analysis& a, int top) {
+  if (a.gpu.empty()) return Note("(no device activity)");
+  std::vector<ShareBar> bars;
+  for (const GpuRow& g : a.gpu) {
+    bars.push_back({g.device, g.window_kernel_ns, g.window_ns,
+                    "kernels " + FormatDuration(g.window_kernel_ns) + " of " + FormatDuration(g.window_ns)});
+  }
+  return Note(
+             "Utilization: the share of the steps' window (first step start to last step end) in which the device "
+             "ran at least one kernel.") +
+         ShareBars(bars) + HtmlTable("gpu-table", GpusTable(a), top, false);
+}
+
+std::string Memory(const Analysis& a, int top) {
+  if (a.memory.empty()) return Note("(no [memory] events: profile with profile_memory=True)");
+  std::vector<int64_t> marks;
+  for (const StepRow& s : a.steps) marks.push_back(s.start_ns);
+  std::string out = Note("Allocated bytes over time, from the trace start; dashed lines are step starts.") +
+                    HtmlTable("memory-table", MemoryTable(a, top), top, false);
+  for (const MemoryRow& m : a.memory) {
+    out += "<h3>" + Html(m.device) + ": peak " + Html(Bytes(m.peak_bytes)) + " at +" +
+           Html(FormatDuration(m.peak_ns - a.trace.start_ns)) +
+           (m.from_totals ? " (Total Allocated)" : " (running sum of Bytes)") + "</h3>\n";
+    std::vector<AreaPoint> points;
+    for (const MemoryBucket& b : m.timeline) points.push_back({b.start_ns, b.end_ns, b.max_bytes});
+    out += BytesOverTime(points, a.trace.start_ns, m.peak_ns, m.peak_bytes, marks);
+    if (m.before_trace_bytes > 0) {
+      out += Note(Bytes(m.before_trace_bytes) +
+                  " of the peak was allocated before the trace began (weights, optimizer state): no operator in the "
+                  "trace holds it.");
+    }
+    if (!m.top_operators.empty()) {
+      out +=
+          "<div class=\"tbl\"><table><thead><tr><th>operator</th><th>allocations</th><th>bytes</th></tr></thead>"
+          "<tbody>";
+      for (size_t i = 0; i < std::min<size_t>(m.top_operators.size(), 10); ++i) {
+        const MemoryOperator& op = m.top_operators[i];
+        out += "<tr><td class=\"name\" title=\"" + Html(op.name) + "\">" + Html(op.name) +
+               "</td><td class=\"num\" data-v=\"" + std::to_string(op.allocations) + "\">" + Count(op.allocations) +
+               "</td><td class=\"num\" data-v=\"" + std::to_string(op.bytes) + "\">" + Bytes(op.bytes) + "</td></tr>";
+      }
+      out += "</tbody></table></div>\n";
+    }
+  }
+  return out;
+}
+
+std::string Advice(const Analysis& a) {
+  if (a.recommendations.empty()) return Note("(none: nothing crossed a threshold)");
+  std::string out = "<ul class=\"advice\">";
+  for (const Recommendation& r : a.recommendations) {
+    out += "<li data-id=\"" + Html(r.id) + "\">" + Html(r.text) + "</li>";
+  }
+  return out + "</ul>\n";
+}
+
+}  // namespace
+
+std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
+  std::string file = a.trace.file;
+  size_t slash = file.find_last_of('/');
+  std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+      "script-src 'unsafe-inline'; img-src data:\">"
+      "<title>" +
+      Html("torch2pprof: " + base) + "</title><style>" + kStyle + "</style></head>\n<body>\n";
+  out += "<header><h1>torch2pprof analyze</h1><div class=\"file\">" + Html(file) + "</div></header>\n";
+  out +=
+      "<nav><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a><a href=\"#operators\">Operators</a>"
+      "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a><a href=\"#memory\">Memory</a>" +
+      std::string(a.modules.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
+      "<a href=\"#categories\">Categories</a><a href=\"#advice\">Recommendations</a></nav>\n<main>\n";
+  out += Section("overview", "Overview", Overview(a));
+  out += Section("steps", a.whole_trace_step ? "Step breakdown (whole trace)" : "Step breakdown", Steps(a, o.top));
+  out += Section("operators", "Operators",
+                 Note("By host total; host self leaves out child operators and their own launches. Click a heading "
+                      "to sort.") +
+                     (a.operators.empty() ? Note("(no operators)")
+                                          : HtmlTable("operators-table", OperatorsTable(a), o.top, true)));
+  out += Section("kernels", "Kernels",
+                 a.kernels.empty() ? Note("(no kernels)") : HtmlTable("kernels-table", KernelsTable(a), o.top, true));
+  out += Section("gpu", "GPU", Gpu(a, o.top));
+  out += Section("memory", "Memory", Memory(a, o.top));
+  if (!a.modules.empty()) {
+    out += Section("modules", "Modules and Python functions",
+                   Note("Inclusive time with the backward moved under the forward op that created it; waits left "
+                        "out. Sort by device total to see where GPU time was launched.") +
+                       HtmlTable("modules-table", ModulesTable(a), o.top, true));
+  }
+  out += Section("categories", "Categories", HtmlTable("categories-table", CategoriesTable(a), o.top, true));
+  out += Section("advice", "Recommendations", Advice(a));
+  out += "</main>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace torch2pprof

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `torch2pprof analyze --format html` in a real browser.
+
+Each trace's report is opened in headless Chromium (Debian's `chromium`) from disk,
+with a few lines of test script appended that click a column heading, type into the
+filter box and press "Show all", and write what the page then shows on <body>. The DOM
+that Chromium dumps is read back and checked against `--format json` of the same trace:
+- the page ran its script to the end with no console message (errors, and the
+  Content-Security-Policy refusals any network request would cause);
+- the step table shows every step with the same exact numbers as the JSON;
+- the operator and kernel tables hold every row and show the first -top;
+- sorting by calls, filtering by name and "Show all" give what the JSON says they must;
+- one chart per section that has data, and the page is no wider than the window.
+Screenshots of lm_train and resnet50_dl are written to --screenshots when given.
+
+Prints one line per check and 'N passed, N failed' last.
+"""
+import argparse
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import Tally  # noqa: E402
+
+TOP = 10
+WIDTH = 1280
+
+PROBE = """<script>
+(function () {
+  var d = document.body.dataset;
+  function visible(t) {
+    return Array.prototype.filter.call(t.tBodies[0].rows, function (r) { return !r.hidden; });
+  }
+  var t = document.getElementById("operators-table");
+  if (t) {
+    var heads = Array.prototype.slice.call(t.tHead.rows[0].cells);
+    var i = heads.findIndex(function (th) { return th.dataset.key === "calls"; });
+    heads[i].click();
+    d.sortedCalls = visible(t).map(function (r) { return r.cells[0].textContent; }).join("\\n");
+    var box = t.closest(".tbl"), input = box.querySelector("input");
+    input.value = "ATEN::";
+    input.dispatchEvent(new Event("input"));
+    d.filtered = visible(t).map(function (r) { return r.cells[0].textContent; }).join("\\n");
+    d.filteredCount = box.querySelector(".count").textContent;
+    box.querySelector("button.more").click();
+    d.shownAll = visible(t).length;
+  }
+  d.overflow = document.documentElement.scrollWidth - window.innerWidth;
+})();
+</script>
+"""
+
+
+class Dom(html.parser.HTMLParser):
+    """The parts of the dumped DOM the checks read."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = {}
+        self.tables = {}  # id -> list of (hidden, [cell values: data-v or text])
+        self.charts = 0
+        self.h3 = []
+        self._table = None
+        self._row = None
+        self._cell = None
+        self._in_tbody = False
+        self._h3 = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == 'body':
+            self.body = a
+        elif tag == 'svg' and 'chart' in a.get('class', ''):
+            self.charts += 1
+        elif tag == 'table' and 'id' in a:
+            self._table = a['id']
+            self.tables[self._table] = []
+        elif tag == 'tbody' and self._table:
+            self._in_tbody = True
+        elif tag == 'tr' and self._in_tbody:
+            self._row = ('hidden' in a, [])
+            self.tables[self._table].append(self._row)
+        elif tag == 'td' and self._row is not None:
+            self._cell = a.get('data-v')
+            self._text = ''
+        elif tag == 'h3':
+            self._h3 = ''
+
+    def handle_endtag(self, tag):
+        if tag == 'td' and self._row is not None:
+            self._row[1].append(self._cell if self._cell is not None else self._text)
+            self._cell = None
+        elif tag == 'tbody':
+            self._in_tbody = False
+            self._row = None
+        elif tag == 'table':
+            self._table = None
+        elif tag == 'h3' and self._h3 is not None:
+            self.h3.append(self._h3)
+            self._h3 = None
+
+    def handle_data(self, data):
+        if self._row is not None and self._cell is None:
+            self._text += data
+        if self._h3 is not None:
+            self._h3 += data
+
+
+def chromium():
+    for name in ('chromium', 'chromium-browser', 'google-chrome'):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def browse(browser, page, profile, *extra):
+    """Chromium's dumped DOM and its console lines."""
+    r = subprocess.run([browser, '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+                        '--enable-logging=stderr', '--v=0', f'--user-data-dir={profile}',
+                        f'--window-size={WIDTH},2400', *extra, 'file://' + page],
+                       capture_output=True, text=True, timeout=120)
+    console = [line for line in r.stderr.split('\n') if ':CONSOLE' in line]
+    return r, console
+
+
+class Checks(Tally):
+    def __init__(self, binary, browser, work, screenshots):
+        super().__init__()
+        self.binary, self.browser, self.work, self.screenshots = binary, browser, work, screenshots
+
+    def analyze(self, *args):
+        return subprocess.run([self.binary, 'analyze'] + list(args), capture_output=True, text=True)
+
+    def check(self, trace):
+        name = os.path.basename(trace).split('.')[0]
+        problems = []
+        r = self.analyze('--format', 'html', '-top', str(TOP), trace)
+        j = self.analyze('--format', 'json', '-top', '0', trace)
+        if r.returncode or j.returncode:
+            return self.report(name, [f'exit {r.returncode}/{j.returncode}: {r.stderr.strip()}'])
+        report = json.loads(j.stdout, parse_float=Decimal)
+        page = os.path.join(self.work, name + '.html')
+        with open(page, 'w') as f:
+            f.write(r.stdout.replace('</body>', PROBE + '</body>'))
+        b, console = browse(self.browser, page, os.path.join(self.work, 'profile'), '--dump-dom')
+        if b.returncode:
+            return self.report(name, [f'chromium exit {b.returncode}: {b.stderr[-300:]}'])
+        dom = Dom()
+        dom.feed(b.stdout)
+        if console:
+            problems.append(f'console: {console[0][-200:]}')
+        if dom.body.get('data-ready') != '1' or dom.body.get('data-errors'):
+            problems.append(f'script did not finish: {dom.body.get("data-errors")}')
+        if int(dom.body.get('data-overflow', '1')) > 0:
+            problems.append(f'page is {dom.body.get("data-overflow")} px wider than the window')
+
+        # Steps: the same numbers as --format json.
+        steps = dom.tables.get('steps-table', [])
+        keys = ['total_us', 'kernel_us', 'memcpy_us', 'memset_us', 'communication_us', 'runtime_us',
+                'dataloader_us', 'cpu_exec_us', 'other_us']
+        want = [[s['name']] + [str(s[k]) for k in keys] for s in report['steps']]
+        got = [cells for hidden, cells in steps]
+        if [[c[0]] + [str(Decimal(x)) for x in c[1:]] for c in got] != want:
+            problems.append(f'step table {got[:2]} != JSON {want[:2]}')
+
+        for table, rows in (('operators-table', report['operators']), ('kernels-table', report['kernels'])):
+            dom_rows = dom.tables.get(table)
+            if not rows:
+                continue
+            if dom_rows is None or len(dom_rows) != len(rows):
+                problems.append(f'{table}: {None if dom_rows is None else len(dom_rows)} rows, JSON has {len(rows)}')
+        ops = report['operators']
+        if ops:
+            # Sorted by calls, largest first, ties in the table's order; the first TOP show.
+            by_calls = [o['name'] for o in sorted(ops, key=lambda o: -o['calls'])][:TOP]
+            if dom.body.get('data-sorted-calls', '').split('\n') != by_calls:
+                problems.append(f'sorted by calls: {dom.body.get("data-sorted-calls", "")[:80]!r}')
+            matching = [o['name'] for o in sorted(ops, key=lambda o: -o['calls']) if 'aten::' in o['name'].lower()]
+            if dom.body.get('data-filtered', '').split('\n') != matching[:TOP]:
+                problems.append(f'filter: {dom.body.get("data-filtered", "")[:80]!r}')
+            if dom.body.get('data-filtered-count') != f'{min(TOP, len(matching))} of {len(matching)} matching rows':
+                problems.append(f'filter count: {dom.body.get("data-filtered-count")!r}')
+            if dom.body.get('data-shown-all') != str(len(matching)):
+                problems.append(f'show all: {dom.body.get("data-shown-all")} rows, {len(matching)} match')
+        charts = 1 + (1 if report['gpu'] else 0) + len(report['memory'])
+        if dom.charts != charts:
+            problems.append(f'{dom.charts} charts, want {charts}')
+        for m in report['memory']:
+            if not any(h.startswith(m['device'] + ': peak ') for h in dom.h3):
+                problems.append(f'no memory chart heading for {m["device"]}')
+
+        if self.screenshots and name in ('lm_train', 'resnet50_dl'):
+            plain = os.path.join(self.work, name + '.plain.html')
+            with open(plain, 'w') as f:
+                f.write(r.stdout)
+            png = os.path.join(self.screenshots, f'html_report_{name}.png')
+            s, _ = browse(self.browser, plain, os.path.join(self.work, 'profile'), f'--screenshot={png}',
+                          '--hide-scrollbars')
+            with open(png, 'rb') as f:
+                head = f.read(8)
+            if s.returncode or head != b'\x89PNG\r\n\x1a\n' or os.path.getsize(png) < 20000:
+                problems.append(f'screenshot {png}: exit {s.returncode}, {os.path.getsize(png)} bytes')
+        self.report(name, problems)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--testdata', required=True)
+    ap.add_argument('--screenshots', help='folder for the PNGs of lm_train and resnet50_dl')
+    a = ap.parse_args()
+    browser = chromium()
+    if not browser:
+        print('FAIL chromium not found: scripts/install-deps.sh installs it')
+        return 1
+    with tempfile.TemporaryDirectory() as work:
+        c = Checks(a.binary, browser, work, a.screenshots)
+        d = os.path.join(a.testdata, 'real', 'torch211')
+        traces = [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith('.pt.trace.json.gz')]
+        traces.append(os.path.join(a.testdata, 'convert', 'exact_decimals.json'))
+        for t in traces:
+            try:
+                c.check(t)
+            except Exception as e:  # a crash of a check is a failure too
+                c.report(os.path.basename(t), [f'{type(e).__name__}: {e}'])
+        return c.summary()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -11,6 +11,7 @@ packages=(
   libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
   golang-go python3 python3-markdown                 # end-to-end tests: go tool pprof, the reference model, markdown
   chromium fonts-dejavu-core                         # end-to-end tests: the HTML report in a real browser
+  man-db dpkg-dev                                    # man -l for the man page's test; cpack's dpkg-shlibdeps
   clang-format                                       # style check
   clang libclang-rt-14-dev                           # libFuzzer
   time                                               # /usr/bin/time -v for the benchmark's peak RSS

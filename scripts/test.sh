@@ -22,7 +22,7 @@ if [ "${T2P_SKIP_SANITIZERS:-0}" != 1 ]; then
 fi
 
 if [ "${T2P_SKIP_FUZZ:-0}" != 1 ]; then
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DTORCH2PPROF_FUZZ=ON -DTORCH2PPROF_TESTS=OFF \
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DTORCH2PPROF_FUZZ=ON -DBUILD_TESTING=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build build-fuzz -j "$jobs"
   (cd build-fuzz && ctest --output-on-failure)

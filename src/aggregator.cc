@@ -398,6 +398,11 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   p.default_sample_type = "work";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
+  if (!s.inputs.empty()) {
+    const std::string& first = s.inputs[0].file;
+    p.source_file = first.substr(first.find_last_of('/') == std::string::npos ? 0 : first.find_last_of('/') + 1);
+    if (s.inputs.size() > 1) p.source_file += " and " + std::to_string(s.inputs.size() - 1) + " more";
+  }
   for (size_t i = 0; i < s.inputs.size(); ++i) {
     std::string who = s.options.rank_labels ? " (rank " + std::to_string(ranks[i]) + ")" : "";
     p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + s.inputs[i].file + who);

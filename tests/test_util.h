@@ -41,7 +41,9 @@ struct Decoded {
   int64_t time_nanos = 0;
   int64_t duration_nanos = 0;
   size_t functions = 0, locations = 0, mappings = 0;
-  std::string problem;  // non-empty when the profile breaks a pprof rule
+  std::string mapping_file;      // the first Mapping's filename
+  bool locations_mapped = true;  // every Location names that Mapping
+  std::string problem;           // non-empty when the profile breaks a pprof rule
 };
 Decoded DecodeProfile(const std::string& gz_bytes);
 

@@ -8,18 +8,9 @@
 
 namespace torch2pprof {
 
-// Process exit statuses, documented in the README.
-enum ExitStatus : int {
-  kExitOk = 0,          // success
-  kExitBadInput = 1,    // the input is missing, unreadable or not a trace
-  kExitUsage = 2,       // the command line is wrong
-  kExitOutput = 3,      // the output could not be written
-  kExitRegression = 4,  // compare: a --fail-on rule fired
-};
-
 class Error : public std::runtime_error {
  public:
-  // What the error is about; decides the exit status.
+  // What the error is about (the command line maps it to an exit status).
   enum class Kind { kInput, kUsage, kOutput };
 
   // offset < 0: no byte offset applies (a missing file, a write error).
@@ -29,7 +20,6 @@ class Error : public std::runtime_error {
   const std::string& file() const { return file_; }
   int64_t offset() const { return offset_; }
   const std::string& message() const { return message_; }
-  int exit_status() const;
 
  private:
   Kind kind_;

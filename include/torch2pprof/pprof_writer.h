@@ -16,10 +16,14 @@ std::string EncodeProfile(const Profile& profile);
 std::string Gzip(const std::string& data);
 
 // Writes data to path atomically (temporary file in the same directory, then
-// rename); "-" writes to standard output. Refuses to overwrite `input`.
+// rename); "-" writes to standard output. Refuses to overwrite `input`. With
+// remove_on_signal, SIGINT or SIGTERM during the write removes the temporary file and
+// the process then dies of the signal (a process-wide handler, so only when asked).
 // Throws Error (kind kOutput).
-void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input = "");
+void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input = "",
+                     bool remove_on_signal = false);
 // The same, refusing to overwrite any of `inputs`.
-void WriteOutputFile(const std::string& path, const std::string& data, const std::vector<std::string>& inputs);
+void WriteOutputFile(const std::string& path, const std::string& data, const std::vector<std::string>& inputs,
+                     bool remove_on_signal = false);
 
 }  // namespace torch2pprof

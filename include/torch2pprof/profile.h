@@ -52,6 +52,9 @@ struct Profile {
   int64_t time_nanos = 0;
   int64_t duration_nanos = 0;
   std::vector<std::string> comments;
+  // What pprof names the profile after ("File: ..." and the web UI's title): the trace,
+  // written as the profile's one Mapping, with no addresses to symbolize.
+  std::string source_file;
 };
 
 // Empty if p is well formed, else what is wrong: dangling indexes, value arity,

@@ -2,6 +2,7 @@
 // (Convert) or to analyze's report (Analyze). The stage headers it includes are the parts.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +23,15 @@ struct StageTime {
   double wall_seconds = 0;
   double cpu_seconds = 0;
   int64_t peak_rss_bytes = 0;  // the process's peak resident memory when the stage ended (Linux)
+};
+
+// How far a Convert or Analyze call has got, for a progress display on another thread:
+// the call writes it, the display reads it. Bytes are of the input files as stored
+// (compressed, for .json.gz).
+struct Progress {
+  std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> bytes_total{0};        // the inputs' sizes; 0 when unknown (stdin, pipes)
+  std::atomic<const char*> stage{"starting"};  // the stage running now, as --stats names it
 };
 
 enum class OutputFormat {
@@ -45,6 +55,10 @@ struct ConvertOptions {
   OutputFormat format = OutputFormat::kPprof;
   std::string sample_type;  // the value written: kFolded "" the profile's default, kPstats "" wall
   FoldedRoot folded_root = FoldedRoot::kThread;
+  Progress* progress = nullptr;  // where given, kept up to date
+  // SIGINT or SIGTERM while the output is written removes the partial file, then the
+  // process dies of the signal as it would have. Off: a library installs no handlers.
+  bool remove_output_on_signal = false;
 };
 
 struct ConvertResult {
@@ -61,8 +75,9 @@ struct AnalyzeOptions {
   int threads = 0;
   bool strict = false;
   bool allow_truncated = false;
-  bool group_by_shape = false;  // operators by name and Input Dims
-  bool per_step = false;        // per-step operator and kernel times (what Compare needs)
+  bool group_by_shape = false;   // operators by name and Input Dims
+  bool per_step = false;         // per-step operator and kernel times (what Compare needs)
+  Progress* progress = nullptr;  // where given, kept up to date
 };
 
 struct AnalyzeResult {

@@ -2,6 +2,7 @@
 // as a stream and returns its timed intervals, lanes and header, times exact in ns.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ struct LoadOptions {
   bool details = false;          // also keep args, zero-length X events and [memory] events (analyze)
   bool strict = false;           // an event that cannot be read is an error, not a counted skip
   bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
+  // Where given, bytes of the file as stored (compressed, for .json.gz) are added as they
+  // are read: a progress display reads it from another thread.
+  std::atomic<uint64_t>* bytes_read = nullptr;
 };
 
 // Loads a trace held in memory (tests, the fuzzer); `name` stands for the file in errors.

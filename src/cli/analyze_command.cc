@@ -1,6 +1,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "progress.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"
@@ -22,8 +23,14 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.group_by_shape = args.group_by == "shape";
-  AnalyzeResult result = Analyze(options);
-  PrintWarnings(result.warnings, err);
+  Progress progress;
+  options.progress = &progress;
+  AnalyzeResult result;
+  {
+    ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
+    result = Analyze(options);
+  }
+  PrintWarnings(result.warnings, args.in, err);
   if (args.format == "json") {
     out << RenderJson(result.analysis, report);
   } else if (args.format == "csv") {

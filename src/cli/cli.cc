@@ -1,6 +1,11 @@
 #include "cli.h"
 
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,13 +19,68 @@ namespace {
 
 const char* const kCommands[] = {"convert", "analyze", "compare", "help"};
 // Long options that may also be written with one dash, as Go tools do (-top 50).
-const char* const kLongOptions[] = {"threads",  "output",          "help",   "version",      "top", "format", "table",
-                                    "group-by", "allow-truncated", "strict", "thread-stacks"};
+const char* const kLongOptions[] = {"threads",  "output", "help",           "version", "top",
+                                    "format",   "table",  "group-by",       "strict",  "thread-stacks",
+                                    "progress", "quiet",  "allow-truncated"};
 
 void AddInputOptions(CLI::App* cmd, InputArgs* in) {
   cmd->add_flag("--strict", in->strict, "An event that cannot be read is an error (default: skip it, count it, warn)");
   cmd->add_flag("--allow-truncated", in->allow_truncated,
                 "A trace cut off mid-write keeps the events complete before the cut (default: an error)");
+  cmd->add_flag("--progress", in->progress,
+                "Show progress on stderr even when it is not a terminal (default: on a terminal, after 0.5 s)");
+  cmd->add_flag("--quiet", in->quiet, "No warnings and no progress on stderr (errors still print)");
+}
+
+// A whole number in [min, max]; anything else gets a plain message, not CLI11's.
+CLI::Validator WholeNumber(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        long long v = std::strtoll(s.c_str(), &end, 10);
+        if (s.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+          return "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got '" + s +
+                 "'";
+        }
+        return "";
+      },
+      "N");
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown command 'analyse' (did you mean analyze?)"
+std::string UnknownCommand(const std::string& word) {
+  std::string best;
+  size_t best_distance = 3;  // at most two edits away
+  for (const char* c : kCommands) {
+    size_t d = EditDistance(word, c);
+    if (d < best_distance) best = c, best_distance = d;
+  }
+  return "unknown command '" + word + "' " +
+         (best.empty() ? std::string("(commands: convert, analyze, compare, help)") : "(did you mean " + best + "?)");
+}
+
+// The backward-compatible form "torch2pprof IN OUT": a first argument that is an
+// existing file, '-', or looks like a path (so that a missing file is named as one).
+bool IsConvertInput(const std::string& s) {
+  struct stat st;
+  return s == "-" || ::stat(s.c_str(), &st) == 0 || s.find('/') != std::string::npos ||
+         s.find('.') != std::string::npos;
 }
 
 bool IsCommand(const std::string& s) {
@@ -31,7 +91,8 @@ bool IsCommand(const std::string& s) {
 }
 
 // Go-style single-dash long options become double-dash ones; a first argument that
-// is no command is the backward-compatible "torch2pprof IN OUT" form of convert.
+// is an input (IsConvertInput) is the backward-compatible "torch2pprof IN OUT" form
+// of convert. Throws a usage Error for a first word that is neither.
 std::vector<std::string> Normalize(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
@@ -45,6 +106,7 @@ std::vector<std::string> Normalize(int argc, const char* const* argv) {
     args.push_back(a);
   }
   if (!args.empty() && !IsCommand(args[0]) && (args[0] == "-" || args[0][0] != '-')) {
+    if (!IsConvertInput(args[0])) throw Error(Error::Kind::kUsage, "", -1, UnknownCommand(args[0]));
     args.insert(args.begin(), "convert");
   }
   return args;
@@ -97,7 +159,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                    "One profile of all the traces given, each sample labelled rank (distributedInfo.rank, else the "
                    "input's position)");
   conv->add_option("--threads", convert.threads, "Worker threads (default: all cores); never changes the output")
-      ->check(CLI::Range(0, 1024));
+      ->check(WholeNumber(0, 1024));
   conv->add_flag("--thread-stacks", convert.thread_stacks,
                  "Stacks exactly as each thread ran them (default: a backward node's work hangs under the forward op "
                  "that created it, below a [backward] frame)");
@@ -107,7 +169,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->check(CLI::IsMember({"auto", "on", "off"}));
   conv->add_option("--max-depth", convert.max_depth,
                    "Frames a stack keeps (default 2048); deeper ones fold into one [deeper frames truncated] frame")
-      ->check(CLI::Range(2u, 1u << 20));
+      ->check(WholeNumber(2, 1 << 20));
   conv->add_flag("--stats", convert.stats, "Print each stage's wall and CPU time on stderr");
   conv->add_option("--format", convert.format,
                    "Output format: pprof; folded ('frame;frame value' lines for flamegraph.pl, inferno, "
@@ -130,7 +192,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
   an->add_option("input", analyze.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();
   an->add_option("--top", analyze.top, "Rows per table (default 20; 0: all); in HTML, the rows shown before 'Show all'")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0, 1000000000));
   an->add_option("--format", analyze.format,
                  "text (default), json, csv or html (one self-contained page with charts; opens offline)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
@@ -138,7 +200,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                  "With --format csv: categories, steps, operators (default), kernels, gpu, memory, modules");
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
-  an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
   an->add_flag("--stats", analyze.stats, "Print each stage's wall and CPU time on stderr");
   AddInputOptions(an, &analyze.in);
   an->footer(
@@ -160,16 +222,33 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   cmp->add_option("-o,--output", compare.output, "Also write the pprof diff (what go tool pprof -diff_base shows)");
   cmp->add_option("--group-by", compare.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
-  cmp->add_option("--top", compare.top, "Operator and kernel rows (default 20; 0: all)")->check(CLI::NonNegativeNumber);
-  cmp->add_option("--threads", compare.threads, "Worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmp->add_option("--top", compare.top, "Operator and kernel rows (default 20; 0: all)")
+      ->check(WholeNumber(0, 1000000000));
+  cmp->add_option("--threads", compare.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
   AddInputOptions(cmp, &compare.in);
   cmp->footer(
       "Steps compare by their median, with a 95% bootstrap interval of its change; '~' marks a change within the\n"
       "noise. Operators, kernels and parts compare per step. Exit status: 0, or 4 when a rule fired.\n"
       "Example: torch2pprof compare --fail-on 'step_time>+5%' --format markdown base.json.gz new.json.gz");
-  app.add_subcommand("help", "Show this help");
+  CLI::App* help = app.add_subcommand("help", "Show help: torch2pprof help [command]");
 
-  std::vector<std::string> args = Normalize(argc, argv);
+  std::vector<std::string> args;
+  try {
+    args = Normalize(argc, argv);
+  } catch (const Error& e) {
+    err << "torch2pprof: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (args.size() >= 2 && args[0] == "help") {  // "help analyze": the word is a topic, not a command to run
+    for (CLI::App* sub : {conv, an, cmp}) {
+      if (sub->get_name() == args[1]) {
+        out << sub->help("torch2pprof");
+        return kExitOk;
+      }
+    }
+    err << "torch2pprof: " << UnknownCommand(args[1]) << "\n";
+    return kExitUsage;
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes argv reversed
   try {
     app.parse(reversed);
@@ -184,20 +263,20 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return kExitUsage;
   }
   if (version) {
-    out << "torch2pprof " << kVersion << "\n";
+    out << "torch2pprof " << kVersion << "\n" << BuildInfo();
     return kExitOk;
   }
   try {
     if (conv->parsed()) return RunConvert(convert, out, err);
     if (an->parsed()) return RunAnalyze(analyze, out, err);
     if (cmp->parsed()) return RunCompare(compare, out, err);
-    if (app.got_subcommand("help")) {
-      out << app.help();
+    if (help->parsed()) {
+      out << app.get_formatter()->make_help(&app, "torch2pprof", CLI::AppFormatMode::Normal);
       return kExitOk;
     }
   } catch (const Error& e) {
     err << "torch2pprof: " << e.what() << "\n";
-    return e.exit_status();
+    return ExitStatusOf(e);
   } catch (const std::bad_alloc&) {
     err << "torch2pprof: out of memory\n";
     return kExitBadInput;

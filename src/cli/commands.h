@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "exit_status.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {
@@ -13,6 +14,8 @@ namespace torch2pprof::cli {
 struct InputArgs {
   bool strict = false;           // an unreadable event is an error
   bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
+  bool progress = false;         // show progress even when stderr is no terminal
+  bool quiet = false;            // no warnings, no progress
 };
 
 struct ConvertArgs {
@@ -52,8 +55,8 @@ struct CompareArgs {
   InputArgs in;
 };
 
-// Prints warnings to err, each line prefixed "torch2pprof: ".
-void PrintWarnings(const std::vector<std::string>& warnings, std::ostream& err);
+// Prints warnings to err, each line prefixed "torch2pprof: "; none with --quiet.
+void PrintWarnings(const std::vector<std::string>& warnings, const InputArgs& in, std::ostream& err);
 // --stats: each stage's wall and CPU time, on err.
 void PrintStats(const std::vector<StageTime>& stages, std::ostream& err);
 

@@ -2,6 +2,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "progress.h"
 #include "torch2pprof/compare.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/pprof_writer.h"
@@ -25,8 +26,14 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     analyze.allow_truncated = args.in.allow_truncated;
     analyze.group_by_shape = args.group_by == "shape";
     analyze.per_step = true;
-    AnalyzeResult result = Analyze(analyze);
-    PrintWarnings(result.warnings, err);
+    Progress progress;
+    analyze.progress = &progress;
+    AnalyzeResult result;
+    {
+      ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
+      result = Analyze(analyze);
+    }
+    PrintWarnings(result.warnings, args.in, err);
     analyses[i] = std::move(result.analysis);
     if (!args.output.empty()) {
       ConvertOptions convert;
@@ -47,7 +54,8 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     out << RenderCompareText(c, report);
   }
   if (!args.output.empty()) {
-    WriteOutputFile(args.output, Gzip(EncodeProfile(DiffProfile(profiles[0], profiles[1]))), args.inputs);
+    WriteOutputFile(args.output, Gzip(EncodeProfile(DiffProfile(profiles[0], profiles[1]))), args.inputs,
+                    /*remove_on_signal=*/true);
   }
   for (const RuleResult& r : c.rules) {
     if (r.fired) err << "torch2pprof: regression: " << DescribeRule(r) << "\n";

@@ -4,13 +4,15 @@
 #include <ostream>
 
 #include "commands.h"
+#include "progress.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/torch2pprof.h"
 #include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof::cli {
 
-void PrintWarnings(const std::vector<std::string>& warnings, std::ostream& err) {
+void PrintWarnings(const std::vector<std::string>& warnings, const InputArgs& in, std::ostream& err) {
+  if (in.quiet) return;
   for (const std::string& w : warnings) err << "torch2pprof: " << w << "\n";
 }
 
@@ -60,8 +62,15 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
   options.folded_root = args.folded_root == "rank"   ? FoldedRoot::kRank
                         : args.folded_root == "none" ? FoldedRoot::kNone
                                                      : FoldedRoot::kThread;
-  ConvertResult result = Convert(options);
-  PrintWarnings(result.warnings, err);
+  options.remove_output_on_signal = true;
+  Progress progress;
+  options.progress = &progress;
+  ConvertResult result;
+  {
+    ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
+    result = Convert(options);
+  }
+  PrintWarnings(result.warnings, args.in, err);
   if (args.stats) PrintStats(result.stages, err);
   return kExitOk;
 }

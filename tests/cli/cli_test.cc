@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "../test_util.h"
+#include "progress.h"
 
 namespace torch2pprof::cli {
 namespace {
@@ -70,6 +71,74 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   }
 }
 
+TEST(Cli, HelpForACommandAndTheBuild) {
+  for (const char* cmd : {"convert", "analyze", "compare"}) {
+    Result r = RunArgs({"help", cmd});
+    EXPECT_EQ(r.status, 0) << cmd;
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find(std::string("Usage: torch2pprof ") + cmd), std::string::npos) << r.out;
+    EXPECT_EQ(r.out, RunArgs({cmd, "--help"}).out) << cmd;  // the same text either way
+  }
+  Result bogus = RunArgs({"help", "analyse"});
+  EXPECT_EQ(bogus.status, 2);
+  EXPECT_EQ(bogus.err, "torch2pprof: unknown command 'analyse' (did you mean analyze?)\n");
+  // --version: the version, then how it was built.
+  Result v = RunArgs({"--version"});
+  for (const char* line :
+       {"torch2pprof 0.", "\nmarch     x86-64", "\njson      simdjson ", "\nprotobuf  3.", "\ninflate   "}) {
+    EXPECT_NE(v.out.find(line), std::string::npos) << line << " in " << v.out;
+  }
+}
+
+TEST(Cli, MistypedCommandsAndBadNumbersGetPlainMessages) {
+  TempDir dir;
+  std::string in = dir.Write("t.json", kTrace);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"analyse", in}, "torch2pprof: unknown command 'analyse' (did you mean analyze?)\n"},
+      {{"conver", in, "o.pb.gz"}, "torch2pprof: unknown command 'conver' (did you mean convert?)\n"},
+      {{"frobnicate"}, "torch2pprof: unknown command 'frobnicate' (commands: convert, analyze, compare, help)\n"},
+      {{"analyze", "-top", "-5", in},
+       "torch2pprof: --top: expected a whole number from 0 to 1000000000, got '-5' (see 'torch2pprof --help')\n"},
+      {{"analyze", "--threads", "2x", in},
+       "torch2pprof: --threads: expected a whole number from 0 to 1024, got '2x' (see 'torch2pprof --help')\n"},
+      {{"convert", "--max-depth", "99999999999999999999", in, "o.pb.gz"},
+       "torch2pprof: --max-depth: expected a whole number from 2 to 1048576, got '99999999999999999999' (see "
+       "'torch2pprof --help')\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = RunArgs(args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_EQ(r.err, message);
+    EXPECT_EQ(r.out, "");
+  }
+  // A first word that is a file, or looks like one, is the input of convert.
+  Result missing = RunArgs({"missing.json", "o.pb.gz"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(missing.err, "torch2pprof: missing.json: cannot open: No such file or directory\n");
+}
+
+TEST(Cli, ProgressLines) {
+  EXPECT_EQ(ProgressText("read and parse", 512000000, 2050000000, 1.25),
+            "read and parse  512 MB of 2.05 GB (25%)  410 MB/s  ETA 4s");
+  EXPECT_EQ(ProgressText("aggregate", 2050000000, 2050000000, 6.0),
+            "aggregate  2.05 GB of 2.05 GB (100%)  342 MB/s  6.0s");
+  EXPECT_EQ(ProgressText("read and parse", 3000000, 0, 0.5), "read and parse  3 MB  6 MB/s  0.5s");  // stdin
+}
+
+TEST(Cli, QuietSilencesWarnings) {
+  TempDir dir;
+  // A trace cut off mid-write, read anyway: a warning, or nothing with --quiet.
+  std::string in =
+      dir.Write("w.json", R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}, {"ph")");
+  Result loud = RunArgs({"analyze", "--allow-truncated", "--format", "json", in});
+  EXPECT_EQ(loud.status, 0);
+  EXPECT_NE(loud.err.find("warning: the trace is truncated"), std::string::npos) << loud.err;
+  Result quiet = RunArgs({"analyze", "--allow-truncated", "--quiet", "--format", "json", in});
+  EXPECT_EQ(quiet.status, 0);
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(quiet.out, loud.out);
+}
+
 TEST(Cli, BadInputExitsOneNamingFileAndOffset) {
   TempDir dir;
   std::string bad = dir.Write("bad.json", R"({"traceEvents": [{"ph": "X"} oops])");
@@ -83,7 +152,8 @@ TEST(Cli, BadInputExitsOneNamingFileAndOffset) {
   Result lenient = RunArgs({"convert", bad, out});
   EXPECT_EQ(lenient.status, 1);
   EXPECT_EQ(lenient.err, "torch2pprof: " + bad +
-                             ": byte 34: the trace is truncated: the input ends before the trace was complete\n");
+                             ": byte 34: the trace is truncated: the input ends before the trace was complete "
+                             "(--allow-truncated keeps the events before the cut)\n");
   EXPECT_FALSE(std::ifstream(out).good());
 
   Result missing = RunArgs({"convert", dir.path() + "/missing.json", out});

@@ -298,6 +298,10 @@ class Checks(Tally):
         top = subprocess.run(['go', 'tool', 'pprof', '-top', out], capture_output=True, text=True)
         if top.returncode != 0 or 'flat%' not in top.stdout:
             problems.append('go tool pprof -top failed')
+        # pprof names the profile after the trace (its one Mapping), never "unknown".
+        first = (top.stdout + top.stderr).split('\n')[0]
+        if first != 'File: ' + os.path.basename(trace):
+            problems.append(f'pprof -top names the profile {first!r}')
         raw, model = Raw(out), Model(trace)
         problems += self.check_default(trace, model)
         want_types = ['calls', 'wall', 'work'] + (['gpu'] if model.gpu_total else []) + (

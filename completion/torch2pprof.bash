@@ -1,0 +1,75 @@
+# bash completion for torch2pprof. Installed as
+# share/bash-completion/completions/torch2pprof; tests/e2e/docs_e2e.py checks that it
+# offers every option each command's --help lists.
+
+_torch2pprof() {
+  local cur prev cmd i
+  COMPREPLY=()
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  prev="${COMP_WORDS[COMP_CWORD-1]}"
+  cmd=""
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "${COMP_WORDS[i]}" in
+      convert | analyze | compare | help) cmd="${COMP_WORDS[i]}"; break ;;
+    esac
+  done
+
+  local common="--threads --strict --allow-truncated --progress --quiet --help"
+  local opts=""
+  case "$cmd" in
+    convert)
+      opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats" ;;
+    analyze)
+      opts="$common --format --top --table --group-by --stats" ;;
+    compare)
+      opts="$common --format --fail-on --strict-noise --output --top --group-by" ;;
+    help)
+      COMPREPLY=($(compgen -W "convert analyze compare" -- "$cur"))
+      return ;;
+    "")
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "--help --version" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "convert analyze compare help" -- "$cur"))
+        [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      return ;;
+  esac
+
+  # Values of options that take one.
+  case "$prev" in
+    --format | -format)
+      case "$cmd" in
+        convert) COMPREPLY=($(compgen -W "pprof folded pstats" -- "$cur")) ;;
+        analyze) COMPREPLY=($(compgen -W "text json csv html" -- "$cur")) ;;
+        compare) COMPREPLY=($(compgen -W "text json markdown" -- "$cur")) ;;
+      esac
+      return ;;
+    --table | -table)
+      COMPREPLY=($(compgen -W "categories steps operators kernels gpu memory modules" -- "$cur")); return ;;
+    --group-by | -group-by)
+      COMPREPLY=($(compgen -W "name shape" -- "$cur")); return ;;
+    --step-labels)
+      COMPREPLY=($(compgen -W "auto on off" -- "$cur")); return ;;
+    --folded-root)
+      COMPREPLY=($(compgen -W "thread rank none" -- "$cur")); return ;;
+    --sample-type)
+      COMPREPLY=($(compgen -W "work wall calls gpu alloc_objects alloc_space inuse_objects inuse_space" -- "$cur"))
+      return ;;
+    --fail-on)
+      COMPREPLY=($(compgen -W "step_time> kernel_time> comm_time> memory_peak> gpu_util< op: kernel:" -- "$cur"))
+      return ;;
+    --threads | -threads | --top | -top | --max-depth)
+      return ;;
+    -o | --output | -output)
+      COMPREPLY=($(compgen -f -- "$cur")); return ;;
+  esac
+
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))  # traces and output files
+  fi
+}
+
+complete -o filenames -o bashdefault -F _torch2pprof torch2pprof

@@ -20,7 +20,7 @@ _torch2pprof() {
     convert)
       opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats" ;;
     analyze)
-      opts="$common --format --top --table --group-by --stats" ;;
+      opts="$common --format --top --table --group-by --stats --straggler-threshold" ;;
     compare)
       opts="$common --format --fail-on --strict-noise --output --top --group-by" ;;
     help)
@@ -46,7 +46,9 @@ _torch2pprof() {
       esac
       return ;;
     --table | -table)
-      COMPREPLY=($(compgen -W "categories steps operators kernels gpu memory modules" -- "$cur")); return ;;
+      COMPREPLY=($(compgen -W "categories steps operators kernels gpu memory modules ranks stragglers collectives
+        step_alignment" -- "$cur"))
+      return ;;
     --group-by | -group-by)
       COMPREPLY=($(compgen -W "name shape" -- "$cur")); return ;;
     --step-labels)
@@ -59,7 +61,7 @@ _torch2pprof() {
     --fail-on)
       COMPREPLY=($(compgen -W "step_time> kernel_time> comm_time> memory_peak> gpu_util< op: kernel:" -- "$cur"))
       return ;;
-    --threads | -threads | --top | -top | --max-depth)
+    --threads | -threads | --top | -top | --max-depth | --straggler-threshold)
       return ;;
     -o | --output | -output)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -43,6 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       RenderJson(a, ReportOptions{0, ""});
       RenderCsv(a, ReportOptions{5, "steps"});
       RenderHtml(a, ReportOptions{5, ""});
+      RankSummary rank = SummarizeRank(trace, model, a);
+      RanksAnalysis ranks = AnalyzeAcrossRanks({rank, rank});
+      RenderRanksText(ranks, ReportOptions{});
+      RenderRanksJson(ranks, ReportOptions{0, ""});
     }
   } catch (const Error&) {
   }

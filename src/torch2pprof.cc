@@ -1,10 +1,14 @@
 #include "torch2pprof/torch2pprof.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -171,6 +175,65 @@ ConvertResult Convert(const ConvertOptions& options) {
     WriteOutputFile(options.output, bytes, options.inputs, options.remove_output_on_signal);
   }
   return result;
+}
+
+AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
+  AnalyzeRanksResult result;
+  Stages stages(&result.stages, options.progress);
+  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  std::atomic<uint64_t>* bytes_read = nullptr;
+  if (options.progress) {
+    options.progress->bytes_total = InputBytes(options.inputs);
+    bytes_read = &options.progress->bytes_read;
+  }
+  std::vector<LoadOptions> loads;
+  for (const std::string& input : options.inputs) {
+    loads.push_back(LoadOptions{input, 1, /*details=*/true, options.strict, options.allow_truncated, bytes_read});
+  }
+  std::vector<RankSummary> ranks;
+  stages.Begin("read and parse");
+  LoadEach(loads, threads, [&](Trace& trace) {
+    NeedEvents(trace);
+    for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
+    stages.Begin("model");
+    TraceModel model = BuildModel(trace);
+    stages.Begin("analyze");
+    Analysis analysis = Analyze(trace, model, AnalysisOptions{false, 1, false});
+    ranks.push_back(SummarizeRank(trace, model, analysis));
+    stages.Begin("read and parse");
+  });
+  stages.Begin("across ranks");
+  bool usable = true;
+  std::set<int64_t> seen;
+  for (const RankSummary& r : ranks) usable &= r.rank >= 0 && seen.insert(r.rank).second;
+  if (!usable && !seen.empty()) {
+    result.warnings.push_back("warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions");
+  }
+  result.analysis = AnalyzeAcrossRanks(std::move(ranks), options.threshold);
+  return result;
+}
+
+std::vector<std::string> TracesInDirectory(const std::string& dir) {
+  std::vector<std::string> traces, json;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) ThrowInput(dir, -1, std::string("cannot open directory: ") + std::strerror(errno));
+  auto ends = [](const std::string& s, const char* ext) {
+    size_t n = std::strlen(ext);
+    return s.size() >= n && s.compare(s.size() - n, n, ext) == 0;
+  };
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    std::string path = dir + (ends(dir, "/") ? "" : "/") + name;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (ends(name, ".pt.trace.json") || ends(name, ".pt.trace.json.gz")) traces.push_back(path);
+    if (ends(name, ".json") || ends(name, ".json.gz")) json.push_back(path);
+  }
+  ::closedir(d);
+  std::vector<std::string>& out = traces.empty() ? json : traces;
+  if (out.empty()) ThrowInput(dir, -1, "no traces in this directory (*.pt.trace.json[.gz], else *.json[.gz])");
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 AnalyzeResult Analyze(const AnalyzeOptions& options) {

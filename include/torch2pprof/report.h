@@ -8,6 +8,7 @@
 
 #include "torch2pprof/analyzer.h"
 #include "torch2pprof/compare.h"
+#include "torch2pprof/ranks.h"
 
 namespace torch2pprof {
 
@@ -24,6 +25,14 @@ const std::vector<std::string>& CsvTables();
 // One self-contained HTML page (inline CSS, SVG charts and script; nothing fetched):
 // the report's sections with charts; tables show options.top rows, the rest on demand.
 std::string RenderHtml(const Analysis& analysis, const ReportOptions& options);
+
+// analyze over several ranks: the per-rank table, stragglers, collectives and step
+// alignment; CSV writes one of RanksCsvTables() (collectives and step_alignment one row
+// per rank).
+std::string RenderRanksText(const RanksAnalysis& analysis, const ReportOptions& options);
+std::string RenderRanksJson(const RanksAnalysis& analysis, const ReportOptions& options);
+std::string RenderRanksCsv(const RanksAnalysis& analysis, const ReportOptions& options);
+const std::vector<std::string>& RanksCsvTables();
 
 // compare: text, markdown (a table per section, for $GITHUB_STEP_SUMMARY) or one JSON
 // document; options.top limits the operator and kernel rows.

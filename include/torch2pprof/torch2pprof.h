@@ -14,6 +14,7 @@
 #include "torch2pprof/folded_writer.h"
 #include "torch2pprof/profile.h"
 #include "torch2pprof/pstats_writer.h"
+#include "torch2pprof/ranks.h"
 
 namespace torch2pprof {
 
@@ -87,6 +88,28 @@ struct AnalyzeResult {
 };
 
 AnalyzeResult Analyze(const AnalyzeOptions& options);
+
+// Several ranks' traces side by side. They stream through: at most `threads` traces
+// are in memory at once, each reduced to its RankSummary before the next is read.
+struct AnalyzeRanksOptions {
+  std::vector<std::string> inputs;  // one trace per rank
+  int threads = 0;
+  bool strict = false;
+  bool allow_truncated = false;
+  double threshold = 0.05;  // stragglers: this fraction above the median of ranks
+  Progress* progress = nullptr;
+};
+struct AnalyzeRanksResult {
+  RanksAnalysis analysis;
+  std::vector<std::string> warnings;
+  std::vector<StageTime> stages;
+};
+AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options);
+
+// The traces of a directory, for analyze DIR: its *.pt.trace.json[.gz] files (what
+// torch.profiler's tensorboard_trace_handler writes), else every *.json[.gz], sorted
+// by name. Throws Error (kInput) when it holds none.
+std::vector<std::string> TracesInDirectory(const std::string& dir);
 
 // The number of threads "0: all cores" means here.
 int DefaultThreads();

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <ostream>
 
 #include "commands.h"
@@ -8,17 +10,76 @@
 
 namespace torch2pprof::cli {
 
+namespace {
+
+// Files as given; a directory stands for the traces in it.
+std::vector<std::string> ExpandInputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> out;
+  for (const std::string& in : inputs) {
+    struct stat st;
+    if (in != "-" && ::stat(in.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      for (std::string& t : TracesInDirectory(in)) out.push_back(std::move(t));
+    } else {
+      out.push_back(in);
+    }
+  }
+  return out;
+}
+
+void CheckTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what) {
+  for (const std::string& t : tables) {
+    if (t == table) return;
+  }
+  std::string names;
+  for (const std::string& n : tables) names += (names.empty() ? "" : ", ") + n;
+  throw Error(Error::Kind::kUsage, "", -1, what + "--table must be one of " + names + " (got '" + table + "')");
+}
+
+int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inputs, std::ostream& out,
+                   std::ostream& err) {
+  ReportOptions report{args.top, args.table.empty() ? "ranks" : args.table};
+  if (args.format == "csv") CheckTable(report.table, RanksCsvTables(), "with several ranks, ");
+  if (args.format == "html") {
+    throw Error(Error::Kind::kUsage, "", -1, "the report over several ranks is text, json or csv (html: one trace)");
+  }
+  if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
+  AnalyzeRanksOptions options;
+  options.inputs = inputs;
+  options.threads = args.threads;
+  options.strict = args.in.strict;
+  options.allow_truncated = args.in.allow_truncated;
+  options.threshold = args.straggler_threshold / 100.0;
+  Progress progress;
+  options.progress = &progress;
+  AnalyzeRanksResult result;
+  {
+    ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
+    result = AnalyzeRanks(options);
+  }
+  PrintWarnings(result.warnings, args.in, err);
+  if (args.format == "json") {
+    out << RenderRanksJson(result.analysis, report);
+  } else if (args.format == "csv") {
+    out << RenderRanksCsv(result.analysis, report);
+  } else {
+    out << RenderRanksText(result.analysis, report);
+  }
+  if (args.stats) PrintStats(result.stages, err);
+  return kExitOk;
+}
+
+}  // namespace
+
 int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
-  ReportOptions report{args.top, args.table.empty() ? "operators" : args.table};
-  if (args.format == "csv") {
-    bool known = false;
-    for (const std::string& t : CsvTables()) known |= t == report.table;
-    if (!known) RenderCsv(Analysis(), report);  // throws the usage error that lists the tables
-  } else if (!args.table.empty()) {
+  if (args.format != "csv" && !args.table.empty()) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
+  std::vector<std::string> inputs = ExpandInputs(args.inputs);
+  if (inputs.size() > 1) return RunAcrossRanks(args, inputs, out, err);
+  ReportOptions report{args.top, args.table.empty() ? "operators" : args.table};
+  if (args.format == "csv") CheckTable(report.table, CsvTables(), "");
   AnalyzeOptions options;
-  options.input = args.input;
+  options.input = inputs[0];
   options.threads = args.threads;
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;

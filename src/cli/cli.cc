@@ -190,24 +190,34 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "Try: go tool pprof -sample_index=gpu -top out.pb.gz");
   AnalyzeArgs analyze;
   CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
-  an->add_option("input", analyze.input, "Trace file (.json or .json.gz; '-' reads standard input)")->required();
+  an->add_option("inputs", analyze.inputs,
+                 "A trace (.json or .json.gz; '-' reads standard input); several traces, one per rank, or a "
+                 "directory of them: one report over all ranks")
+      ->required();
   an->add_option("--top", analyze.top, "Rows per table (default 20; 0: all); in HTML, the rows shown before 'Show all'")
       ->check(WholeNumber(0, 1000000000));
   an->add_option("--format", analyze.format,
                  "text (default), json, csv or html (one self-contained page with charts; opens offline)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
-  an->add_option("--table", analyze.table,
-                 "With --format csv: categories, steps, operators (default), kernels, gpu, memory, modules");
+  an->add_option(
+      "--table", analyze.table,
+      "With --format csv: categories, steps, operators (default), kernels, gpu, memory, modules; several ranks: "
+      "ranks (default), stragglers, collectives, step_alignment");
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
   an->add_flag("--stats", analyze.stats, "Print each stage's wall and CPU time on stderr");
+  an->add_option("--straggler-threshold", analyze.straggler_threshold,
+                 "Several ranks: a straggler's median step or compute time exceeds the median of ranks by more "
+                 "than this many percent (default 5)")
+      ->check(WholeNumber(0, 1000));
   AddInputOptions(an, &analyze.in);
   an->footer(
       "Times follow torch-tb-profiler's definitions (README: analyze). JSON times are microseconds exact to the ns.\n"
       "Examples: torch2pprof analyze -top 50 trace.json.gz\n"
       "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv\n"
-      "          torch2pprof analyze --format html trace.json.gz > report.html");
+      "          torch2pprof analyze --format html trace.json.gz > report.html\n"
+      "          torch2pprof analyze rank*.pt.trace.json.gz      (one report over all ranks; also a directory)");
   CompareArgs compare;
   CLI::App* cmp = app.add_subcommand("compare", "What changed between two runs; exit 4 when a --fail-on rule fires");
   cmp->add_option("inputs", compare.inputs, "BASE NEW: two traces (.json or .json.gz)")->required()->expected(2);

@@ -33,13 +33,14 @@ struct ConvertArgs {
 };
 
 struct AnalyzeArgs {
-  std::string input;
-  int top = 20;                   // rows per table; 0: all
-  std::string format = "text";    // text, json or csv
-  std::string table;              // csv: which table
-  std::string group_by = "name";  // operators by name, or by name and input shape
+  std::vector<std::string> inputs;  // one trace, or several (one per rank) or directories of them
+  int top = 20;                     // rows per table; 0: all
+  std::string format = "text";      // text, json or csv
+  std::string table;                // csv: which table
+  std::string group_by = "name";    // operators by name, or by name and input shape
   int threads = 0;
   bool stats = false;
+  int straggler_threshold = 5;  // percent above the median of ranks
   InputArgs in;
 };
 

@@ -1,0 +1,210 @@
+// analyze over several ranks: the per-rank table, stragglers, collectives and step
+// alignment, each described once (table.h) and written as text, JSON and CSV.
+#include "analysis_tables.h"
+#include "torch2pprof/error.h"
+#include "torch2pprof/report.h"
+
+namespace torch2pprof {
+
+using namespace report;
+
+namespace {
+
+std::string RankName(const RanksAnalysis& a, size_t i) { return std::to_string(a.ranks[i].rank); }
+
+DataTable<RankSummary> RanksTable(const RanksAnalysis& a) {
+  DataTable<RankSummary> t{
+      "ranks",
+      a.ranks,
+      false,
+      {{"rank", "rank", [](const RankSummary& r) { return SignedInt(r.rank); }},
+       {"file", "", [](const RankSummary& r) { return Text(r.file); }},
+       {"world_size", "", [](const RankSummary& r) { return SignedInt(r.world_size); }},
+       {"steps", "steps", [](const RankSummary& r) { return Int(static_cast<int64_t>(r.steps.size())); }},
+       {"step_median_us", "median step", [](const RankSummary& r) { return Micros(r.step_median_ns); }},
+       {"step_min_us", "min", [](const RankSummary& r) { return Micros(r.step_min_ns); }},
+       {"step_max_us", "max", [](const RankSummary& r) { return Micros(r.step_max_ns); }}}};
+  for (const StepPart& part : kStepParts) {
+    auto field = part.field;
+    // Text shows the parts that usually tell ranks apart; JSON and CSV have all eight.
+    bool shown = field == &StepRow::kernel_ns || field == &StepRow::communication_ns ||
+                 field == &StepRow::cpu_exec_ns || field == &StepRow::other_ns;
+    t.columns.push_back({"mean_" + std::string(part.key) + "_us", shown ? part.heading : "",
+                         [field](const RankSummary& r) { return Micros(r.mean_step.*field); }});
+  }
+  std::vector<Column<RankSummary>> more = {
+      {"gpu_utilization", "GPU util",
+       [](const RankSummary& r) { return Share(r.gpu_window_kernel_ns, r.gpu_window_ns); }},
+      {"communication_us", "", [](const RankSummary& r) { return Micros(r.communication_ns); }},
+      {"compute_us", "compute", [](const RankSummary& r) { return Micros(r.compute_ns); }},
+      {"non_compute_us", "", [](const RankSummary& r) { return Micros(r.non_compute_ns); }},
+      {"gpu_idle_us", "idle", [](const RankSummary& r) { return Micros(r.gpu_idle_ns); }},
+      {"gpu_span_us", "", [](const RankSummary& r) { return Micros(r.gpu_span_ns); }},
+      {"comm_kernel_us", "", [](const RankSummary& r) { return Micros(r.comm_kernel_ns); }},
+      {"comm_compute_overlap", "overlap",
+       [](const RankSummary& r) { return r.comm_kernel_ns > 0 ? Share(r.overlap_ns, r.comm_kernel_ns) : Null(); }},
+      {"memory_peak_bytes", "mem peak", [](const RankSummary& r) { return ByteCount(r.memory_peak_bytes); }},
+      {"memory_device", "", [](const RankSummary& r) { return Text(r.memory_device); }},
+  };
+  t.columns.insert(t.columns.end(), more.begin(), more.end());
+  return t;
+}
+
+DataTable<Straggler> StragglersTable(const RanksAnalysis& a) {
+  return {"stragglers",
+          a.stragglers,
+          false,
+          {{"rank", "rank", [&a](const Straggler& s) { return SignedInt(a.ranks[s.rank].rank); }},
+           {"metric", "metric", [](const Straggler& s) { return Text(s.metric); }},
+           {"value_us", "value", [](const Straggler& s) { return Micros(s.value_ns); }},
+           {"median_us", "median of ranks", [](const Straggler& s) { return Micros(s.median_ns); }},
+           {"excess", "excess",
+            [](const Straggler& s) {
+              return Cell{Cell::kNumber, Printf("%.6g", s.excess), Printf("+%.1f%%", 100 * s.excess)};
+            }},
+           {"part", "part", [](const Straggler& s) { return Text(s.part); }},
+           {"part_delta_us", "part per step", [](const Straggler& s) { return Micros(s.part_delta_ns); }}}};
+}
+
+DataTable<CollectiveRow> CollectivesTable(const RanksAnalysis& a) {
+  DataTable<CollectiveRow> t{"collectives",
+                             a.collectives,
+                             true,
+                             {{"name", "collective", [](const CollectiveRow& c) { return Text(c.name); }},
+                              {"kind", "kind", [](const CollectiveRow& c) { return Text(c.kind); }}}};
+  if (a.ranks.size() <= 8) {  // a column per rank while the text stays within 120 columns
+    for (size_t i = 0; i < a.ranks.size(); ++i) {
+      t.columns.push_back(
+          {"", "rank " + RankName(a, i), [i](const CollectiveRow& c) { return Micros(c.total_ns[i]); }});
+    }
+  }
+  std::vector<Column<CollectiveRow>> more = {
+      {"min_us", "min", [](const CollectiveRow& c) { return Micros(c.min_ns); }},
+      {"min_rank", "least", [&a](const CollectiveRow& c) { return SignedInt(a.ranks[c.min_rank].rank); }},
+      {"max_us", "max", [](const CollectiveRow& c) { return Micros(c.max_ns); }},
+      {"max_rank", "most", [&a](const CollectiveRow& c) { return SignedInt(a.ranks[c.max_rank].rank); }},
+      {"spread_us", "spread", [](const CollectiveRow& c) { return Micros(c.max_ns - c.min_ns); }},
+  };
+  t.columns.insert(t.columns.end(), more.begin(), more.end());
+  t.json_more = [](Json& j, const CollectiveRow& c) {
+    j.Key("calls");
+    j.Open('[');
+    for (uint64_t n : c.calls) j.Int(static_cast<int64_t>(n));
+    j.Close(']');
+    j.Key("total_us");
+    j.Open('[');
+    for (int64_t ns : c.total_ns) j.Micros(ns);
+    j.Close(']');
+  };
+  return t;
+}
+
+DataTable<StepAlignment> AlignmentTable(const RanksAnalysis& a) {
+  DataTable<StepAlignment> t{
+      "step_alignment", a.steps, true, {{"name", "step", [](const StepAlignment& s) { return Text(s.name); }}}};
+  if (a.ranks.size() <= 8) {
+    for (size_t i = 0; i < a.ranks.size(); ++i) {
+      t.columns.push_back({"", "rank " + RankName(a, i),
+                           [i](const StepAlignment& s) { return s.total_ns[i] < 0 ? Null() : Micros(s.total_ns[i]); }});
+    }
+  }
+  std::vector<Column<StepAlignment>> more = {
+      {"slowest_rank", "slowest", [&a](const StepAlignment& s) { return SignedInt(a.ranks[s.slowest].rank); }},
+      {"slowest_us", "", [](const StepAlignment& s) { return Micros(s.total_ns[s.slowest]); }},
+      {"fastest_rank", "fastest", [&a](const StepAlignment& s) { return SignedInt(a.ranks[s.fastest].rank); }},
+      {"fastest_us", "", [](const StepAlignment& s) { return Micros(s.total_ns[s.fastest]); }},
+      {"spread_us", "spread", [](const StepAlignment& s) { return Micros(s.spread_ns); }},
+  };
+  t.columns.insert(t.columns.end(), more.begin(), more.end());
+  t.json_more = [](Json& j, const StepAlignment& s) {
+    j.Key("total_us");
+    j.Open('[');
+    for (int64_t ns : s.total_ns) ns < 0 ? j.Raw("null") : j.Micros(ns);
+    j.Close(']');
+  };
+  return t;
+}
+
+// Collectives and step alignment in CSV: one row per (row, rank), so that any number of
+// ranks fits the same columns.
+std::string LongCsv(const RanksAnalysis& a, const std::string& table, int top) {
+  std::string out;
+  if (table == "collectives") {
+    out = CsvLine({"name", "kind", "rank", "calls", "total_us"});
+    for (size_t k = 0; k < Limit(a.collectives.size(), top); ++k) {
+      const CollectiveRow& c = a.collectives[k];
+      for (size_t i = 0; i < a.ranks.size(); ++i) {
+        out += CsvLine({c.name, c.kind, RankName(a, i), std::to_string(c.calls[i]), FormatMicros(c.total_ns[i])});
+      }
+    }
+  } else {
+    out = CsvLine({"name", "rank", "total_us"});
+    for (size_t k = 0; k < Limit(a.steps.size(), top); ++k) {
+      const StepAlignment& s = a.steps[k];
+      for (size_t i = 0; i < a.ranks.size(); ++i) {
+        if (s.total_ns[i] >= 0) out += CsvLine({s.name, RankName(a, i), FormatMicros(s.total_ns[i])});
+      }
+    }
+  }
+  return out;
+}
+
+std::string Section(const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; }
+
+}  // namespace
+
+const std::vector<std::string>& RanksCsvTables() {
+  static const std::vector<std::string> tables = {"ranks", "stragglers", "collectives", "step_alignment"};
+  return tables;
+}
+
+std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
+  std::string out = "torch2pprof analyze: " + std::to_string(a.ranks.size()) + " ranks";
+  if (!a.ranks.empty() && a.ranks[0].world_size > 0)
+    out += " (world size " + std::to_string(a.ranks[0].world_size) + ")";
+  out += "\n";
+  for (const RankSummary& r : a.ranks)
+    out += "  rank " + std::to_string(r.rank) + ": " + FitLeft(r.file, kWidth - 12) + "\n";
+  out += Section("Ranks (per-step means; compute, idle and overlap on the device as HTA defines them)");
+  out += WriteText(RanksTable(a), 0);
+  out += Section("Stragglers (more than " + Printf("%.0f", 100 * a.threshold) + "% above the median of ranks)");
+  if (a.stragglers.empty()) {
+    out += "(none: every rank's median step and compute time is within " + Printf("%.0f", 100 * a.threshold) +
+           "% of the median)\n";
+  } else {
+    out += WriteText(StragglersTable(a), 0);
+  }
+  out += Section("Collectives (time per rank; the rank with least time usually arrived last)");
+  out += a.collectives.empty() ? "(no nccl:/gloo: collectives or communication kernels)\n"
+                               : WriteText(CollectivesTable(a), o.top);
+  out += Section("Step alignment (step N on every rank)");
+  out += a.steps.empty() ? "(no steps)\n" : WriteText(AlignmentTable(a), o.top);
+  return out;
+}
+
+std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
+  Json j;
+  j.Open('{');
+  j.Key("threshold");
+  j.Raw(Printf("%.6g", a.threshold));
+  j.FieldMicros("median_step_us", a.median_step_ns);
+  j.FieldMicros("median_compute_us", a.median_compute_ns);
+  WriteJson(j, RanksTable(a), o.top);
+  WriteJson(j, StragglersTable(a), o.top);
+  WriteJson(j, CollectivesTable(a), o.top);
+  WriteJson(j, AlignmentTable(a), o.top);
+  j.Close('}');
+  return j.out + "\n";
+}
+
+std::string RenderRanksCsv(const RanksAnalysis& a, const ReportOptions& o) {
+  if (o.table == "ranks") return WriteCsv(RanksTable(a), o.top);
+  if (o.table == "stragglers") return WriteCsv(StragglersTable(a), o.top);
+  if (o.table == "collectives" || o.table == "step_alignment") return LongCsv(a, o.table, o.top);
+  std::string names;
+  for (const std::string& n : RanksCsvTables()) names += (names.empty() ? "" : ", ") + n;
+  throw Error(Error::Kind::kUsage, "", -1,
+              "with several ranks, --table must be one of " + names + " (got '" + o.table + "')");
+}
+
+}  // namespace torch2pprof

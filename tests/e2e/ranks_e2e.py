@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `torch2pprof analyze` over several ranks.
+
+HTA (Holistic Trace Analysis) is not installable here, so its two definitions are
+ported below from facebookresearch/HolisticTraceAnalysis at commit 0c2146a:
+- get_temporal_breakdown (hta/analyzers/breakdown_analysis.py, idle_time_per_rank and
+  _get_idle_time_for_kernels): over a rank's GPU events (those with a stream: kernels,
+  memcpy, memset), kernel_time = last end - first start, idle = kernel_time - union of
+  all, compute = union of COMPUTATION kernels, non_compute = the rest;
+- get_comm_comp_overlap (hta/analyzers/communication_analysis.py): the time where the
+  union of COMMUNICATION kernels and the union of COMPUTATION kernels are both running,
+  over the length of the communication union;
+with get_kernel_type (hta/utils/utils.py): "ncclKernel" in the name is communication,
+"Memcpy" or "Memset" memory, anything else computation. pandas is replaced by sorted
+integer intervals; times are integer nanoseconds from the decimal text.
+
+They are compared exactly with `--format json` on the two DDP ranks of the torch 2.11
+traces and on a synthetic 8-rank job (written here) whose NCCL kernels overlap compute
+and whose rank 5 is slow; with its exactly known stragglers. A directory gives the
+same report as its files; CSV agrees with JSON; text fits 120 columns.
+
+Prints one line per check and 'N passed, N failed' last.
+"""
+import argparse
+import csv
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import Tally, ns  # noqa: E402
+
+
+def hta_kernel_type(name):
+    if 'ncclKernel' in name:
+        return 'COMMUNICATION'
+    if 'Memcpy' in name or 'Memset' in name:
+        return 'MEMORY'
+    return 'COMPUTATION'
+
+
+def union(intervals):
+    out = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def length(spans):
+    return sum(e - s for s, e in spans)
+
+
+def overlap(a, b):
+    """Length of the intersection of two unions (HTA's running-status sweep, as intervals)."""
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        total += max(0, hi - lo)
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def hta(path):
+    opener = gzip.open if path.endswith('.gz') else open
+    with opener(path, 'rt') as f:
+        doc = json.load(f, parse_float=Decimal, parse_int=Decimal)
+    events = doc['traceEvents'] if isinstance(doc, dict) else doc
+    gpu = [e for e in events if e.get('ph') == 'X' and isinstance(e.get('args'), dict) and 'stream' in e['args']
+           and ns(e['dur']) > 0]
+    spans = [(ns(e['ts']), ns(e['ts']) + ns(e['dur'])) for e in gpu]
+    kinds = [hta_kernel_type(e['name']) for e in gpu]
+    all_ = union(spans)
+    comp = union([s for s, k in zip(spans, kinds) if k == 'COMPUTATION'])
+    comm = union([s for s, k in zip(spans, kinds) if k == 'COMMUNICATION'])
+    kernel_time = all_[-1][1] - all_[0][0]
+    idle = kernel_time - length(all_)
+    return {'kernel_time': kernel_time, 'idle': idle, 'compute': length(comp),
+            'non_compute': kernel_time - length(comp) - idle,
+            'overlap': (overlap(comm, comp), length(comm))}
+
+
+def synthetic(rank, slow):
+    """One rank of an 8-rank NCCL job: per step a gemm, and an all_reduce kernel that
+    overlaps its second half. Rank 5's gemm takes 300us longer and everything after it
+    moves with it; its host all_reduce waits least (it arrives last)."""
+    ev = []
+    for k in range(3):
+        s, d = k * 3000, (300 if slow else 0)
+        ev.append({'ph': 'X', 'cat': 'cpu_op', 'name': f'ProfilerStep#{k + 1}', 'pid': 10, 'tid': 1, 'ts': s,
+                   'dur': 1000 + d})
+        ev.append({'ph': 'X', 'cat': 'cuda_runtime', 'name': 'cudaLaunchKernel', 'pid': 10, 'tid': 1, 'ts': s + 10,
+                   'dur': 5, 'args': {'correlation': 10 * k + 1}})
+        ev.append({'ph': 'X', 'cat': 'kernel', 'name': 'sm90_xmma_gemm', 'pid': 0, 'tid': 7, 'ts': s + 20,
+                   'dur': 600 + d, 'args': {'correlation': 10 * k + 1, 'device': 0, 'stream': 7}})
+        ev.append({'ph': 'X', 'cat': 'cpu_op', 'name': 'nccl:all_reduce', 'pid': 10, 'tid': 1, 'ts': s + 300 + d,
+                   'dur': 40 if slow else 400})
+        ev.append({'ph': 'X', 'cat': 'cuda_runtime', 'name': 'cudaLaunchKernel', 'pid': 10, 'tid': 1,
+                   'ts': s + 305 + d, 'dur': 5, 'args': {'correlation': 10 * k + 2}})
+        ev.append({'ph': 'X', 'cat': 'kernel', 'name': 'ncclKernel_AllReduce_RING_LL_Sum_float', 'pid': 0,
+                   'tid': 13, 'ts': s + 320.5 + d, 'dur': 600.25,
+                   'args': {'correlation': 10 * k + 2, 'device': 0, 'stream': 13}})
+    return {'distributedInfo': {'backend': 'nccl', 'rank': rank, 'world_size': 8}, 'traceEvents': ev}
+
+
+class Checks(Tally):
+    def __init__(self, binary):
+        super().__init__()
+        self.binary = binary
+
+    def analyze(self, *args):
+        r = subprocess.run([self.binary, 'analyze'] + list(args), capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f'analyze {args[:3]}: exit {r.returncode}: {r.stderr[-300:]}')
+        return r.stdout
+
+    def compare_with_hta(self, name, traces):
+        j = json.loads(self.analyze('--format', 'json', *traces), parse_float=Decimal)
+        problems = []
+        by_rank = {r['rank']: r for r in j['ranks']}
+        for i, path in enumerate(traces):
+            want = hta(path)
+            rank = json.load(gzip.open(path, 'rt') if path.endswith('.gz') else open(path)).get(
+                'distributedInfo', {}).get('rank', i)
+            got = by_rank[rank]
+            pairs = [('gpu_span_us', 'kernel_time'), ('gpu_idle_us', 'idle'), ('compute_us', 'compute'),
+                     ('non_compute_us', 'non_compute')]
+            for ours, theirs in pairs:
+                if ns(got[ours]) != want[theirs]:
+                    problems.append(f'rank {rank} {ours} {got[ours]} us, HTA {theirs} {want[theirs]} ns')
+            o, c = want['overlap']
+            if ns(got['comm_kernel_us']) != c:
+                problems.append(f'rank {rank} comm kernels {got["comm_kernel_us"]} us, HTA {c} ns')
+            ratio = got['comm_compute_overlap']
+            if c == 0 and ratio is not None:
+                problems.append(f'rank {rank}: overlap {ratio} without communication kernels (HTA: 0/0)')
+            if c and abs(float(ratio) - o / c) > 1e-6:
+                problems.append(f'rank {rank}: overlap {ratio}, HTA {o / c}')
+        self.report(f'{name}: temporal breakdown and comm/compute overlap equal HTA\'s', problems)
+        return j
+
+    def synthetic_job(self, work):
+        paths = []
+        for r in range(8):
+            p = os.path.join(work, f'job_rank{r}.pt.trace.json')
+            with open(p, 'w') as f:
+                json.dump(synthetic(r, r == 5), f)
+            paths.append(p)
+        j = self.compare_with_hta('synthetic 8 ranks', paths)
+        problems = []
+        # Rank 5: median step 1300us against 1000us (+30%), compute 2700us against 1800us (+50%),
+        # set apart by its kernel part (900us against 600us per step); the other parts move with it.
+        got = [(s['rank'], s['metric'], s['excess'], s['part'], s['part_delta_us']) for s in j['stragglers']]
+        want = [(5, 'step_time', Decimal('0.3'), 'kernel', Decimal('300')),
+                (5, 'compute', Decimal('0.5'), 'kernel', Decimal('300'))]
+        if got != want:
+            problems.append(f'stragglers {got}')
+        ar = [c for c in j['collectives'] if c['name'] == 'nccl:all_reduce'][0]
+        if ar['min_rank'] != 5 or ar['calls'] != [3] * 8 or Decimal(ar['spread_us']) != 3 * (400 - 40):
+            problems.append(f'nccl:all_reduce {ar}')
+        steps = j['step_alignment']
+        if [(s['name'], s['slowest_rank'], Decimal(s['spread_us'])) for s in steps] != [
+                (f'ProfilerStep#{k}', 5, Decimal(300)) for k in (1, 2, 3)]:
+            problems.append(f'step alignment {steps}')
+        # The overlap: the all_reduce kernel [320.5, 920.75) against the gemm [20, 620): 299.5 of 600.25.
+        for r in (j['ranks'][0], j['ranks'][5]):
+            if abs(float(r['comm_compute_overlap']) - 299.5 / 600.25) > 1e-6:
+                problems.append(f'rank {r["rank"]} overlap {r["comm_compute_overlap"]}')
+        self.report('synthetic 8 ranks: the slow rank, its collectives and steps', problems)
+
+        # A directory is its traces; CSV is JSON's numbers; text fits 120 columns.
+        problems = []
+        if self.analyze('--format', 'json', work) != self.analyze('--format', 'json', *paths):
+            problems.append('analyze DIR differs from analyze FILES')
+        rows = list(csv.DictReader(io.StringIO(self.analyze('--format', 'csv', *paths))))
+        if [(int(r['rank']), Decimal(r['step_median_us'])) for r in rows] != [
+                (r['rank'], Decimal(r['step_median_us'])) for r in j['ranks']]:
+            problems.append('CSV ranks differ from JSON')
+        long = list(csv.DictReader(io.StringIO(self.analyze('--format', 'csv', '--table', 'collectives', *paths))))
+        if len(long) != 8 * len(j['collectives']):
+            problems.append(f'CSV collectives: {len(long)} rows')
+        text = self.analyze(*paths)
+        wide = [line for line in text.split('\n') if len(line) > 120]
+        if wide or 'Stragglers' not in text:
+            problems.append(f'text: {len(wide)} lines over 120 columns')
+        self.report('a directory, CSV and text agree with JSON', problems)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--testdata', required=True)
+    a = ap.parse_args()
+    c = Checks(a.binary)
+    d = os.path.join(a.testdata, 'real', 'torch211')
+    ddp = [os.path.join(d, f'ddp_gloo_2ranks_rank{r}.pt.trace.json.gz') for r in (0, 1)]
+    for check in (lambda: c.compare_with_hta('DDP gloo 2 ranks', ddp),
+                  lambda: c.synthetic_job(tempfile.mkdtemp())):
+        try:
+            check()
+        except Exception as e:  # a crash of a check is a failure too
+            c.report('check', [f'{type(e).__name__}: {e}'])
+    for args in (['--format', 'html'], ['--group-by', 'shape'], ['--format', 'csv', '--table', 'operators']):
+        r = subprocess.run([a.binary, 'analyze'] + args + ddp, capture_output=True, text=True)
+        ok = r.returncode == 2 and r.stderr.startswith('torch2pprof: ') and r.stdout == ''
+        c.report(f'several ranks with {" ".join(args)}: usage error', [] if ok else [f'exit {r.returncode}'])
+    return c.summary()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

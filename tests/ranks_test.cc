@@ -1,0 +1,151 @@
+// analyze across ranks on hand-made traces: comm/compute overlap and HTA's temporal
+// breakdown on one rank, and an 8-rank job in which rank 5 is slow, with every
+// expected number worked out by hand in the comments.
+#include "torch2pprof/ranks.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+#include "torch2pprof/report.h"
+#include "torch2pprof/torch2pprof.h"
+#include "torch2pprof/trace_loader.h"
+
+namespace torch2pprof {
+namespace {
+
+constexpr int64_t us = 1000;  // the traces below are in microseconds
+
+std::string X(const char* cat, const std::string& name, int tid, int64_t ts, int64_t dur,
+              const std::string& args = "{}") {
+  bool device = cat == std::string("kernel") || cat == std::string("gpu_memcpy");
+  return std::string(R"({"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name + R"(", "pid": )" +
+         (device ? "0" : "100") + R"(, "tid": )" + std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) +
+         R"(, "dur": )" + std::to_string(dur) + R"(, "args": )" + args + "}";
+}
+std::string Corr(int c, bool device) {
+  return R"({"correlation": )" + std::to_string(c) + (device ? R"(, "device": 0, "stream": 7})" : "}");
+}
+
+RankSummary Summarize(const std::string& json) {
+  testing::TempDir dir;
+  Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
+  TraceModel model = BuildModel(trace);
+  return SummarizeRank(trace, model, Analyze(trace, model));
+}
+
+TEST(Ranks, OverlapAndTemporalBreakdownAsHtaDefinesThem) {
+  // comm [0,10) on stream 8; compute [5,8) on 7 and [7,15) on 9; a memcpy [20,25).
+  RankSummary r =
+      Summarize("[" + X("kernel", "ncclKernel_AllReduce_RING", 8, 0, 10) + "," + X("kernel", "gemm", 7, 5, 3) + "," +
+                X("kernel", "relu", 9, 7, 8) + "," + X("gpu_memcpy", "Memcpy HtoD", 7, 20, 5) + "]");
+  EXPECT_EQ(r.gpu_span_ns, 25 * us);     // 0 to 25
+  EXPECT_EQ(r.gpu_idle_ns, 5 * us);      // [15,20)
+  EXPECT_EQ(r.compute_ns, 10 * us);      // [5,15)
+  EXPECT_EQ(r.non_compute_ns, 10 * us);  // [0,5) of comm and the memcpy
+  EXPECT_EQ(r.comm_kernel_ns, 10 * us);
+  EXPECT_EQ(r.overlap_ns, 5 * us);  // [5,10): 50% of the communication
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].kind, "kernel");
+  EXPECT_EQ(r.collectives[0].total_ns, 10 * us);
+}
+
+// Rank r of the 8-rank job: three 1000us steps (1250us on the slow rank), each with a
+// gemm (500us; 750us slow), a host nccl:all_reduce (150us; 30us on the slow rank, which
+// arrives last and waits least) and its kernel (120us; 40us).
+std::string RankTrace(int rank, bool slow) {
+  std::string ev;
+  auto add = [&](const std::string& e) { ev += (ev.empty() ? "" : ",\n") + e; };
+  for (int k = 0; k < 3; ++k) {
+    int64_t s = k * 2000, step = slow ? 1250 : 1000, gemm = slow ? 750 : 500, c = slow ? 1000 : 800;
+    add(X("cpu_op", "ProfilerStep#" + std::to_string(k + 1), 1, s, step));
+    add(X("cuda_runtime", "cudaLaunchKernel", 1, s + 10, 5, Corr(10 * k + 1, false)));
+    add(X("kernel", "gemm", 7, s + 20, gemm, Corr(10 * k + 1, true)));
+    add(X("cpu_op", "nccl:all_reduce", 1, s + c, slow ? 30 : 150));
+    add(X("cuda_runtime", "cudaLaunchKernel", 1, s + c + 5, 5, Corr(10 * k + 2, false)));
+    add(X("kernel", "ncclKernel_AllReduce", 8, s + c + 10, slow ? 40 : 120, Corr(10 * k + 2, true)));
+  }
+  return R"({"distributedInfo": {"backend": "nccl", "rank": )" + std::to_string(rank) +
+         R"(, "world_size": 8}, "traceEvents": [)" + ev + "]}";
+}
+
+TEST(Ranks, EightRanksOneSlow) {
+  testing::TempDir dir;
+  AnalyzeRanksOptions options;
+  for (int r = 7; r >= 0; --r) {  // given in reverse: reported by rank
+    options.inputs.push_back(dir.Write("rank" + std::to_string(r) + ".json", RankTrace(r, r == 5)));
+  }
+  options.threads = 3;
+  AnalyzeRanksResult result = AnalyzeRanks(options);
+  const RanksAnalysis& a = result.analysis;
+  ASSERT_EQ(a.ranks.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    const RankSummary& r = a.ranks[i];
+    bool slow = i == 5;
+    EXPECT_EQ(r.rank, static_cast<int64_t>(i));
+    EXPECT_EQ(r.world_size, 8);
+    ASSERT_EQ(r.steps.size(), 3u);
+    EXPECT_EQ(r.step_median_ns, (slow ? 1250 : 1000) * us);
+    EXPECT_EQ(r.mean_step.kernel_ns, (slow ? 750 : 500) * us);
+    EXPECT_EQ(r.compute_ns, (slow ? 2250 : 1500) * us);  // 3 gemms
+    EXPECT_EQ(r.comm_kernel_ns, (slow ? 120 : 360) * us);
+    EXPECT_EQ(r.overlap_ns, 0);
+    // From the first gemm (20us) to the last nccl kernel's end: 4000 + 1050 or 4000 + 930.
+    EXPECT_EQ(r.gpu_span_ns, (slow ? 5030 : 4910) * us);
+    EXPECT_EQ(r.gpu_idle_ns, (slow ? 5030 - 3 * 790 : 4910 - 3 * 620) * us);
+  }
+  // Medians over ranks: the lower middle of seven normal ranks and one slow.
+  EXPECT_EQ(a.median_step_ns, 1000 * us);
+  EXPECT_EQ(a.median_compute_ns, 1500 * us);
+  ASSERT_EQ(a.stragglers.size(), 2u);
+  EXPECT_EQ(a.stragglers[0].rank, 5u);
+  EXPECT_EQ(a.stragglers[0].metric, "step_time");
+  EXPECT_DOUBLE_EQ(a.stragglers[0].excess, 0.25);
+  EXPECT_EQ(a.stragglers[0].part, "kernel");
+  EXPECT_EQ(a.stragglers[0].part_delta_ns, 250 * us);
+  EXPECT_EQ(a.stragglers[1].metric, "compute");
+  EXPECT_DOUBLE_EQ(a.stragglers[1].excess, 0.5);
+  // Collectives, by spread: the host all_reduce (450us vs 90us), then its kernel (360 vs 120).
+  ASSERT_EQ(a.collectives.size(), 2u);
+  EXPECT_EQ(a.collectives[0].kind, "host");
+  EXPECT_EQ(a.collectives[0].name, "nccl:all_reduce");
+  EXPECT_EQ(a.collectives[0].min_rank, 5u);  // arrived last, waited least
+  EXPECT_EQ(a.collectives[0].min_ns, 90 * us);
+  EXPECT_EQ(a.collectives[0].max_ns, 450 * us);
+  EXPECT_EQ(a.collectives[0].calls, std::vector<uint64_t>(8, 3));
+  EXPECT_EQ(a.collectives[1].kind, "kernel");
+  EXPECT_EQ(a.collectives[1].max_ns - a.collectives[1].min_ns, 240 * us);
+  // Step N on every rank: rank 5 is 250us slower each time.
+  ASSERT_EQ(a.steps.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    const StepAlignment& s = a.steps[k];
+    EXPECT_EQ(s.name, "ProfilerStep#" + std::to_string(k + 1));
+    EXPECT_EQ(s.slowest, 5u);
+    EXPECT_EQ(s.fastest, 0u);
+    EXPECT_EQ(s.spread_ns, 250 * us);
+  }
+  // The same analysis on one thread; and the reports agree with it.
+  options.threads = 1;
+  EXPECT_EQ(RenderRanksJson(AnalyzeRanks(options).analysis, ReportOptions{0, ""}),
+            RenderRanksJson(a, ReportOptions{0, ""}));
+  std::string csv = RenderRanksCsv(a, ReportOptions{0, "step_alignment"});
+  EXPECT_NE(csv.find("ProfilerStep#2,5,1250\n"), std::string::npos) << csv;
+  EXPECT_THROW(RenderRanksCsv(a, ReportOptions{0, "operators"}), Error);
+}
+
+TEST(Ranks, WithoutDistributedInfoRanksAreThePositions) {
+  testing::TempDir dir;
+  std::string plain = "[" + X("kernel", "gemm", 7, 0, 10) + "]";
+  AnalyzeRanksOptions options;
+  options.inputs = {dir.Write("b.json", plain), dir.Write("a.json", plain)};
+  AnalyzeRanksResult r = AnalyzeRanks(options);
+  ASSERT_EQ(r.analysis.ranks.size(), 2u);
+  EXPECT_EQ(r.analysis.ranks[0].rank, 0);
+  EXPECT_EQ(r.analysis.ranks[0].file, options.inputs[0]);
+  EXPECT_EQ(r.analysis.ranks[1].rank, 1);
+  EXPECT_TRUE(r.analysis.stragglers.empty());
+  EXPECT_EQ(Median({3, 1, 2, 4}), 2);  // the lower middle
+  EXPECT_EQ(Median({5}), 5);
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "report/svg_chart.h"
 #include "test_util.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/trace_loader.h"
@@ -198,6 +199,19 @@ TEST(Report, HtmlEscapesNamesAndFetchesNothing) {
     EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
   }
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+}
+
+TEST(Report, ChartAxesStayFewTicksFarFromTheOrigin) {
+  // A memory timeline 1.7e17 ns after the trace's start and 3 ns long: adding a 1 ns
+  // tick step to such a double does not move it (the fuzzer's hang).
+  int64_t t0 = 171219549551000000;
+  std::string svg = report::BytesOverTime({{t0, t0 + 1, 100}, {t0 + 1, t0 + 3, 250}}, 0, t0 + 1, 250, {});
+  size_t ticks = 0;
+  for (size_t at = svg.find("class=\"tick\""); at != std::string::npos; at = svg.find("class=\"tick\"", at + 1))
+    ++ticks;
+  EXPECT_GT(ticks, 2u);
+  EXPECT_LE(ticks, 2u * 21);  // bytes and time axes, at most 21 labels each
+  EXPECT_NE(svg.find("peak 250 B"), std::string::npos);
 }
 
 }  // namespace

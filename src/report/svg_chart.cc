@@ -12,6 +12,7 @@ namespace {
 
 // One geometry for every chart: a viewBox 1000 wide, the plot inside these margins.
 constexpr double kW = 1000, kLeft = 72, kRight = 12, kTop = 14;
+constexpr int kMaxTicks = 20;  // an axis never gets more labels than this
 
 std::string N(double v) { return Printf("%.1f", v); }
 
@@ -39,7 +40,8 @@ std::string Label(double x, double y, const std::string& s, const char* anchor =
 std::string YAxis(double max, double y0, double y1, std::string (*label)(double)) {
   std::string out;
   double step = NiceStep(max, 5);
-  for (double v = 0; v <= max * 1.0001; v += step) {
+  for (int i = 0; i <= kMaxTicks && i * step <= max * 1.0001; ++i) {
+    double v = i * step;
     double y = y0 - (y0 - y1) * (max > 0 ? v / max : 0);
     out += "<line class=\"grid\" x1=\"" + N(kLeft) + "\" x2=\"" + N(kW - kRight) + "\" y1=\"" + N(y) + "\" y2=\"" +
            N(y) + "\"/>";
@@ -168,7 +170,8 @@ std::string BytesOverTime(const std::vector<AreaPoint>& points, int64_t origin_n
   auto Y = [&](double v) { return y0 - (y0 - y1) * std::max(0.0, v) / top; };
   std::string body;
   double grid = NiceStep(top / unit, 4) * unit;
-  for (double v = 0; v <= top * 1.0001; v += grid) {
+  for (int i = 0; i <= kMaxTicks && i * grid <= top * 1.0001; ++i) {
+    double v = i * grid;
     std::string unit_name = unit >= 1024.0 * 1024 * 1024 * 1024 ? " TiB"
                             : unit >= 1024.0 * 1024 * 1024      ? " GiB"
                             : unit >= 1024.0 * 1024             ? " MiB"
@@ -192,8 +195,11 @@ std::string BytesOverTime(const std::vector<AreaPoint>& points, int64_t origin_n
   body += "<polygon class=\"area\" points=\"" + poly + "\"/>";
   // Time ticks relative to the trace's start.
   double tstep = NiceStep(static_cast<double>(t1 - t0), 6);
-  double first = std::ceil(static_cast<double>(t0 - origin_ns) / tstep) * tstep;
-  for (double v = first; v <= static_cast<double>(t1 - origin_ns); v += tstep) {
+  // Ticks by index: far from the origin, adding a small step to a large double would
+  // not move it.
+  double first = std::ceil(static_cast<double>(t0 - origin_ns) / tstep);
+  for (int i = 0; i <= kMaxTicks && (first + i) * tstep <= static_cast<double>(t1 - origin_ns); ++i) {
+    double v = (first + i) * tstep;
     double x = X(origin_ns + static_cast<int64_t>(std::llround(v)));
     body += Label(x, y0 + 16, "+" + DurationLabel(v), "middle");
   }

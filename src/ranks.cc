@@ -86,6 +86,17 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
   return r;
 }
 
+std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced) {
+  std::set<int64_t> seen;
+  bool usable = true;
+  for (int64_t rank : given) usable &= rank >= 0 && seen.insert(rank).second;
+  *replaced = !usable && !seen.empty();
+  if (!usable) {
+    for (size_t i = 0; i < given.size(); ++i) given[i] = static_cast<int64_t>(i);
+  }
+  return given;
+}
+
 int64_t Median(std::vector<int64_t> v) {
   if (v.empty()) return 0;
   size_t mid = (v.size() - 1) / 2;
@@ -96,13 +107,10 @@ int64_t Median(std::vector<int64_t> v) {
 RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold) {
   RanksAnalysis out;
   out.threshold = threshold;
-  // Ranks from distributedInfo, else positions (as convert -o labels them).
-  std::set<int64_t> seen;
-  bool usable = true;
-  for (const RankSummary& r : ranks) usable &= r.rank >= 0 && seen.insert(r.rank).second;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (!usable) ranks[i].rank = static_cast<int64_t>(i);
-  }
+  std::vector<int64_t> given;
+  for (const RankSummary& r : ranks) given.push_back(r.rank);
+  given = RanksOrPositions(std::move(given), &out.ranks_are_positions);
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].rank = given[i];
   std::stable_sort(ranks.begin(), ranks.end(),
                    [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
   out.ranks = std::move(ranks);

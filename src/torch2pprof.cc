@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <set>
 #include <thread>
 
 #include "torch2pprof/lane_builder.h"
@@ -83,6 +82,16 @@ uint64_t InputBytes(const std::vector<std::string>& inputs) {
   return total;
 }
 
+const char kRanksArePositions[] =
+    "warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions";
+
+// Sets the progress's total from the inputs, and returns the counter the loads add to.
+std::atomic<uint64_t>* TrackProgress(Progress* progress, const std::vector<std::string>& inputs) {
+  if (!progress) return nullptr;
+  progress->bytes_total = InputBytes(inputs);
+  return &progress->bytes_read;
+}
+
 void NeedEvents(const Trace& trace) {
   if (trace.intervals.empty() && trace.zero_length.empty() && trace.memory.empty()) {
     ThrowInput(trace.file, -1,
@@ -107,11 +116,7 @@ int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardwar
 ConvertResult Convert(const ConvertOptions& options) {
   ConvertResult result;
   Stages stages(&result.stages, options.progress);
-  std::atomic<uint64_t>* bytes_read = nullptr;
-  if (options.progress) {
-    options.progress->bytes_total = InputBytes(options.inputs);
-    bytes_read = &options.progress->bytes_read;
-  }
+  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   const bool merged = options.inputs.size() > 1;
   AggregateOptions aggregate;
@@ -141,18 +146,10 @@ ConvertResult Convert(const ConvertOptions& options) {
     stages.Begin("read and parse");
   });
   stages.Begin("aggregate");
-  if (merged) {
-    // Ranks label samples apart; the input's position stands in for a missing or repeated rank.
-    std::set<int64_t> seen;
-    bool usable = true;
-    for (int64_t rank : ranks) usable &= rank >= 0 && seen.insert(rank).second;
-    if (!usable) {
-      if (!seen.empty()) {
-        result.warnings.push_back(
-            "warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions");
-      }
-      for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int64_t>(i);
-    }
+  if (merged) {  // ranks label samples apart
+    bool replaced = false;
+    ranks = RanksOrPositions(std::move(ranks), &replaced);
+    if (replaced) result.warnings.push_back(kRanksArePositions);
   }
   if (aggregator.folded_stacks()) {
     result.warnings.push_back("warning: " + std::to_string(aggregator.folded_stacks()) + " stacks are deeper than " +
@@ -181,11 +178,7 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
   AnalyzeRanksResult result;
   Stages stages(&result.stages, options.progress);
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
-  std::atomic<uint64_t>* bytes_read = nullptr;
-  if (options.progress) {
-    options.progress->bytes_total = InputBytes(options.inputs);
-    bytes_read = &options.progress->bytes_read;
-  }
+  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
   std::vector<LoadOptions> loads;
   for (const std::string& input : options.inputs) {
     loads.push_back(LoadOptions{input, 1, /*details=*/true, options.strict, options.allow_truncated, bytes_read});
@@ -203,13 +196,8 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
     stages.Begin("read and parse");
   });
   stages.Begin("across ranks");
-  bool usable = true;
-  std::set<int64_t> seen;
-  for (const RankSummary& r : ranks) usable &= r.rank >= 0 && seen.insert(r.rank).second;
-  if (!usable && !seen.empty()) {
-    result.warnings.push_back("warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions");
-  }
   result.analysis = AnalyzeAcrossRanks(std::move(ranks), options.threshold);
+  if (result.analysis.ranks_are_positions) result.warnings.push_back(kRanksArePositions);
   return result;
 }
 
@@ -240,11 +228,7 @@ AnalyzeResult Analyze(const AnalyzeOptions& options) {
   AnalyzeResult result;
   Stages stages(&result.stages, options.progress);
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
-  std::atomic<uint64_t>* bytes_read = nullptr;
-  if (options.progress) {
-    options.progress->bytes_total = InputBytes({options.input});
-    bytes_read = &options.progress->bytes_read;
-  }
+  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
   stages.Begin("read and parse");
   Trace trace = LoadTrace(
       LoadOptions{options.input, threads, /*details=*/true, options.strict, options.allow_truncated, bytes_read});

@@ -72,7 +72,8 @@ struct Straggler {
 };
 
 struct RanksAnalysis {
-  std::vector<RankSummary> ranks;  // by rank
+  std::vector<RankSummary> ranks;    // by rank
+  bool ranks_are_positions = false;  // RanksOrPositions replaced given ranks
   double threshold = 0.05;
   int64_t median_step_ns = 0, median_compute_ns = 0;  // medians over ranks
   std::vector<Straggler> stragglers;
@@ -80,12 +81,16 @@ struct RanksAnalysis {
   std::vector<StepAlignment> steps;        // in step order
 };
 
+// Which rank each input is: distributedInfo.rank, or, when one is missing or repeated,
+// every input's position (so ranks always label inputs apart). *replaced: positions
+// stood in for ranks some input did give.
+std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced);
+
 // Medians over an even count are the lower of the two middle values, so every number
 // is one some rank measured.
 int64_t Median(std::vector<int64_t> v);
 
-// The ranks side by side. Ranks are distributedInfo.rank; when one is missing or
-// repeated, every rank is its input's position. threshold: a straggler's median step
+// The ranks side by side, ranks by RanksOrPositions. threshold: a straggler's median step
 // (or compute) time exceeds the median over ranks by more than this fraction.
 RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold = 0.05);
 

@@ -49,13 +49,7 @@ int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inpu
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.threshold = args.straggler_threshold / 100.0;
-  Progress progress;
-  options.progress = &progress;
-  AnalyzeRanksResult result;
-  {
-    ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
-    result = AnalyzeRanks(options);
-  }
+  AnalyzeRanksResult result = WithProgress(options, args.in, [](const auto& o) { return AnalyzeRanks(o); });
   PrintWarnings(result.warnings, args.in, err);
   if (args.format == "json") {
     out << RenderRanksJson(result.analysis, report);
@@ -84,13 +78,7 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.group_by_shape = args.group_by == "shape";
-  Progress progress;
-  options.progress = &progress;
-  AnalyzeResult result;
-  {
-    ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
-    result = Analyze(options);
-  }
+  AnalyzeResult result = WithProgress(options, args.in, [](const auto& o) { return Analyze(o); });
   PrintWarnings(result.warnings, args.in, err);
   if (args.format == "json") {
     out << RenderJson(result.analysis, report);

@@ -26,13 +26,7 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     analyze.allow_truncated = args.in.allow_truncated;
     analyze.group_by_shape = args.group_by == "shape";
     analyze.per_step = true;
-    Progress progress;
-    analyze.progress = &progress;
-    AnalyzeResult result;
-    {
-      ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
-      result = Analyze(analyze);
-    }
+    AnalyzeResult result = WithProgress(analyze, args.in, [](const auto& o) { return Analyze(o); });
     PrintWarnings(result.warnings, args.in, err);
     analyses[i] = std::move(result.analysis);
     if (!args.output.empty()) {

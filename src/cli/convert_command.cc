@@ -63,13 +63,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                         : args.folded_root == "none" ? FoldedRoot::kNone
                                                      : FoldedRoot::kThread;
   options.remove_output_on_signal = true;
-  Progress progress;
-  options.progress = &progress;
-  ConvertResult result;
-  {
-    ProgressLine line(progress, 2, WantProgress(args.in.progress, args.in.quiet));
-    result = Convert(options);
-  }
+  ConvertResult result = WithProgress(options, args.in, [](const auto& o) { return Convert(o); });
   PrintWarnings(result.warnings, args.in, err);
   if (args.stats) PrintStats(result.stages, err);
   return kExitOk;

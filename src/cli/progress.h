@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "commands.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {
@@ -40,5 +41,15 @@ class ProgressLine {
   bool drawn_ = false;
   std::thread thread_;
 };
+
+// Runs call(options) with a progress line for it on stderr, as --progress and --quiet
+// ask; the line is cleared before the result comes back.
+template <typename Options, typename Call>
+auto WithProgress(Options options, const InputArgs& in, Call call) {
+  Progress progress;
+  options.progress = &progress;
+  ProgressLine line(progress, 2, WantProgress(in.progress, in.quiet));
+  return call(options);
+}
 
 }  // namespace torch2pprof::cli

@@ -82,11 +82,14 @@ std::vector<std::vector<uint32_t>> PieceNodes(const Trace& t, const TraceModel& 
     links[k].frame = b.FrameFor(BackwardFrameName(t.strings.Get(t.intervals[links[k].backward].name)));
   }
   std::sort(forward_of.begin(), forward_of.end());
+  // Few intervals are either: a bit per interval spares the searches for the rest.
+  std::vector<bool> is_forward(t.intervals.size()), is_backward(t.intervals.size());
+  for (const Link& k : links) is_forward[k.forward] = true, is_backward[k.backward] = true;
   if (!links.empty()) {
     for (uint32_t l = 0; l < lanes.size(); ++l) {
       const auto& pieces = lanes[l].pieces;
       for (uint32_t p = 0; p < pieces.size(); ++p) {
-        if (!pieces[p].first) continue;
+        if (!pieces[p].first || !is_forward[pieces[p].interval]) continue;
         auto it = std::lower_bound(forward_of.begin(), forward_of.end(), std::make_pair(pieces[p].interval, 0u));
         for (; it != forward_of.end() && it->first == pieces[p].interval; ++it) {
           links[it->second].lane = l, links[it->second].piece = p;
@@ -95,6 +98,7 @@ std::vector<std::vector<uint32_t>> PieceNodes(const Trace& t, const TraceModel& 
     }
   }
   auto link_of = [&](uint32_t interval) -> Link* {  // links are sorted by backward
+    if (!is_backward[interval]) return nullptr;
     auto it = std::lower_bound(links.begin(), links.end(), interval,
                                [](const Link& k, uint32_t i) { return k.backward < i; });
     return it != links.end() && it->backward == interval && it->ok && it->lane != kUnset ? &*it : nullptr;
@@ -171,7 +175,12 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   }
   std::sort(launchers.begin(), launchers.end());
   launchers.erase(std::unique(launchers.begin(), launchers.end()), launchers.end());
+  std::vector<bool> is_launcher(n);  // a bit per interval spares most searches
+  for (uint32_t e : launchers) {
+    if (e < n) is_launcher[e] = true;
+  }
   auto launcher_slot = [&](uint32_t e) -> int64_t {
+    if (e < n && !is_launcher[e]) return -1;
     auto it = std::lower_bound(launchers.begin(), launchers.end(), e);
     return it != launchers.end() && *it == e ? it - launchers.begin() : -1;
   };
@@ -236,10 +245,10 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
         if (slot >= 0) launcher_place[static_cast<size_t>(slot)] = Place{node, ls.lane};
       }
       if (pc.self_ns == 0 && !pc.first) continue;
-      uint32_t labels = b.Labels(ls.lane, step);
-      if (pc.first) b.Add(node, labels, kCalls, 1);
-      b.Add(node, labels, kWall, pc.self_ns);
-      if (!b.IsWait(node)) b.Add(node, labels, kWork, pc.self_ns);
+      uint32_t sample = b.Sample(node, b.Labels(ls.lane, step));
+      if (pc.first) b.Add(sample, kCalls, 1);
+      b.Add(sample, kWall, pc.self_ns);
+      if (!b.IsWait(node)) b.Add(sample, kWork, pc.self_ns);
     }
     // What was open at each point: the last piece started at or before it, or the
     // innermost of its ancestors still open (pieces are in depth-first order).
@@ -289,9 +298,9 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       Place at = memory_place[i];
       // An allocation with nothing open on its thread still needs a stack.
       uint32_t node = at.node ? at.node : b.Node(0, b.FrameFor("(outside any event)"));
-      uint32_t labels = b.Labels(at.lane, step_at(at.lane, e.ts_ns), -1, static_cast<int32_t>(k));
-      b.Add(node, labels, column, 1);
-      b.Add(node, labels, column + 1, e.bytes);
+      uint32_t sample = b.Sample(node, b.Labels(at.lane, step_at(at.lane, e.ts_ns), -1, static_cast<int32_t>(k)));
+      b.Add(sample, column, 1);
+      b.Add(sample, column + 1, e.bytes);
     };
     for (uint32_t i : tl.events) {
       if (t.memory[i].bytes > 0) add(i, kAllocObjects);

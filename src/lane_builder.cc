@@ -8,26 +8,32 @@ namespace torch2pprof {
 namespace {
 
 // Work item of the stack walk: an interval, or the rest of one that outlived its parent.
+// Both end where the interval ends, so the end is read from the trace: 16 bytes an item.
 struct Item {
   int64_t start;
-  int64_t end;
   uint32_t interval;  // also the file order: intervals are stored in file order
   bool first;
 };
+static_assert(sizeof(Item) == 16, "an item per interval of the lane being built");
 
 // Start first, then longest first, then file order: of two identical intervals
 // the one written first is the caller (Kineto writes aten::to before aten::_to_copy).
 // The rest of a split interval was open before anything that starts where it
 // resumes, so at equal starts it goes first.
-bool Before(const Item& a, const Item& b) {
-  if (a.start != b.start) return a.start < b.start;
-  if (a.first != b.first) return !a.first;
-  if (a.end != b.end) return a.end > b.end;
-  return a.interval < b.interval;
-}
+struct Before {
+  const Interval* intervals;
+  bool operator()(const Item& a, const Item& b) const {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.first != b.first) return !a.first;
+    int64_t a_end = intervals[a.interval].end_ns, b_end = intervals[b.interval].end_ns;
+    if (a_end != b_end) return a_end > b_end;
+    return a.interval < b.interval;
+  }
+};
 
 struct Later {
-  bool operator()(const Item& a, const Item& b) const { return Before(b, a); }
+  Before before;
+  bool operator()(const Item& a, const Item& b) const { return before(b, a); }
 };
 
 // An open piece: its self time is final when it closes. `index` is its slot in
@@ -38,20 +44,19 @@ struct Open {
 };
 
 void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const BuildOptions& options, LaneStacks* out) {
-  std::vector<Item> items;
-  items.reserve(count);
-  for (size_t k = 0; k < count; ++k) {
-    uint32_t i = members[k];
-    items.push_back(Item{trace.intervals[i].start_ns, trace.intervals[i].end_ns, i, true});
-  }
-  std::sort(items.begin(), items.end(), Before);
+  const Before before{trace.intervals.data()};
+  std::vector<Item> items(count);
+  for (size_t k = 0; k < count; ++k) items[k] = Item{trace.intervals[members[k]].start_ns, members[k], true};
+  std::sort(items.begin(), items.end(), before);
   out->intervals = items.size();
   auto& pieces = out->pieces;
-  pieces.reserve(items.size());
+  // Splits and cuts add pieces: were the vector to grow, the copy would hold the lane's
+  // pieces twice at once. Capacity never written is address space, not memory.
+  pieces.reserve(items.size() + items.size() / 4 + 1024);
 
   // Remainders of split intervals start at the end of the piece they outlived, which
   // is never before the walk's current position, so a heap merges them in order.
-  std::priority_queue<Item, std::vector<Item>, Later> rest;
+  std::priority_queue<Item, std::vector<Item>, Later> rest(Later{before});
   std::vector<Open> stack;
   int64_t busy = 0;
   size_t next = 0;
@@ -94,7 +99,7 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   };
   while (next < items.size() || !rest.empty()) {
     Item it;
-    if (rest.empty() || (next < items.size() && Before(items[next], rest.top()))) {
+    if (rest.empty() || (next < items.size() && before(items[next], rest.top()))) {
       it = items[next++];
     } else {
       it = rest.top();
@@ -102,15 +107,15 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
     }
     while (next_cut < cuts.size() && cuts[next_cut] <= it.start) cut_at(cuts[next_cut++]);
     while (!stack.empty() && stack.back().piece.end_ns <= it.start) pop();
-    if (!stack.empty() && it.end > stack.back().piece.end_ns) {
+    int64_t end = trace.intervals[it.interval].end_ns;
+    if (!stack.empty() && end > stack.back().piece.end_ns) {
       // Starts inside the top and ends after it: the part after the top's end
       // comes back later as a piece of its own, so no time is lost or doubled.
-      int64_t end = stack.back().piece.end_ns;
       if (it.first) ++out->partial_overlaps;
-      rest.push(Item{end, it.end, it.interval, false});
-      it.end = end;
+      rest.push(Item{stack.back().piece.end_ns, it.interval, false});
+      end = stack.back().piece.end_ns;
     }
-    push(it.start, it.end, it.interval, it.first);
+    push(it.start, end, it.interval, it.first);
   }
   while (next_cut < cuts.size() && !stack.empty()) cut_at(cuts[next_cut++]);
   while (!stack.empty()) pop();

@@ -25,6 +25,7 @@ void ProfileBuilder::Begin(const Trace& trace, const TraceModel& model, int64_t 
   frame_of_name_.assign(trace.strings.size(), -1);
   label_index_.clear();
   label_keys_.assign(p_.label_sets.size(), LabelKey{~0u, 0, 0, 0});
+  last_labels_ = UINT32_MAX;
 }
 
 uint32_t ProfileBuilder::Frame(uint32_t name) {
@@ -50,14 +51,14 @@ uint32_t ProfileBuilder::Node(uint32_t parent, uint32_t frame) {
     frame = static_cast<uint32_t>(fold_frame_);
     depth = max_depth_ + 1;
   }
-  auto [it, inserted] =
-      child_.emplace((static_cast<uint64_t>(parent) << 32) | frame, static_cast<uint32_t>(p_.tree.size()));
+  auto [node, inserted] =
+      child_.Emplace((static_cast<uint64_t>(parent) << 32) | frame, static_cast<uint32_t>(p_.tree.size()));
   if (inserted) {
     p_.tree.push_back(TreeNode{parent, frame});
     depth_.push_back(depth);
     folds_ += depth > max_depth_;
   }
-  return it->second;
+  return node;
 }
 
 uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane, int32_t memory) {
@@ -70,9 +71,10 @@ uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane
                  (static_cast<uint64_t>(static_cast<uint32_t>(step)) * 0x9E3779B97F4A7C15ULL) ^
                  (static_cast<uint64_t>(device_lane + 1) << 40) ^ (static_cast<uint64_t>(memory + 1) << 52);
   LabelKey full{lane, step, device_lane, memory};
+  if (last_labels_ < label_keys_.size() && label_keys_[last_labels_] == full) return last_labels_;
   auto range = label_index_.equal_range(key);
   for (auto it = range.first; it != range.second; ++it) {
-    if (label_keys_[it->second] == full) return it->second;
+    if (label_keys_[it->second] == full) return last_labels_ = it->second;
   }
   uint32_t id = static_cast<uint32_t>(p_.label_sets.size());
   label_index_.emplace(key, id);
@@ -94,14 +96,15 @@ uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane
   }
   if (memory >= 0) labels.push_back(Label{"device", m_->memory[static_cast<size_t>(memory)].device, 0, false});
   p_.label_sets.push_back(std::move(labels));
-  return id;
+  return last_labels_ = id;
 }
 
-void ProfileBuilder::Add(uint32_t node, uint32_t labels, int index, int64_t value) {
-  auto [it, inserted] =
-      sample_.emplace((static_cast<uint64_t>(node) << 32) | labels, static_cast<uint32_t>(p_.samples.size()));
-  if (inserted) p_.samples.push_back(Sample{node, labels, std::vector<int64_t>(p_.sample_types.size(), 0)});
-  p_.samples[it->second].values[static_cast<size_t>(index)] += value;
+uint32_t ProfileBuilder::Sample(uint32_t node, uint32_t labels) {
+  auto [sample, inserted] =
+      sample_.Emplace((static_cast<uint64_t>(node) << 32) | labels, static_cast<uint32_t>(p_.samples.size()));
+  if (inserted)
+    p_.samples.push_back(torch2pprof::Sample{node, labels, std::vector<int64_t>(p_.sample_types.size(), 0)});
+  return sample;
 }
 
 }  // namespace torch2pprof

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flat_map.h"
 #include "torch2pprof/profile.h"
 #include "torch2pprof/trace.h"
 #include "torch2pprof/trace_model.h"
@@ -37,7 +38,12 @@ class ProfileBuilder {
   // step (-1: none), and where the work ran: a device lane (-1: none) or a memory device.
   uint32_t Labels(uint32_t lane, int64_t step, int64_t device_lane = -1, int32_t memory_device = -1);
 
-  void Add(uint32_t node, uint32_t labels, int index, int64_t value);
+  // The sample of a tree node and label set (made on first use), and a value added to it.
+  uint32_t Sample(uint32_t node, uint32_t labels);
+  void Add(uint32_t sample, int index, int64_t value) {
+    p_.samples[sample].values[static_cast<size_t>(index)] += value;
+  }
+  void Add(uint32_t node, uint32_t labels, int index, int64_t value) { Add(Sample(node, labels), index, value); }
   // The node's own frame is a blocking wait (IsBlockingWait).
   bool IsWait(uint32_t node) const { return wait_frame_[p_.tree[node].frame]; }
 
@@ -64,10 +70,11 @@ class ProfileBuilder {
   int64_t rank_ = -1;
   std::vector<int32_t> frame_of_name_;
   std::unordered_map<std::string, uint32_t> frame_index_;
-  std::unordered_map<uint64_t, uint32_t> child_;
+  FlatIndexMap child_;                                       // (parent << 32 | frame) -> node
   std::unordered_multimap<uint64_t, uint32_t> label_index_;  // hash of a LabelKey -> label set
   std::vector<LabelKey> label_keys_;                         // per label set; earlier traces' never match
-  std::unordered_map<uint64_t, uint32_t> sample_;
+  uint32_t last_labels_ = UINT32_MAX;                        // pieces of one lane and step come in runs
+  FlatIndexMap sample_;                                      // (node << 32 | label set) -> sample
 };
 
 // A label whose text is an integer is numeric (so that pprof's -tagfocus=tid=1234

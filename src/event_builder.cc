@@ -3,6 +3,7 @@
 #include <cctype>
 #include <limits>
 
+#include "huge_pages.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -26,6 +27,13 @@ uint32_t IdLink(int64_t id) { return id >= 0 && id < 0xFFFFFFFFLL ? static_cast<
 
 EventBuilder::EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options)
     : trace_(*trace), file_(file), details_(options.details), strict_(options.strict) {
+  // Sized from the intervals' reservation (the loader's estimate of the events): one
+  // buffer each in huge pages, not a copy per doubling. Untouched capacity costs nothing.
+  const size_t side = trace_.intervals.capacity() / 4;
+  ReserveHuge(python_, side);
+  ReserveHuge(trace_.flows, side);
+  ReserveHuge(trace_.memory, side);
+  ReserveHuge(trace_.sequence, side);
   memory_name_ = trace_.strings.Intern("[memory]");
   thread_name_ = trace_.strings.Intern("thread_name");
   process_name_ = trace_.strings.Intern("process_name");
@@ -113,7 +121,7 @@ void EventBuilder::AddInterval(int64_t start, int64_t end, const BatchEvent& e, 
     trace_.args.push_back(a);
   }
   if (e.sequence >= 0) {
-    trace_.sequence.push_back(SequenceMark{static_cast<uint32_t>(trace_.intervals.size() - 1),
+    PushHuge(trace_.sequence, SequenceMark{static_cast<uint32_t>(trace_.intervals.size() - 1),
                                            static_cast<int32_t>(e.fwd_thread < 0 ? 0 : e.fwd_thread), e.sequence});
   }
 }
@@ -135,14 +143,14 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       if (flags & kProfilerSpan) return Skipped(Skip::kProfilerSpan);
       bool python = flags & kPython;
       if (python && e.python_id >= 0 && e.dur <= 0) {
-        python_.push_back(PythonSpan{LaneId(ids[e.pid], ids[e.tid]), PythonSpan::kNotAnInterval, e.python_id,
+        PushHuge(python_, PythonSpan{LaneId(ids[e.pid], ids[e.tid]), PythonSpan::kNotAnInterval, e.python_id,
                                      e.python_parent, e.ts, e.ts + e.dur});
       }
       if (e.dur == 0) {
         // Zero-length launch calls still launch kernels: kept when they carry a correlation.
         if (details_ || IdLink(e.correlation)) {
           uint32_t lane = LaneId(ids[e.pid], ids[e.tid]);
-          trace_.zero_length.push_back(MakeInterval(e.ts, e.ts, e, name, cat, lane, Link(e, cat)));
+          PushHuge(trace_.zero_length, MakeInterval(e.ts, e.ts, e, name, cat, lane, Link(e, cat)));
           if (details_) {
             EventArgs a = e.args;
             a.input_dims = ids[e.input_dims];
@@ -157,7 +165,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       uint32_t lane = LaneId(ids[e.pid], ids[e.tid]);
       AddInterval(e.ts, end, e, name, cat, lane, Link(e, cat), ids[e.input_dims]);
       if (python && e.python_id >= 0) {
-        python_.push_back(PythonSpan{lane, static_cast<uint32_t>(trace_.intervals.size() - 1), e.python_id,
+        PushHuge(python_, PythonSpan{lane, static_cast<uint32_t>(trace_.intervals.size() - 1), e.python_id,
                                      e.python_parent, e.ts, end});
       }
       break;
@@ -190,7 +198,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       if (e.has_id && e.has_ts) {
         uint8_t flags = CategoryFlags(cat);
         if (flags & (kLaunchFlow | kFwdBwdFlow)) {
-          trace_.flows.push_back(Flow{e.ts, e.id, LaneId(ids[e.pid], ids[e.tid]), ph[0],
+          PushHuge(trace_.flows, Flow{e.ts, e.id, LaneId(ids[e.pid], ids[e.tid]), ph[0],
                                       flags & kLaunchFlow ? FlowKind::kLaunch : FlowKind::kForwardBackward});
         }
       }
@@ -198,7 +206,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
     case 'i':
     case 'I':
       if (name == memory_name_ && e.has_ts) {
-        trace_.memory.push_back(MemoryEvent{e.ts, LaneId(ids[e.pid], ids[e.tid]), e.device_type, e.device_id, e.bytes,
+        PushHuge(trace_.memory, MemoryEvent{e.ts, LaneId(ids[e.pid], ids[e.tid]), e.device_type, e.device_id, e.bytes,
                                             e.addr, e.total_allocated, e.total_reserved});
       }
       break;

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "huge_pages.h"
+
 namespace torch2pprof {
 
 class FlatIndexMap {
@@ -38,6 +40,12 @@ class FlatIndexMap {
     }
   }
   size_t size() const { return size_; }
+  // Room for n keys without growing.
+  void Reserve(size_t n) {
+    size_t slots = 64;
+    while (n * 4 > slots * 3) slots *= 2;
+    if (slots > slots_.size()) Rehash(slots);
+  }
 
  private:
   struct Slot {
@@ -49,11 +57,13 @@ class FlatIndexMap {
     key *= 0x9E3779B97F4A7C15ULL;
     return static_cast<size_t>(key ^ (key >> 32));
   }
-  void Grow() {
+  void Grow() { Rehash(slots_.empty() ? 64 : slots_.size() * 2); }
+  void Rehash(size_t n) {  // n: a power of 2, for the mask
     std::vector<Slot> old;
     old.swap(slots_);
-    slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
-    size_t mask = slots_.size() - 1;
+    ReserveHuge(slots_, n);
+    slots_.resize(n);
+    size_t mask = n - 1;
     for (const Slot& s : old) {
       if (s.value == kNone) continue;
       size_t i = Hash(s.key) & mask;

@@ -1,21 +1,21 @@
 #include "python_spans.h"
 
-#include <unordered_map>
+#include "flat_map.h"
 
 namespace torch2pprof {
 
 PythonRepair RepairPythonSpans(const std::vector<PythonSpan>& spans) {
   constexpr int64_t kDropped = INT64_MIN, kUnknown = INT64_MAX;
   auto key = [](uint32_t lane, int64_t id) { return (static_cast<uint64_t>(lane) << 40) ^ static_cast<uint64_t>(id); };
-  std::unordered_map<uint64_t, size_t> by_id;  // (lane, Python id) -> span; the last one written wins
-  by_id.reserve(spans.size());
-  for (size_t i = 0; i < spans.size(); ++i) {
-    if (spans[i].id >= 0) by_id[key(spans[i].lane, spans[i].id)] = i;
+  FlatIndexMap by_id;  // (lane, Python id) -> span; the last one written wins
+  by_id.Reserve(spans.size());
+  for (size_t i = spans.size(); i-- > 0;) {
+    if (spans[i].id >= 0) by_id.Emplace(key(spans[i].lane, spans[i].id), static_cast<uint32_t>(i));
   }
   auto parent_of = [&](size_t i) -> int64_t {
     if (spans[i].parent < 0) return -1;
-    auto it = by_id.find(key(spans[i].lane, spans[i].parent));
-    return it == by_id.end() || it->second == i ? -1 : static_cast<int64_t>(it->second);
+    uint32_t p = by_id.Find(key(spans[i].lane, spans[i].parent));
+    return p == FlatIndexMap::kNone || p == i ? -1 : static_cast<int64_t>(p);
   };
   // end[i]: the repaired end (kDropped when nothing is left), filled parents first
   // with an explicit stack: Python stacks can be thousands of frames deep.

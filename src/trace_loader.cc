@@ -7,7 +7,6 @@
 #include "torch2pprof/trace_loader.h"
 
 #include <malloc.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -21,21 +20,13 @@
 
 #include "byte_source.h"
 #include "event_builder.h"
+#include "huge_pages.h"
 #include "json_scanner.h"
 #include "parse_pool.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
 namespace {
-
-// Large buffers filled once from start to end fault in a 4 KiB page at a time; huge
-// pages make that one fault per 2 MiB, where the kernel allows them (THP "madvise").
-void HugePages(void* data, size_t bytes) {
-  constexpr uintptr_t kHuge = 2 << 20;
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 // Parses each chunk as soon as it is cut, and adds it: the one-thread loader.
 class DirectSink final : public ChunkSink {

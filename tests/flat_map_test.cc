@@ -20,6 +20,14 @@ TEST(FlatIndexMap, FirstValueStaysAndFindSeesIt) {
   EXPECT_EQ(m.size(), 2u);
 }
 
+TEST(FlatIndexMap, ReservedMapHoldsWhatItWasGiven) {
+  FlatIndexMap m;
+  m.Reserve(1000);
+  for (uint32_t i = 0; i < 1000; ++i) EXPECT_TRUE(m.Emplace(uint64_t{i} * 0x10001, i).second);
+  for (uint32_t i = 0; i < 1000; ++i) ASSERT_EQ(m.Find(uint64_t{i} * 0x10001), i);
+  EXPECT_EQ(m.size(), 1000u);
+}
+
 // The aggregator's keys (parent << 32 | frame) through many growths, against std::map.
 TEST(FlatIndexMap, AgreesWithStdMapThroughGrowth) {
   FlatIndexMap m;

@@ -14,12 +14,12 @@ ParsePool::~ParsePool() {
 
 std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
+  space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
   if (cancelled_) throw Cancelled{};
   uint64_t seq = next_in_++;
   At(seq).chunk = std::move(chunk);
   todo_.push_back(seq);
-  changed_.notify_all();
+  work_.notify_one();
   if (free_.empty()) return std::make_unique<Chunk>();
   std::unique_ptr<Chunk> reuse = std::move(free_.back());
   free_.pop_back();
@@ -28,24 +28,26 @@ std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
 
 void ParsePool::EmitError(std::exception_ptr error) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
+  space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
   if (cancelled_) return;
   Slot& s = At(next_in_++);
   s.error = std::move(error);
   s.ready = true;
-  changed_.notify_all();
+  ready_.notify_one();
 }
 
 void ParsePool::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   closed_ = true;
-  changed_.notify_all();
+  ready_.notify_one();
 }
 
 void ParsePool::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_ = true;
-  changed_.notify_all();
+  space_.notify_all();
+  work_.notify_all();
+  ready_.notify_all();
 }
 
 void ParsePool::Work() {
@@ -55,7 +57,7 @@ void ParsePool::Work() {
     Slot* s;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] { return !todo_.empty() || cancelled_; });
+      work_.wait(lock, [&] { return !todo_.empty() || cancelled_; });
       if (cancelled_) return;
       seq = todo_.front();
       todo_.pop_front();
@@ -71,14 +73,15 @@ void ParsePool::Work() {
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(s->chunk));
     s->ready = true;
-    changed_.notify_all();
+    // The consumer waits only for the next batch in order.
+    if (seq == next_out_) ready_.notify_one();
   }
 }
 
 const EventBatch* ParsePool::Next() {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock,
-                [&] { return (next_out_ < next_in_ && At(next_out_).ready) || (closed_ && next_out_ == next_in_); });
+  ready_.wait(lock,
+              [&] { return (next_out_ < next_in_ && At(next_out_).ready) || (closed_ && next_out_ == next_in_); });
   if (next_out_ == next_in_) return nullptr;
   Slot& s = At(next_out_);
   if (s.error) std::rethrow_exception(s.error);
@@ -90,7 +93,7 @@ void ParsePool::Done() {
   Slot& s = At(next_out_++);
   s.ready = false;
   s.error = nullptr;
-  changed_.notify_all();
+  space_.notify_one();
 }
 
 }  // namespace torch2pprof

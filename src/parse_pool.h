@@ -48,7 +48,9 @@ class ParsePool final : public ChunkSink {
   Slot& At(uint64_t seq) { return slots_[seq % slots_.size()]; }
 
   std::mutex mu_;
-  std::condition_variable changed_;
+  // One condition each for the scanner (a free slot), the workers (a chunk to parse) and
+  // the consumer (the next batch): a change wakes only a thread that can go on.
+  std::condition_variable space_, work_, ready_;
   std::vector<Slot> slots_;
   std::deque<uint64_t> todo_;  // chunks to parse, by sequence
   std::vector<std::unique_ptr<Chunk>> free_;

@@ -1,21 +1,93 @@
 #include "python_spans.h"
 
+#include <algorithm>
+
 #include "flat_map.h"
 
 namespace torch2pprof {
 
+namespace {
+
+// The span with a (lane, Python id); the last one written wins. Kineto numbers Python
+// events 1, 2, 3, ... per trace, so a lane's ids are usually dense: then a table by id,
+// under a third of the time of hashing them (gpt2_big: 188,877 ids, 1 to 188,877); else
+// a map.
+class SpanById {
+ public:
+  static constexpr uint32_t kNone = FlatIndexMap::kNone;
+
+  explicit SpanById(const std::vector<PythonSpan>& spans) {
+    struct Range {
+      int64_t min = INT64_MAX, max = INT64_MIN;
+      size_t count = 0;
+    };
+    std::vector<Range> ranges;
+    for (const PythonSpan& s : spans) {
+      if (s.id < 0) continue;
+      if (s.lane >= ranges.size()) ranges.resize(s.lane + 1);
+      Range& r = ranges[s.lane];
+      r.min = std::min(r.min, s.id), r.max = std::max(r.max, s.id), ++r.count;
+    }
+    size_t cells = 0;
+    dense_ = true;
+    for (const Range& r : ranges) {
+      if (!r.count) continue;
+      uint64_t width = static_cast<uint64_t>(r.max) - static_cast<uint64_t>(r.min) + 1;
+      dense_ = dense_ && width <= 2 * r.count + 1024;
+      cells += dense_ ? width : 0;
+    }
+    if (dense_) {
+      lanes_.resize(ranges.size());
+      size_t at = 0;
+      for (size_t l = 0; l < ranges.size(); ++l) {
+        if (!ranges[l].count) continue;
+        lanes_[l] = Lane{ranges[l].min, ranges[l].max, at};
+        at += static_cast<size_t>(ranges[l].max - ranges[l].min + 1);
+      }
+      table_.assign(cells, kNone);
+      for (size_t i = 0; i < spans.size(); ++i) {
+        if (spans[i].id >= 0) table_[Cell(spans[i].lane, spans[i].id)] = static_cast<uint32_t>(i);
+      }
+    } else {
+      map_.Reserve(spans.size());
+      for (size_t i = spans.size(); i-- > 0;) {  // backwards: the first emplaced stays
+        if (spans[i].id >= 0) map_.Emplace(Key(spans[i].lane, spans[i].id), static_cast<uint32_t>(i));
+      }
+    }
+  }
+
+  uint32_t Find(uint32_t lane, int64_t id) const {
+    if (!dense_) return map_.Find(Key(lane, id));
+    if (lane >= lanes_.size() || id < lanes_[lane].min || id > lanes_[lane].max) return kNone;
+    return table_[Cell(lane, id)];
+  }
+
+ private:
+  struct Lane {
+    int64_t min = 1, max = 0;  // empty
+    size_t base = 0;
+  };
+  static uint64_t Key(uint32_t lane, int64_t id) {
+    return (static_cast<uint64_t>(lane) << 40) ^ static_cast<uint64_t>(id);
+  }
+  size_t Cell(uint32_t lane, int64_t id) const {
+    return lanes_[lane].base + static_cast<size_t>(id - lanes_[lane].min);
+  }
+  bool dense_ = false;
+  std::vector<Lane> lanes_;
+  std::vector<uint32_t> table_;
+  FlatIndexMap map_;
+};
+
+}  // namespace
+
 PythonRepair RepairPythonSpans(const std::vector<PythonSpan>& spans) {
   constexpr int64_t kDropped = INT64_MIN, kUnknown = INT64_MAX;
-  auto key = [](uint32_t lane, int64_t id) { return (static_cast<uint64_t>(lane) << 40) ^ static_cast<uint64_t>(id); };
-  FlatIndexMap by_id;  // (lane, Python id) -> span; the last one written wins
-  by_id.Reserve(spans.size());
-  for (size_t i = spans.size(); i-- > 0;) {
-    if (spans[i].id >= 0) by_id.Emplace(key(spans[i].lane, spans[i].id), static_cast<uint32_t>(i));
-  }
+  const SpanById by_id(spans);
   auto parent_of = [&](size_t i) -> int64_t {
     if (spans[i].parent < 0) return -1;
-    uint32_t p = by_id.Find(key(spans[i].lane, spans[i].parent));
-    return p == FlatIndexMap::kNone || p == i ? -1 : static_cast<int64_t>(p);
+    uint32_t p = by_id.Find(spans[i].lane, spans[i].parent);
+    return p == SpanById::kNone || p == i ? -1 : static_cast<int64_t>(p);
   };
   // end[i]: the repaired end (kDropped when nothing is left), filled parents first
   // with an explicit stack: Python stacks can be thousands of frames deep.

@@ -46,6 +46,27 @@ TEST(PythonSpans, ParentsAreFoundOnTheSameLaneOnly) {
   EXPECT_TRUE(r.dropped.empty());
 }
 
+// Ids are looked up in a table when a lane's ids are dense (Kineto's 1, 2, 3, ...) and
+// in a map when they are not: the same spans with ids spread out repair the same way,
+// and in both the last span written with an id is the parent.
+TEST(PythonSpans, DenseAndSparseIdsRepairAlike) {
+  auto spans_with = [](int64_t scale) {
+    auto id = [&](int64_t i) { return i < 0 ? i : i * scale; };
+    return std::vector<PythonSpan>{
+        {0, 0, id(1), id(-1), 0, 100}, {0, 1, id(2), id(1), 10, 50}, {0, 2, id(3), id(2), 20, 187},
+        {0, 3, id(4), id(2), 60, 70},  {0, 4, id(5), id(4), 61, 62}, {1, 5, id(1), id(-1), 0, 30},
+        {1, 6, id(1), id(-1), 40, 45}, {1, 7, id(6), id(1), 41, 90},  // lane 1: id 1 twice, the later one is the parent
+    };
+  };
+  PythonRepair dense = RepairPythonSpans(spans_with(1));
+  PythonRepair sparse = RepairPythonSpans(spans_with(int64_t{1} << 40));
+  std::vector<std::pair<uint32_t, int64_t>> clipped = {{2, 50}, {7, 45}};
+  EXPECT_EQ(dense.clipped, clipped);
+  EXPECT_EQ(dense.dropped, (std::vector<uint32_t>{3, 4}));
+  EXPECT_EQ(sparse.clipped, dense.clipped);
+  EXPECT_EQ(sparse.dropped, dense.dropped);
+}
+
 TEST(PythonSpans, AParentThatIsNoIntervalStillBounds) {
   // A zero-length parent ends where it starts: its children are dropped.
   std::vector<PythonSpan> spans = {{0, kNone, 1, -1, 5, 5}, {0, 0, 2, 1, 5, 9}};

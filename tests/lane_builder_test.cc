@@ -146,8 +146,10 @@ TEST(LaneBuilder, DeepNestingNeedsNoRecursion) {
 
 TEST(LaneBuilder, LanesAreIndependentAndThreadsDoNotChangeTheResult) {
   std::string s = "[";
+  // Lanes of different sizes, the largest last: threads take them largest first, the
+  // result stays in lane order.
   for (int lane = 0; lane < 8; ++lane) {
-    for (int i = 0; i < 50; ++i) s += (s.size() > 1 ? "," : "") + X("op", i * 3 + lane, 4 + (i % 3), lane);
+    for (int i = 0; i < 10 + 20 * lane; ++i) s += (s.size() > 1 ? "," : "") + X("op", i * 3 + lane, 4 + (i % 3), lane);
   }
   Trace t = LoadText(s + "]");
   BuildOptions one_thread, four_threads;
@@ -157,6 +159,8 @@ TEST(LaneBuilder, LanesAreIndependentAndThreadsDoNotChangeTheResult) {
   ASSERT_EQ(one.size(), 8u);
   ASSERT_EQ(four.size(), 8u);
   for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].lane, t.lanes.size() - 8 + i);
+    EXPECT_EQ(one[i].intervals, 10 + 20 * i);
     EXPECT_EQ(one[i].lane, four[i].lane);
     EXPECT_EQ(Describe(t, one[i]), Describe(t, four[i]));
     EXPECT_EQ(one[i].busy_ns, four[i].busy_ns);

@@ -6,8 +6,6 @@
 // workers (parse_pool); the result is the same.
 #include "torch2pprof/trace_loader.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
@@ -88,11 +86,6 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
     }
     producer.join();
   }
-#ifdef __GLIBC__
-  // The parse workers' buffers are free now but held by their threads' malloc arenas;
-  // the stages after the load would otherwise add their peak on top of them.
-  malloc_trim(0);
-#endif
   trace.header = std::move(scanner.header());
   trace.stats.json_bytes = src.uncompressed_offset();
   trace.stats.events += scanner.not_objects();

@@ -1,5 +1,18 @@
 #include <iostream>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "cli.h"
 
-int main(int argc, char** argv) { return torch2pprof::cli::Run(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+#ifdef __GLIBC__
+  // One malloc arena for the process. The load's threads allocate their buffers once and
+  // reuse them, so they never wait on each other's malloc; with an arena each, what they
+  // free stays in their arenas, and the stages after the load fault in fresh pages above
+  // it (gpt2_big at 2 threads: 64 -> 60 MB peak, 9,900 -> 8,000 page faults).
+  mallopt(M_ARENA_MAX, 1);
+#endif
+  return torch2pprof::cli::Run(argc, argv, std::cout, std::cerr);
+}

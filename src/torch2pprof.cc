@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "torch2pprof/lane_builder.h"
@@ -136,10 +137,29 @@ ConvertResult Convert(const ConvertOptions& options) {
   LoadEach(loads, threads, [&](Trace& trace) {
     NeedEvents(trace);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
-    stages.Begin("model");
-    TraceModel model = BuildModel(trace);
-    stages.Begin("stacks");
-    std::vector<LaneStacks> lanes = BuildLanes(trace, ConvertBuildOptions(model, threads, aggregate));
+    TraceModel model;
+    std::vector<LaneStacks> lanes;
+    if (merged || threads < 2 || aggregate.step_labels == StepLabels::kOn) {
+      stages.Begin("model");
+      model = BuildModel(trace);
+      stages.Begin("stacks");
+      lanes = BuildLanes(trace, ConvertBuildOptions(model, threads, aggregate));
+    } else {
+      // The stacks need the model only for the step bounds they are cut at when samples
+      // get step labels: they are built uncut beside the model, and again, cut, in the
+      // case the model then turns step labels on (a trace of at most kAutoStepLabels steps).
+      stages.Begin("model and stacks");
+      BuildOptions uncut;
+      uncut.threads = threads - 1;
+      auto uncut_lanes = std::async(std::launch::async, [&] { return BuildLanes(trace, uncut); });
+      model = BuildModel(trace);
+      lanes = uncut_lanes.get();
+      if (StepLabelsOn(aggregate, model)) {
+        stages.Begin("stacks");
+        std::vector<LaneStacks>().swap(lanes);
+        lanes = BuildLanes(trace, ConvertBuildOptions(model, threads, aggregate));
+      }
+    }
     stages.Begin("aggregate");
     aggregator.Add(trace, model, lanes);
     ranks.push_back(ReadDistributedInfo(trace.header).rank);

@@ -166,6 +166,46 @@ TEST(Cli, BadInputExitsOneNamingFileAndOffset) {
   EXPECT_NE(no_time.err.find("no timed events"), std::string::npos);
 }
 
+// With threads, convert builds the stacks beside the model, uncut, and again, cut at the
+// steps, when the model turns step labels on (at most 10 steps): both ways the bytes are
+// those of one thread, and the few-step profile has its time split at the step bound.
+TEST(Cli, ConvertBytesDoNotDependOnThreadsWithFewOrManySteps) {
+  TempDir dir;
+  auto trace = [](int steps) {
+    std::string s = R"({"traceEvents": [)";
+    auto x = [&](const std::string& name, const std::string& cat, int tid, int ts, int dur) {
+      s += R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name + R"(", "pid": 1, "tid": )" +
+           std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + "},";
+    };
+    for (int k = 0; k < steps; ++k) {
+      x("ProfilerStep#" + std::to_string(k), "user_annotation", 1, k * 100, 100);
+      x("aten::mm", "cpu_op", 1, k * 100 + 10, 30);
+      x("aten::add", "cpu_op", 1, k * 100 + 40, 20);
+      x("worker", "cpu_op", 2, k * 100 + 80, 40);  // runs over into the next step
+    }
+    s.pop_back();
+    return s + "]}";
+  };
+  for (int steps : {3, 12}) {
+    std::string in = dir.Write("steps" + std::to_string(steps) + ".json", trace(steps));
+    std::string one = dir.path() + "/one.pb.gz", three = dir.path() + "/three.pb.gz";
+    ASSERT_EQ(RunArgs({"convert", "--threads", "1", in, one}).status, 0);
+    ASSERT_EQ(RunArgs({"convert", "--threads", "3", in, three}).status, 0);
+    EXPECT_TRUE(ReadFile(one) == ReadFile(three)) << steps << " steps: the bytes differ";
+    auto stacks = DecodeProfile(ReadFile(three)).stacks;
+    size_t wall = 1;  // calls, wall, work
+    int64_t worker_step0 = 0, worker_total = 0;
+    for (const auto& [key, values] : stacks) {
+      if (key.find("|worker") == std::string::npos) continue;
+      worker_total += values[wall];
+      if (key.find("step=0") != std::string::npos) worker_step0 += values[wall];
+    }
+    EXPECT_EQ(worker_total, steps * 40000) << steps << " steps";
+    // 3 steps: step labels, and the worker's first call split at 100 us: 20 us in step 0.
+    EXPECT_EQ(worker_step0, steps == 3 ? 20000 : 0) << steps << " steps";
+  }
+}
+
 TEST(Cli, ConvertWritesAProfileInEveryForm) {
   TempDir dir;
   std::string in = dir.Write("t.json", kTrace);

@@ -101,6 +101,39 @@ void NeedEvents(const Trace& trace) {
   }
 }
 
+// The model, and the stacks convert aggregates. The stacks need the model only for the
+// step bounds they are cut at when samples get step labels: with threads they are built
+// uncut beside the model, and again, cut, in the case the model then turns step labels
+// on (a trace of at most kAutoStepLabels steps; the uncut build ran on idle cores).
+// With several inputs the other threads are loading the next ones: one after the other.
+struct ModelAndStacks {
+  TraceModel model;
+  std::vector<LaneStacks> lanes;
+};
+ModelAndStacks BuildModelAndStacks(const Trace& trace, int threads, bool one_input, const AggregateOptions& aggregate,
+                                   Stages& stages) {
+  ModelAndStacks out;
+  if (!one_input || threads < 2 || aggregate.step_labels == StepLabels::kOn) {
+    stages.Begin("model");
+    out.model = BuildModel(trace);
+    stages.Begin("stacks");
+    out.lanes = BuildLanes(trace, ConvertBuildOptions(out.model, threads, aggregate));
+    return out;
+  }
+  stages.Begin("model and stacks");
+  BuildOptions uncut;
+  uncut.threads = threads - 1;
+  auto uncut_lanes = std::async(std::launch::async, [&] { return BuildLanes(trace, uncut); });
+  out.model = BuildModel(trace);
+  out.lanes = uncut_lanes.get();
+  if (StepLabelsOn(aggregate, out.model)) {
+    stages.Begin("stacks");
+    std::vector<LaneStacks>().swap(out.lanes);
+    out.lanes = BuildLanes(trace, ConvertBuildOptions(out.model, threads, aggregate));
+  }
+  return out;
+}
+
 }  // namespace
 
 OutputFormat FormatForPath(const std::string& path) {
@@ -137,31 +170,9 @@ ConvertResult Convert(const ConvertOptions& options) {
   LoadEach(loads, threads, [&](Trace& trace) {
     NeedEvents(trace);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
-    TraceModel model;
-    std::vector<LaneStacks> lanes;
-    if (merged || threads < 2 || aggregate.step_labels == StepLabels::kOn) {
-      stages.Begin("model");
-      model = BuildModel(trace);
-      stages.Begin("stacks");
-      lanes = BuildLanes(trace, ConvertBuildOptions(model, threads, aggregate));
-    } else {
-      // The stacks need the model only for the step bounds they are cut at when samples
-      // get step labels: they are built uncut beside the model, and again, cut, in the
-      // case the model then turns step labels on (a trace of at most kAutoStepLabels steps).
-      stages.Begin("model and stacks");
-      BuildOptions uncut;
-      uncut.threads = threads - 1;
-      auto uncut_lanes = std::async(std::launch::async, [&] { return BuildLanes(trace, uncut); });
-      model = BuildModel(trace);
-      lanes = uncut_lanes.get();
-      if (StepLabelsOn(aggregate, model)) {
-        stages.Begin("stacks");
-        std::vector<LaneStacks>().swap(lanes);
-        lanes = BuildLanes(trace, ConvertBuildOptions(model, threads, aggregate));
-      }
-    }
+    ModelAndStacks built = BuildModelAndStacks(trace, threads, !merged, aggregate, stages);
     stages.Begin("aggregate");
-    aggregator.Add(trace, model, lanes);
+    aggregator.Add(trace, built.model, built.lanes);
     ranks.push_back(ReadDistributedInfo(trace.header).rank);
     stages.Begin("read and parse");
   });

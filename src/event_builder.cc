@@ -1,5 +1,6 @@
 #include "event_builder.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -28,8 +29,9 @@ uint32_t IdLink(int64_t id) { return id >= 0 && id < 0xFFFFFFFFLL ? static_cast<
 EventBuilder::EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options)
     : trace_(*trace), file_(file), details_(options.details), strict_(options.strict) {
   // Sized from the intervals' reservation (the loader's estimate of the events): one
-  // buffer each in huge pages, not a copy per doubling. Untouched capacity costs nothing.
-  const size_t side = trace_.intervals.capacity() / 4;
+  // buffer each in huge pages, not a copy per doubling. Untouched capacity costs no
+  // memory, but at most 16M entries each (< 1 GB of address space): past that they grow.
+  const size_t side = std::min<size_t>(trace_.intervals.capacity() / 4, size_t{1} << 24);
   ReserveHuge(python_, side);
   ReserveHuge(trace_.flows, side);
   ReserveHuge(trace_.memory, side);

@@ -26,12 +26,15 @@ uint32_t IdLink(int64_t id) { return id >= 0 && id < 0xFFFFFFFFLL ? static_cast<
 
 }  // namespace
 
-EventBuilder::EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options)
+EventBuilder::EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options, size_t expected_events)
     : trace_(*trace), file_(file), details_(options.details), strict_(options.strict) {
-  // Sized from the intervals' reservation (the loader's estimate of the events): one
-  // buffer each in huge pages, not a copy per doubling. Untouched capacity costs no
-  // memory, but at most 16M entries each (< 1 GB of address space): past that they grow.
-  const size_t side = std::min<size_t>(trace_.intervals.capacity() / 4, size_t{1} << 24);
+  // Address space reserved for the expected events: one buffer each in huge pages, no
+  // copy (and transient 3x memory) per doubling; pages never written are never resident.
+  // The side tables hold a fraction of the events: a quarter, at most 16M entries each
+  // (< 1 GB of address space), and they grow past that.
+  ReserveHuge(trace_.intervals, expected_events);
+  if (details_) ReserveHuge(trace_.args, expected_events);
+  const size_t side = std::min<size_t>(expected_events / 4, size_t{1} << 24);
   ReserveHuge(python_, side);
   ReserveHuge(trace_.flows, side);
   ReserveHuge(trace_.memory, side);

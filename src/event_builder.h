@@ -2,6 +2,7 @@
 // the Trace — lanes, intervals, B/E pairs, flows, memory events, skips and repairs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -16,7 +17,8 @@ namespace torch2pprof {
 
 class EventBuilder {
  public:
-  EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options);
+  // expected_events: an upper estimate of the events, to reserve the trace's tables.
+  EventBuilder(Trace* trace, const std::string& file, const LoadOptions& options, size_t expected_events);
 
   // The next batch in file order. With strict, bad input throws Error here.
   void Add(const EventBatch& batch);

@@ -66,12 +66,12 @@ uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane
     if (p_.label_sets.empty()) p_.label_sets.emplace_back();
     return 0;
   }
+  LabelKey full{lane, step, device_lane, memory};
+  if (last_labels_ < label_keys_.size() && label_keys_[last_labels_] == full) return last_labels_;
   // Called per piece: an integer key, not a string.
   uint64_t key = (static_cast<uint64_t>(lane) << 32) ^
                  (static_cast<uint64_t>(static_cast<uint32_t>(step)) * 0x9E3779B97F4A7C15ULL) ^
                  (static_cast<uint64_t>(device_lane + 1) << 40) ^ (static_cast<uint64_t>(memory + 1) << 52);
-  LabelKey full{lane, step, device_lane, memory};
-  if (last_labels_ < label_keys_.size() && label_keys_[last_labels_] == full) return last_labels_;
   auto range = label_index_.equal_range(key);
   for (auto it = range.first; it != range.second; ++it) {
     if (label_keys_[it->second] == full) return last_labels_ = it->second;

@@ -17,41 +17,32 @@ class SpanById {
   static constexpr uint32_t kNone = FlatIndexMap::kNone;
 
   explicit SpanById(const std::vector<PythonSpan>& spans) {
-    struct Range {
-      int64_t min = INT64_MAX, max = INT64_MIN;
-      size_t count = 0;
-    };
-    std::vector<Range> ranges;
     for (const PythonSpan& s : spans) {
       if (s.id < 0) continue;
-      if (s.lane >= ranges.size()) ranges.resize(s.lane + 1);
-      Range& r = ranges[s.lane];
-      r.min = std::min(r.min, s.id), r.max = std::max(r.max, s.id), ++r.count;
+      if (s.lane >= lanes_.size()) lanes_.resize(s.lane + 1);
+      Lane& l = lanes_[s.lane];
+      l.min = std::min(l.min, s.id), l.max = std::max(l.max, s.id), ++l.count;
     }
     size_t cells = 0;
-    dense_ = true;
-    for (const Range& r : ranges) {
-      if (!r.count) continue;
-      uint64_t width = static_cast<uint64_t>(r.max) - static_cast<uint64_t>(r.min) + 1;
-      dense_ = dense_ && width <= 2 * r.count + 1024;
-      cells += dense_ ? width : 0;
+    for (Lane& l : lanes_) {
+      if (!l.count) continue;
+      uint64_t width = static_cast<uint64_t>(l.max) - static_cast<uint64_t>(l.min) + 1;
+      dense_ = dense_ && width <= 2 * l.count + 1024;
+      l.base = cells;
+      cells += width;
     }
     if (dense_) {
-      lanes_.resize(ranges.size());
-      size_t at = 0;
-      for (size_t l = 0; l < ranges.size(); ++l) {
-        if (!ranges[l].count) continue;
-        lanes_[l] = Lane{ranges[l].min, ranges[l].max, at};
-        at += static_cast<size_t>(ranges[l].max - ranges[l].min + 1);
-      }
       table_.assign(cells, kNone);
-      for (size_t i = 0; i < spans.size(); ++i) {
-        if (spans[i].id >= 0) table_[Cell(spans[i].lane, spans[i].id)] = static_cast<uint32_t>(i);
-      }
     } else {
       map_.Reserve(spans.size());
-      for (size_t i = spans.size(); i-- > 0;) {  // backwards: the first emplaced stays
-        if (spans[i].id >= 0) map_.Emplace(Key(spans[i].lane, spans[i].id), static_cast<uint32_t>(i));
+    }
+    for (size_t i = spans.size(); i-- > 0;) {  // backwards: the first one stored stays
+      if (spans[i].id < 0) continue;
+      if (dense_) {
+        uint32_t& cell = table_[Cell(spans[i].lane, spans[i].id)];
+        if (cell == kNone) cell = static_cast<uint32_t>(i);
+      } else {
+        map_.Emplace(Key(spans[i].lane, spans[i].id), static_cast<uint32_t>(i));
       }
     }
   }
@@ -63,9 +54,9 @@ class SpanById {
   }
 
  private:
-  struct Lane {
-    int64_t min = 1, max = 0;  // empty
-    size_t base = 0;
+  struct Lane {  // the lane's ids; a lane without any never matches (min > max)
+    int64_t min = INT64_MAX, max = INT64_MIN;
+    size_t count = 0, base = 0;
   };
   static uint64_t Key(uint32_t lane, int64_t id) {
     return (static_cast<uint64_t>(lane) << 40) ^ static_cast<uint64_t>(id);
@@ -73,7 +64,7 @@ class SpanById {
   size_t Cell(uint32_t lane, int64_t id) const {
     return lanes_[lane].base + static_cast<size_t>(id - lanes_[lane].min);
   }
-  bool dense_ = false;
+  bool dense_ = true;
   std::vector<Lane> lanes_;
   std::vector<uint32_t> table_;
   FlatIndexMap map_;

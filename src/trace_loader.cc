@@ -18,7 +18,6 @@
 
 #include "byte_source.h"
 #include "event_builder.h"
-#include "huge_pages.h"
 #include "json_scanner.h"
 #include "parse_pool.h"
 #include "torch2pprof/error.h"
@@ -47,15 +46,11 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
   Trace trace;
   trace.file = src.name();
   src.set_allow_truncated(options.allow_truncated);
-  // Reserving address space for the expected intervals avoids the copies (and the
-  // transient 3x memory) of vector growth; pages never written are never resident.
-  // Kineto writes ~150-300 bytes per event and gzip shrinks it 14-16x.
+  // An upper estimate of the events, for the builder's reservations: Kineto writes
+  // ~150-300 bytes per event and gzip shrinks it 14-16x.
   uint64_t expected_json = src.input_size() * (src.gzipped() ? 20 : 1);
-  trace.intervals.reserve(static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31)));
-  if (options.details) trace.args.reserve(trace.intervals.capacity());
-  HugePages(trace.intervals.data(), trace.intervals.capacity() * sizeof(Interval));
-  if (options.details) HugePages(trace.args.data(), trace.args.capacity() * sizeof(EventArgs));
-  EventBuilder builder(&trace, trace.file, options);
+  size_t expected_events = static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31));
+  EventBuilder builder(&trace, trace.file, options, expected_events);
   Scanner scanner(src, options.strict, options.allow_truncated);
   if (options.threads <= 1) {
     DirectSink sink(builder, options.details);

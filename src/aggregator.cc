@@ -217,13 +217,13 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   };
 
   std::vector<std::vector<uint32_t>> piece_nodes = PieceNodes(t, m, lanes, options.thread_stacks, b);
-  std::vector<int64_t> step_of_piece;
+  std::vector<int64_t> step_of_piece;  // device lanes': their pieces' steps, for their children
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (size_t li = 0; li < lanes.size(); ++li) {
     const LaneStacks& ls = lanes[li];
     const std::vector<uint32_t>& node_of_piece = piece_nodes[li];
     const bool device_lane = m.lanes[ls.lane].device;
-    step_of_piece.resize(ls.pieces.size());
+    if (device_lane) step_of_piece.resize(ls.pieces.size());
     for (size_t i = 0; i < ls.pieces.size(); ++i) {
       const Piece& pc = ls.pieces[i];
       uint32_t node = node_of_piece[i];
@@ -237,7 +237,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       } else if (pc.parent >= 0) {
         step = step_of_piece[static_cast<size_t>(pc.parent)];
       }
-      step_of_piece[i] = step;
+      if (device_lane) step_of_piece[i] = step;
       first = std::min(first, pc.start_ns);
       last = std::max(last, pc.end_ns);
       if (pc.first) {

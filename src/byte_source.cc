@@ -17,7 +17,8 @@
 
 namespace torch2pprof {
 namespace {
-constexpr size_t kInputBuffer = 1 << 20;
+constexpr size_t kInputBuffer = 1 << 20;  // compressed input, read ahead of the inflater
+constexpr size_t kPeekBuffer = 64 << 10;  // plain input: only the magic bytes' read goes through it
 }  // namespace
 
 // One gzip member at a time. ISA-L's igzip inflates 2-3x as fast as zlib (0.065 s
@@ -108,12 +109,15 @@ ByteSource::ByteSource(std::string_view data, const std::string& name)
 }
 
 void ByteSource::DetectGzip() {
-  in_.resize(kInputBuffer);
+  in_.resize(kPeekBuffer);
   // Peek at the magic bytes; they stay in the buffer for whichever path reads them.
   while (in_end_ < 2 && FillInput()) {
   }
   gzip_ = in_end_ >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
-  if (gzip_) inflater_ = std::make_unique<Inflater>();
+  if (gzip_) {
+    in_.resize(kInputBuffer);
+    inflater_ = std::make_unique<Inflater>();
+  }
 }
 
 ByteSource::~ByteSource() {
@@ -125,39 +129,44 @@ bool ByteSource::FillInput() {
   if (raw_eof_) return false;
   if (in_pos_ == in_end_) in_pos_ = in_end_ = 0;
   if (in_end_ == in_.size()) return true;
+  size_t n = ReadRaw(reinterpret_cast<char*>(in_.data()) + in_end_, in_.size() - in_end_);
+  in_end_ += n;
+  return n > 0;
+}
+
+// Up to n bytes of the file (or memory) at dst; 0 at its end.
+size_t ByteSource::ReadRaw(char* dst, size_t n) {
+  if (raw_eof_) return 0;
   if (from_memory_) {
-    size_t n = std::min(in_.size() - in_end_, memory_.size());
-    if (n == 0) {
-      raw_eof_ = true;
-      return false;
-    }
-    std::memcpy(in_.data() + in_end_, memory_.data(), n);
-    memory_.remove_prefix(n);
-    in_end_ += n;
-    raw_total_ += n;
-    return true;
+    size_t k = std::min(n, memory_.size());
+    std::memcpy(dst, memory_.data(), k);
+    memory_.remove_prefix(k);
+    raw_total_ += k;
+    raw_eof_ = k == 0;
+    return k;
   }
   for (;;) {
-    ssize_t n = ::read(fd_, in_.data() + in_end_, in_.size() - in_end_);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
+    ssize_t k = ::read(fd_, dst, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
       if (errno == EISDIR) ThrowInput(name_, -1, "is a directory, not a trace file");
       ThrowInput(name_, -1, std::string("read error: ") + std::strerror(errno));
     }
-    if (n == 0) {
-      raw_eof_ = true;
-      return false;
-    }
-    in_end_ += static_cast<size_t>(n);
-    raw_total_ += static_cast<uint64_t>(n);
-    if (read_counter_) read_counter_->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-    return true;
+    raw_eof_ = k == 0;
+    raw_total_ += static_cast<uint64_t>(k);
+    if (read_counter_) read_counter_->fetch_add(static_cast<uint64_t>(k), std::memory_order_relaxed);
+    return static_cast<size_t>(k);
   }
 }
 
 size_t ByteSource::Read(char* buf, size_t n) {
   if (!gzip_) {
-    if (in_pos_ == in_end_ && !FillInput()) return 0;
+    if (in_pos_ == in_end_) {
+      // Plain text goes straight to the caller: a copy through in_ would cost a pass over it.
+      size_t k = ReadRaw(buf, n);
+      out_total_ += k;
+      return k;
+    }
     size_t k = std::min(n, in_end_ - in_pos_);
     std::memcpy(buf, in_.data() + in_pos_, k);
     in_pos_ += k;

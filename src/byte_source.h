@@ -42,6 +42,7 @@ class ByteSource {
  private:
   void DetectGzip();
   bool FillInput();
+  size_t ReadRaw(char* dst, size_t n);
 
   std::string name_;
   int fd_ = -1;

@@ -26,6 +26,8 @@ struct Chunk {
   size_t len = 0;
   std::vector<ChunkStart> starts;
 
+  // Room for a full chunk at once: growing by doubling would touch about twice the pages.
+  Chunk() { text.reserve(kChunkSize + kChunkSize / 4); }
   void Reset() {
     text.assign(1, '[');
     len = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark torch2pprof convert and analyze against the parse-only floor, side by side.
 
-usage: bench/bench.py [--sizes 2G,5G] [--source TRACE] [--runs 3] [--build build]
+usage: bench/bench.py [--sizes 2G,5G] [--source TRACE] [--runs 3] [--build build] [--threads N]
                       [--workdir bench/data] [--traces T...] [--no-pprof]
 
 Inputs: SOURCE itself (default: the real 194 MB with_stack trace gpt2_big from
@@ -14,6 +14,10 @@ For each input it alternates runs of
   analyze --format json  all cores, then --threads 1
 under /usr/bin/time -v and prints markdown tables: MB/s of uncompressed JSON (median
 run), peak RSS, and the time as a multiple of the floor's, at each thread count.
+It then measures what the machine allows: `cores` one-thread converts of SOURCE side by
+side against one alone. On a shared VM a busy core slows its neighbours; the ceiling is
+cores x (one alone) / (side by side), the speed-up perfectly parallel convert work could
+reach, and the table's speed-up is also given as a fraction of it.
 For SOURCE as stored (.json.gz) it also times convert against the inflater alone
 (torch2pprof_floor --inflate, the same ISA-L or zlib inflater), and how long
 `go tool pprof -top` takes to read the profile convert wrote.
@@ -42,6 +46,17 @@ def timed(cmd):
     secs = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
     rss = int(re.search(r'Maximum resident set size \(kbytes\): (\d+)', r.stderr).group(1))
     return secs, rss * 1024, r.stdout
+
+
+def side_by_side(cmds):
+    """Wall seconds until every one of cmds (started together) has finished."""
+    import time
+    start = time.monotonic()
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in cmds]
+    for p in procs:
+        if p.wait() != 0:
+            sys.exit(f'failed: {" ".join(p.args)}')
+    return time.monotonic() - start
 
 
 def median(runs):
@@ -136,8 +151,23 @@ def main():
         t, c = cells(conv)
         t1, c1 = cells(conv1)
         plain_convert[path] = t
+        if path == inputs[0]:
+            ceiling_speedup = t1 / t
         print(f'| {os.path.basename(path)} | {mb:,.0f} MB | {floor_cell} | {c} | {c1} | {t1 / t:.2f}× | '
               f'{short(ana)} | {short(ana1)} |')
+    # The machine's own ceiling: `cores` one-thread converts side by side against one alone.
+    alone, together = [], []
+    outs = [os.path.join(a.workdir, f'side{k}.pb.gz') for k in range(cores)]
+    for _ in range(a.runs):
+        alone.append(side_by_side([[binary, 'convert', '--threads', '1', inputs[0], outs[0]]]))
+        together.append(side_by_side([[binary, 'convert', '--threads', '1', inputs[0], o] for o in outs]))
+    for o in outs:
+        os.remove(o)
+    ta, tt = statistics.median(alone), statistics.median(together)
+    ceiling = cores * ta / tt
+    print(f'\nThe machine\'s ceiling: {cores} one-thread converts of {os.path.basename(inputs[0])} side by side take '
+          f'{tt:.2f} s against {ta:.2f} s for one alone, so perfectly parallel work could run {ceiling:.2f}× as fast '
+          f'on {cores} threads; convert\'s speed-up on it is {ceiling_speedup / ceiling:.0%} of that.')
     print('\n`--threads 1` output was byte-identical to the default for every input. Floors in parentheses are '
           'the previous input\'s floor rate: the floor holds the whole text and stops at 4 GiB.')
 

@@ -136,19 +136,26 @@ std::string Repair(std::string_view in) {
 
 class EventParser::Impl {
  public:
-  void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) {
+  void Parse(const char* text, size_t len, size_t capacity, const std::vector<ChunkStart>& starts, EventSink& sink) {
     od::document doc;
     size_t done = 0;
-    auto err = parser_.iterate(chunk.data(), len, chunk.size()).get(doc);
+    auto err = parser_.iterate(text, len, capacity).get(doc);
     if (!err) err = ReadAll(doc, starts, sink, &done);
     if (!err) return;
     // Something in this chunk is not JSON: read the rest of it event by event.
     for (size_t i = done; i < starts.size(); ++i) {
       size_t a = starts[i].pos;
-      size_t b = i + 1 < starts.size() ? starts[i + 1].pos - 1 : len - 1;  // before the ',' or the final ']'
-      ReadAlone(std::string_view(chunk.data() + a, b - a), starts[i].offset, sink, true);
+      // The event ends before the white space and the comma before the next one, or
+      // before the final ']'.
+      size_t b = i + 1 < starts.size() ? starts[i + 1].pos : len - 1;
+      while (b > a && IsBlank(text[b - 1])) --b;
+      if (i + 1 < starts.size() && b > a && text[b - 1] == ',') --b;
+      while (b > a && IsBlank(text[b - 1])) --b;
+      ReadAlone(std::string_view(text + a, b - a), starts[i].offset, sink, true);
     }
   }
+
+  static bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
  private:
   simdjson::error_code ReadAll(od::document& doc, const std::vector<ChunkStart>& starts, EventSink& sink,
@@ -467,8 +474,9 @@ class EventParser::Impl {
 
 EventParser::EventParser() : impl_(std::make_unique<Impl>()) {}
 EventParser::~EventParser() = default;
-void EventParser::Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink) {
-  impl_->Parse(chunk, len, starts, sink);
+void EventParser::Parse(const char* text, size_t len, size_t capacity, const std::vector<ChunkStart>& starts,
+                        EventSink& sink) {
+  impl_->Parse(text, len, capacity, starts, sink);
 }
 
 }  // namespace torch2pprof

@@ -63,8 +63,9 @@ class EventParser {
  public:
   EventParser();
   ~EventParser();
-  // chunk holds "[ev,ev,...]" in its first len bytes followed by simdjson's padding.
-  void Parse(const std::string& chunk, size_t len, const std::vector<ChunkStart>& starts, EventSink& sink);
+  // text holds "[ev, ev, ...]" in its first len bytes (between events only white space
+  // and a comma), and capacity >= len + simdjson's padding bytes may be read.
+  void Parse(const char* text, size_t len, size_t capacity, const std::vector<ChunkStart>& starts, EventSink& sink);
 
  private:
   class Impl;

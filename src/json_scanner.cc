@@ -22,31 +22,35 @@ std::string Describe(char c) {
   return buf;
 }
 
-// A sliding window over the uncompressed stream. Bytes from `mark` on are kept
-
 }  // namespace
 
-// when the window refills, so a partly read event survives a refill.
+// A sliding window over the uncompressed stream. Bytes from `mark` on are kept when the
+// window refills, so a partly read event survives a refill. The window's buffer is what
+// a chunk hands to a parser (Detach): it keeps kLead bytes in front of its text for the
+// chunk's '[' and kPadding + 1 behind it for the ']' and simdjson's padding.
 class Window {
  public:
-  explicit Window(ByteSource& src) : src_(src) { buf_.resize(kReadSize); }
+  static constexpr size_t kLead = 1;
 
-  // Makes more bytes available after end_; returns how far existing bytes moved
-  // toward the front. `ok` is false at the end of the input.
+  explicit Window(ByteSource& src) : src_(src) { buf_.resize(kReadSize + kLead + kPadding + 1); }
+
+  // Makes more bytes available after end; returns how far existing bytes moved toward
+  // the front. `ok` is false at the end of the input.
   size_t Refill(bool* ok) {
-    size_t keep = std::min(pos, mark);
-    size_t shift = keep;
-    if (keep > 0) {
-      std::memmove(buf_.data(), buf_.data() + keep, end - keep);
-      end -= keep;
-      pos -= keep;
-      if (mark != kNoMark) mark -= keep;
-      base_ += keep;
-    }
-    if (buf_.size() - end < kReadSize / 2) buf_.resize(std::max(buf_.size() * 2, end + kReadSize));
-    size_t n = src_.Read(buf_.data() + end, buf_.size() - end);
+    size_t shift = Move(std::min(pos, mark), buf_);
+    if (Room() < kReadSize / 2) buf_.resize(std::max(buf_.size() * 2, end + kReadSize + kPadding + 1));
+    size_t n = src_.Read(buf_.data() + end, Room());
     end += n;
     *ok = n > 0;
+    return shift;
+  }
+
+  // Hands the buffer to *out and goes on in the buffer *out held, with the bytes from
+  // `keep` on moved to its front; returns how far they moved.
+  size_t Detach(size_t keep, std::vector<char>* out) {
+    if (out->size() < buf_.size()) out->resize(buf_.size());
+    size_t shift = Move(keep, *out);
+    buf_.swap(*out);
     return shift;
   }
 
@@ -67,13 +71,26 @@ class Window {
   }
 
   char* data() { return buf_.data(); }
-  uint64_t offset(size_t at) const { return base_ + at; }
-  uint64_t offset() const { return base_ + pos; }
+  uint64_t offset(size_t at) const { return base_ + (at - kLead); }
+  uint64_t offset() const { return offset(pos); }
 
   static constexpr size_t kNoMark = std::numeric_limits<size_t>::max();
-  size_t pos = 0, end = 0, mark = kNoMark;
+  size_t pos = kLead, end = kLead, mark = kNoMark;
 
  private:
+  size_t Room() const { return buf_.size() - end - kPadding - 1; }
+  // [keep, end) to to[kLead...]; positions follow.
+  size_t Move(size_t keep, std::vector<char>& to) {
+    size_t shift = keep - kLead;
+    if (shift == 0 && &to == &buf_) return 0;
+    std::memmove(to.data() + kLead, buf_.data() + keep, end - keep);
+    end -= shift;
+    pos -= shift;
+    if (mark != kNoMark) mark -= shift;
+    base_ += shift;
+    return shift;
+  }
+
   ByteSource& src_;
   std::vector<char> buf_;
   uint64_t base_ = 0;
@@ -87,11 +104,11 @@ class Scanner::Impl {
   void Run(ChunkSink& sink) {
     sink_ = &sink;
     chunk_ = std::make_unique<Chunk>();
-    chunk_->Reset();
     try {
       RunTopLevel();
     } catch (const Truncated&) {
       // --allow-truncated: everything cut before the end is kept.
+      win_.pos = win_.end;
       FlushChunk();
       truncated_ = true;
     }
@@ -126,18 +143,30 @@ class Scanner::Impl {
   [[noreturn]] void Fail(int64_t offset, const std::string& msg) {
     if (!failing_) {
       failing_ = true;
+      win_.pos = win_.end;
       FlushChunk();
     }
     ThrowInput(src_.name(), offset, msg);
   }
 
-  void FlushChunk() {
-    if (chunk_->starts.empty()) return;
-    chunk_->text.push_back(']');
-    chunk_->len = chunk_->text.size();
-    chunk_->text.append(kPadding, ' ');
-    chunk_ = sink_->Emit(std::move(chunk_));
-    chunk_->Reset();
+  // Hands the events cut since the last chunk to the sink, in the window's buffer: the
+  // window goes on in the buffer the sink handed back, with the bytes after the last
+  // event moved to its front. Returns how far they moved (win_.pos must be past them).
+  size_t FlushChunk() {
+    if (chunk_->starts.empty()) return 0;
+    std::unique_ptr<Chunk> full = std::move(chunk_);
+    const size_t begin = chunk_first_ - Window::kLead, end = chunk_end_;
+    const size_t shift = win_.Detach(end, &full->buf);
+    char* d = full->buf.data();
+    d[begin] = '[';
+    d[end] = ']';
+    std::memset(d + end + 1, ' ', kPadding);
+    full->begin = begin;
+    full->len = end + 1 - begin;
+    for (ChunkStart& st : full->starts) st.pos -= begin;
+    chunk_ = sink_->Emit(std::move(full));
+    chunk_->starts.clear();
+    return shift;
   }
 
   char Peek() { return win_.data()[win_.pos]; }
@@ -303,7 +332,11 @@ class Scanner::Impl {
       if (win_.end - i < 64) {
         bool ok;
         win_.pos = i;
-        size_t shift = win_.Refill(&ok);
+        // A chunk is the events of one read: handed on before the window moves.
+        size_t shift = FlushChunk();
+        i -= shift;
+        (depth == 0 ? gap : element) -= shift;
+        shift = win_.Refill(&ok);
         i -= shift;
         (depth == 0 ? gap : element) -= shift;
         if (ok) continue;
@@ -323,7 +356,7 @@ class Scanner::Impl {
         const char* d = win_.data();
         if (open >> b & 1) {
           if (depth++ == 0) {
-            ScanGap(gap, j, after_element, false);
+            if (!ScanGap(gap, j, after_element, false)) dirty_ = true;
             element = j;
           }
         } else if (depth == 0) {
@@ -340,9 +373,12 @@ class Scanner::Impl {
         } else if (--depth == 0) {
           ++events_scanned_;
           if (d[element] == '{') {
-            AppendEvent(element, j + 1);
+            size_t shift = AppendEvent(element, j + 1, i + 64);
+            i -= shift;
+            j -= shift;
           } else {
             ++not_objects_;  // an array among the events
+            dirty_ = true;
           }
           gap = j + 1;
           after_element = true;
@@ -355,20 +391,33 @@ class Scanner::Impl {
 
   int64_t Offset(size_t at) const { return static_cast<int64_t>(win_.offset(at)); }
 
-  void AppendEvent(size_t from, size_t to) {
-    std::string& text = chunk_->text;
-    if (text.size() > 1) text.push_back(',');
-    chunk_->starts.push_back({text.size(), win_.offset(from)});
-    text.append(win_.data() + from, to - from);
-    if (text.size() >= kChunkSize) FlushChunk();
+  // The event at [from, to) of the window joins the chunk. Where the text since the last
+  // event is more than a comma and white space, the chunk ends before it (its text must
+  // stay a JSON array); returns how far the window's bytes moved then.
+  size_t AppendEvent(size_t from, size_t to, size_t scanned) {
+    size_t shift = 0;
+    if (dirty_ && !chunk_->starts.empty()) {
+      win_.pos = std::min(scanned, win_.end);
+      win_.mark = from;
+      shift = FlushChunk();
+      from -= shift;
+      to -= shift;
+    }
+    dirty_ = false;
+    if (chunk_->starts.empty()) chunk_first_ = from;
+    chunk_->starts.push_back({from, win_.offset(from)});
+    chunk_end_ = to;
+    return shift;
   }
 
   // The bytes between two elements of traceEvents (or after '[', or before ']'):
   // white space, the separating comma, and elements that are no objects or arrays.
   // Anything else (a log line, a missing comma) is garbage: counted once per run.
-  void ScanGap(size_t from, size_t to, bool after_element, bool at_end) {
+  // Returns whether the gap is exactly a comma and white space.
+  bool ScanGap(size_t from, size_t to, bool after_element, bool at_end) {
     const char* d = win_.data();
-    bool need_comma = after_element, in_garbage = false;
+    bool need_comma = after_element, in_garbage = false, other = false;
+    int commas = 0;
     for (size_t k = from; k < to;) {
       char c = d[k];
       if (IsSpace(c)) {
@@ -378,9 +427,11 @@ class Scanner::Impl {
       if (c == ',') {
         if (!need_comma && !in_garbage) Garbage(k, "expected an event in traceEvents, found ','");
         need_comma = in_garbage = false;
+        ++commas;
         ++k;
         continue;
       }
+      other = true;
       size_t e = k + 1;
       if (c == '"') {
         while (e < to && !(d[e] == '"' && d[e - 1] != '\\')) ++e;
@@ -406,6 +457,7 @@ class Scanner::Impl {
     if (need_comma && !at_end && !in_garbage) {
       Garbage(to, "expected ',' or ']' after an event in traceEvents, found " + Describe(d[to]));
     }
+    return after_element && commas == 1 && !other;
   }
 
   static bool IsNumberToken(std::string_view t) {
@@ -431,7 +483,10 @@ class Scanner::Impl {
   uint64_t garbage_ = 0;
   std::vector<uint64_t> garbage_offsets_;
   ChunkSink* sink_ = nullptr;
-  std::unique_ptr<Chunk> chunk_;
+  std::unique_ptr<Chunk> chunk_;  // the events cut since the last chunk: their starts
+  size_t chunk_first_ = 0;        // where the first of them starts in the window
+  size_t chunk_end_ = 0;          // where the last of them ends
+  bool dirty_ = false;            // the text since the last event is no comma alone
   TraceHeader header_;
   uint64_t events_scanned_ = 0;
   uint64_t not_objects_ = 0;

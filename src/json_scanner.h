@@ -13,26 +13,24 @@
 
 namespace torch2pprof {
 
-// simdjson's parser needs ~5 bytes per byte of document, so chunks stay small.
-inline constexpr size_t kReadSize = 1 << 20;
-inline constexpr size_t kChunkSize = 512 << 10;      // JSON text per simdjson document
+// simdjson's parser needs ~5 bytes per byte of document, so chunks stay small: a chunk
+// is the whole events of one read.
+inline constexpr size_t kReadSize = 512 << 10;
+inline constexpr size_t kChunkSize = kReadSize;      // JSON text per simdjson document
 inline constexpr size_t kMaxHeaderValue = 64 << 20;  // header values kept as raw text up to this size
 inline constexpr size_t kPadding = 64;               // >= simdjson::SIMDJSON_PADDING
 
-// A piece of traceEvents on its way from the scanner to a parser: "[ev,ev,...]" and
-// simdjson's padding.
+// A piece of traceEvents on its way from the scanner to a parser: the scanner's read
+// buffer itself, not a copy. buf[begin, begin + len) is "[ev, ev, ...]" (the events as
+// the input has them, a '[' written over the byte before the first and a ']' over the
+// byte after the last), followed by simdjson's padding; starts are relative to begin.
 struct Chunk {
-  std::string text;
-  size_t len = 0;
+  std::vector<char> buf;
+  size_t begin = 0, len = 0;
   std::vector<ChunkStart> starts;
 
-  // Room for a full chunk at once: growing by doubling would touch about twice the pages.
-  Chunk() { text.reserve(kChunkSize + kChunkSize / 4); }
-  void Reset() {
-    text.assign(1, '[');
-    len = 0;
-    starts.clear();
-  }
+  const char* data() const { return buf.data() + begin; }
+  size_t capacity() const { return buf.size() - begin; }
 };
 
 // Where the scanner sends a full chunk; returns an empty one to fill next.

@@ -66,7 +66,7 @@ void ParsePool::Work() {
     // The slot is this worker's until it is ready: nobody else touches it.
     try {
       s->batch->Clear();
-      parser.Parse(s->chunk->text, s->chunk->len, s->chunk->starts, *s->batch);
+      parser.Parse(s->chunk->data(), s->chunk->len, s->chunk->capacity(), s->chunk->starts, *s->batch);
     } catch (...) {
       s->error = std::current_exception();
     }

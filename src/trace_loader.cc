@@ -1,5 +1,5 @@
-// The loader never holds the whole JSON text: a scanner walks the top level and cuts
-// traceEvents into chunks of whole event objects (json_scanner), parsers read each
+// The loader never holds the whole JSON text: a scanner walks the top level and hands
+// on its read buffers as chunks of whole event objects (json_scanner), parsers read each
 // chunk with simdjson on-demand into a batch (event_parser, event_batch), and the
 // builder merges the batches in file order into the Trace (event_builder). With
 // threads > 1 the scanner runs on its own thread and chunks are parsed on `threads`
@@ -31,7 +31,7 @@ class DirectSink final : public ChunkSink {
   DirectSink(EventBuilder& builder, bool details) : builder_(builder), batch_(details) {}
   std::unique_ptr<Chunk> Emit(std::unique_ptr<Chunk> chunk) override {
     batch_.Clear();
-    parser_.Parse(chunk->text, chunk->len, chunk->starts, batch_);
+    parser_.Parse(chunk->data(), chunk->len, chunk->capacity(), chunk->starts, batch_);
     builder_.Add(batch_);
     return chunk;
   }

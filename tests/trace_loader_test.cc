@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "json_scanner.h"
 #include "test_util.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/pprof_writer.h"
@@ -152,7 +153,7 @@ TEST(TraceLoader, EscapesUnicodeAndKeyOrder) {
 TEST(TraceLoader, QuotesAndBackslashesInsideStringsAtEveryReadBoundary) {
   // The scanner finds the end of each event by skipping strings; an escaped quote,
   // an escaped backslash right before a closing quote, and brackets in strings must
-  // not fool it, wherever the 4 MiB read boundaries fall.
+  // not fool it, wherever the read boundaries (kReadSize) fall.
   std::string event =
       R"({"ph": "X", "name": "q\"}]\\", "args": {"s": "\\\\\"{[", "t": "\\"}, "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
   std::string json = "[";
@@ -167,7 +168,7 @@ TEST(TraceLoader, QuotesAndBackslashesInsideStringsAtEveryReadBoundary) {
 }
 
 TEST(TraceLoader, ManyChunksAndEventsLargerThanTheReadBuffer) {
-  // Chunks are 2 MiB and reads 4 MiB: 30,000 events and one 5 MB event cross both.
+  // A chunk is one read (kReadSize): 30,000 events and one 5 MB event cross many.
   std::string json = "{\"traceEvents\": [";
   for (int i = 0; i < 30000; ++i) {
     json += "{\"ph\": \"X\", \"name\": \"op" + std::to_string(i % 97) +
@@ -183,6 +184,56 @@ TEST(TraceLoader, ManyChunksAndEventsLargerThanTheReadBuffer) {
   EXPECT_EQ(Name(t, t.intervals[29999]), "op" + std::to_string(29999 % 97));
   EXPECT_EQ(t.strings.Get(t.intervals[30000].name).size(), 5u << 20);
   EXPECT_EQ(t.stats.json_bytes, json.size());
+}
+
+TEST(TraceLoader, TextBetweenEventsThatIsMoreThanACommaAcrossManyChunks) {
+  // A chunk is the scanner's read buffer itself, so the text between its events must
+  // be a comma and white space; elsewhere the chunk ends. 40,000 events (about 6 reads),
+  // every 997th gap holding something else, every 1,009th event broken (a control
+  // character: the chunk is then read event by event, each event's end found before
+  // the comma and the white space around it).
+  const char* gaps[] = {" ,\n  ", ", 17, ", ", [1, 2],\n", " } ,", ", ,", ", \"x\" ,"};
+  std::string json = "{\"traceEvents\": [";
+  std::vector<std::string> names;
+  uint64_t not_objects = 0, garbage = 0, repaired = 0;
+  for (int i = 0; i < 40000; ++i) {
+    if (i > 0) {
+      const char* gap = i % 997 == 0 ? gaps[(i / 997) % 6] : (i % 3 ? ",\n  " : "\n  ,  ");
+      json += gap;
+      std::string g = gap;
+      not_objects += g == ", 17, " || g == ", [1, 2],\n" || g == ", \"x\" ,";
+      garbage += g == " } ," || g == ", ,";
+    }
+    std::string name = "op" + std::to_string(i);
+    if (i % 1009 == 5) {
+      json += "{\"ph\": \"X\", \"name\": \"" + name + "\x01\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(i) +
+              ", \"dur\": 1}";
+      name += "\x01";
+      ++repaired;
+    } else {
+      json += "{\"ph\": \"X\", \"name\": \"" + name + "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(i) +
+              ", \"dur\": 1, \"args\": {\"pad\": \"" + std::string(40, 'p') + "\"}}";
+    }
+    names.push_back(name);
+  }
+  json += "]}";
+  ASSERT_GT(json.size(), 5 * kReadSize);
+  ASSERT_GT(garbage, 0u);
+  ASSERT_GT(not_objects, 0u);
+  testing::TempDir dir;
+  std::string path = dir.Write("gaps.json", json);
+  for (int threads : {1, 3}) {
+    Trace t = LoadTrace(LoadOptions{path, threads});
+    ASSERT_EQ(t.intervals.size(), names.size()) << threads;
+    for (size_t i = 0; i < names.size(); ++i) {
+      ASSERT_EQ(Name(t, t.intervals[i]), names[i]) << threads << " " << i;
+      ASSERT_EQ(t.intervals[i].start_ns, static_cast<int64_t>(i) * 1000) << threads << " " << i;
+    }
+    EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kNotAnObject)], not_objects) << threads;
+    EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kGarbage)], garbage) << threads;
+    EXPECT_EQ(t.stats.repaired, repaired) << threads;
+    EXPECT_EQ(t.stats.json_bytes, json.size());
+  }
 }
 
 TEST(TraceLoader, StdinIsDash) {

@@ -267,6 +267,12 @@ void EventBuilder::Finish() {
     trace_.sequence.resize(kept);
   }
   for (auto& stack : open_) trace_.stats.skipped[static_cast<int>(Skip::kUnmatchedBegin)] += stack.size();
+  TrimHuge(trace_.intervals);
+  TrimHuge(trace_.args);
+  TrimHuge(trace_.flows);
+  TrimHuge(trace_.memory);
+  TrimHuge(trace_.sequence);
+  TrimHuge(trace_.zero_length);
 }
 
 }  // namespace torch2pprof

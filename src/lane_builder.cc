@@ -125,6 +125,7 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   while (next_cut < cuts.size() && !stack.empty()) cut_at(cuts[next_cut++]);
   while (!stack.empty()) pop();
   out->busy_ns = busy;
+  TrimHuge(pieces);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <fstream>
 #include <vector>
 
 namespace torch2pprof {
@@ -24,6 +27,35 @@ TEST(HugePages, PushGrowsLikePushBack) {
   for (uint32_t i = 0; i < 300000; ++i) PushHuge(v, i * 3);
   ASSERT_EQ(v.size(), 300000u);
   for (uint32_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 3);
+}
+
+// Resident bytes of this process, from /proc/self/statm.
+int64_t Resident() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+TEST(HugePages, TrimHandsBackTheUnusedCapacityAndKeepsTheElements) {
+  std::vector<uint64_t> v;
+  ReserveHuge(v, 4 << 20);  // 32 MiB
+  v.assign(4 << 20, 1);     // every page resident, huge or not
+  v.resize((1 << 20) + 5);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = i * 7;
+  const int64_t before = Resident();
+  TrimHuge(v);
+  const int64_t freed = before - Resident();
+  // 3M elements past the last used page: 24 MiB less resident (allow for other noise).
+  EXPECT_GT(freed, int64_t{22} << 20) << freed;
+  ASSERT_EQ(v.size(), (size_t{1} << 20) + 5);
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 7) << i;
+  // The capacity is still there: growing into it works as before.
+  const uint64_t* data = v.data();
+  for (uint64_t i = 0; i < 1000; ++i) v.push_back(i);
+  EXPECT_EQ(v.data(), data);
+  EXPECT_EQ(v.back(), 999u);
+  EXPECT_EQ(v[(1 << 20) + 4], uint64_t{(1 << 20) + 4} * 7);
 }
 
 }  // namespace

@@ -39,7 +39,9 @@ class Window {
   size_t Refill(bool* ok) {
     size_t shift = Move(std::min(pos, mark), buf_);
     if (Room() < kReadSize / 2) buf_.resize(std::max(buf_.size() * 2, end + kReadSize + kPadding + 1));
-    size_t n = src_.Read(buf_.data() + end, Room());
+    // At most one read's worth, however large the buffer grew for a large event: a
+    // chunk is what one read brought, and simdjson's buffers grow with the chunk.
+    size_t n = src_.Read(buf_.data() + end, std::min(Room(), kReadSize));
     end += n;
     *ok = n > 0;
     return shift;
@@ -48,7 +50,10 @@ class Window {
   // Hands the buffer to *out and goes on in the buffer *out held, with the bytes from
   // `keep` on moved to its front; returns how far they moved.
   size_t Detach(size_t keep, std::vector<char>* out) {
-    if (out->size() < buf_.size()) out->resize(buf_.size());
+    // Room for what is kept and one read: a buffer that grew for a large event does not
+    // make every later buffer as large.
+    const size_t need = kLead + (end - keep) + kReadSize + kPadding + 1;
+    if (out->size() < need) out->resize(need);
     size_t shift = Move(keep, *out);
     buf_.swap(*out);
     return shift;

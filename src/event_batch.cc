@@ -1,9 +1,9 @@
 #include "event_batch.h"
 
-#include "json_scanner.h"
-
 #include <algorithm>
 #include <cstring>
+
+#include "json_scanner.h"
 
 namespace torch2pprof {
 namespace {
@@ -12,7 +12,7 @@ constexpr size_t kBlock = 64 << 10;
 
 EventBatch::EventBatch(bool details) : details_(details) {
   // Room for a chunk's events at once: doubling would touch (fault) about twice the pages.
-  events_.reserve(kChunkSize / 64);
+  events_.reserve(kReadSize / 64);
   Clear();
 }
 

@@ -148,14 +148,12 @@ class EventParser::Impl {
       // The event ends before the white space and the comma before the next one, or
       // before the final ']'.
       size_t b = i + 1 < starts.size() ? starts[i + 1].pos : len - 1;
-      while (b > a && IsBlank(text[b - 1])) --b;
-      if (i + 1 < starts.size() && b > a && text[b - 1] == ',') --b;
-      while (b > a && IsBlank(text[b - 1])) --b;
-      ReadAlone(std::string_view(text + a, b - a), starts[i].offset, sink, true);
+      std::string_view event = Trim(std::string_view(text + a, b - a));
+      if (i + 1 < starts.size() && !event.empty() && event.back() == ',')
+        event = Trim(event.substr(0, event.size() - 1));
+      ReadAlone(event, starts[i].offset, sink, true);
     }
   }
-
-  static bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
  private:
   simdjson::error_code ReadAll(od::document& doc, const std::vector<ChunkStart>& starts, EventSink& sink,

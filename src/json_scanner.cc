@@ -113,7 +113,6 @@ class Scanner::Impl {
       RunTopLevel();
     } catch (const Truncated&) {
       // --allow-truncated: everything cut before the end is kept.
-      win_.pos = win_.end;
       FlushChunk();
       truncated_ = true;
     }
@@ -148,7 +147,6 @@ class Scanner::Impl {
   [[noreturn]] void Fail(int64_t offset, const std::string& msg) {
     if (!failing_) {
       failing_ = true;
-      win_.pos = win_.end;
       FlushChunk();
     }
     ThrowInput(src_.name(), offset, msg);
@@ -156,11 +154,13 @@ class Scanner::Impl {
 
   // Hands the events cut since the last chunk to the sink, in the window's buffer: the
   // window goes on in the buffer the sink handed back, with the bytes after the last
-  // event moved to its front. Returns how far they moved (win_.pos must be past them).
+  // event moved to its front. Returns how far they moved. (The scanning loop keeps its
+  // own position and sets pos before a refill; pos only has to stay among the bytes kept.)
   size_t FlushChunk() {
     if (chunk_->starts.empty()) return 0;
     std::unique_ptr<Chunk> full = std::move(chunk_);
     const size_t begin = chunk_first_ - Window::kLead, end = chunk_end_;
+    win_.pos = std::max(win_.pos, end);
     const size_t shift = win_.Detach(end, &full->buf);
     char* d = full->buf.data();
     d[begin] = '[';
@@ -339,9 +339,7 @@ class Scanner::Impl {
         win_.pos = i;
         // A chunk is the events of one read: handed on before the window moves.
         size_t shift = FlushChunk();
-        i -= shift;
-        (depth == 0 ? gap : element) -= shift;
-        shift = win_.Refill(&ok);
+        shift += win_.Refill(&ok);
         i -= shift;
         (depth == 0 ? gap : element) -= shift;
         if (ok) continue;
@@ -378,7 +376,7 @@ class Scanner::Impl {
         } else if (--depth == 0) {
           ++events_scanned_;
           if (d[element] == '{') {
-            size_t shift = AppendEvent(element, j + 1, i + 64);
+            size_t shift = AppendEvent(element, j + 1);
             i -= shift;
             j -= shift;
           } else {
@@ -399,11 +397,9 @@ class Scanner::Impl {
   // The event at [from, to) of the window joins the chunk. Where the text since the last
   // event is more than a comma and white space, the chunk ends before it (its text must
   // stay a JSON array); returns how far the window's bytes moved then.
-  size_t AppendEvent(size_t from, size_t to, size_t scanned) {
+  size_t AppendEvent(size_t from, size_t to) {
     size_t shift = 0;
     if (dirty_ && !chunk_->starts.empty()) {
-      win_.pos = std::min(scanned, win_.end);
-      win_.mark = from;
       shift = FlushChunk();
       from -= shift;
       to -= shift;

@@ -16,7 +16,6 @@ namespace torch2pprof {
 // simdjson's parser needs ~5 bytes per byte of document, so chunks stay small: a chunk
 // is the whole events of one read.
 inline constexpr size_t kReadSize = 512 << 10;
-inline constexpr size_t kChunkSize = kReadSize;      // JSON text per simdjson document
 inline constexpr size_t kMaxHeaderValue = 64 << 20;  // header values kept as raw text up to this size
 inline constexpr size_t kPadding = 64;               // >= simdjson::SIMDJSON_PADDING
 

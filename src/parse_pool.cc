@@ -1,23 +1,39 @@
 #include "parse_pool.h"
 
+#include <utility>
+
 namespace torch2pprof {
 
-ParsePool::ParsePool(int workers, bool details) : slots_(static_cast<size_t>(2 * workers + 2)) {
-  for (Slot& s : slots_) s.batch = std::make_unique<EventBatch>(details);
-  for (int w = 0; w < workers; ++w) workers_.emplace_back([this] { Work(); });
+ParsePool::ParsePool(int workers, bool details, Merge merge)
+    : merge_(std::move(merge)),
+      slots_(static_cast<size_t>(2 * workers + 2)),
+      details_(details),
+      spare_(static_cast<size_t>(workers)) {
+  for (int w = 0; w < workers; ++w) workers_.emplace_back([this, w] { Work(w); });
 }
 
 ParsePool::~ParsePool() {
-  Cancel();
+  Stop(nullptr);
   for (std::thread& t : workers_) t.join();
+}
+
+void ParsePool::Stop(std::exception_ptr error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!stopped_) error_ = std::move(error);
+  stopped_ = true;
+  space_.notify_all();
+  work_.notify_all();
+  turn_.notify_all();
+  done_.notify_all();
 }
 
 std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
   std::unique_lock<std::mutex> lock(mu_);
-  space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
-  if (cancelled_) throw Cancelled{};
+  space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || stopped_; });
+  if (stopped_) throw Cancelled{};
   uint64_t seq = next_in_++;
   At(seq).chunk = std::move(chunk);
+  At(seq).state = State::kParsing;
   todo_.push_back(seq);
   work_.notify_one();
   if (free_.empty()) return std::make_unique<Chunk>();
@@ -28,72 +44,102 @@ std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
 
 void ParsePool::EmitError(std::exception_ptr error) {
   std::unique_lock<std::mutex> lock(mu_);
-  space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || cancelled_; });
-  if (cancelled_) return;
-  Slot& s = At(next_in_++);
-  s.error = std::move(error);
-  s.ready = true;
-  ready_.notify_one();
+  space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || stopped_; });
+  if (stopped_) return;
+  uint64_t seq = next_in_++;
+  At(seq).error = std::move(error);
+  At(seq).state = State::kParsing;
+  Parsed(seq, lock);
 }
 
-void ParsePool::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
-  closed_ = true;
-  ready_.notify_one();
+void ParsePool::Finish() {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_.wait(lock, [&] { return stopped_ || (next_out_ == next_in_ && !merging_); });
+  if (error_) std::rethrow_exception(error_);
 }
 
-void ParsePool::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cancelled_ = true;
-  space_.notify_all();
-  work_.notify_all();
-  ready_.notify_all();
-}
-
-void ParsePool::Work() {
+void ParsePool::Work(int worker) {
   EventParser parser;
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    uint64_t seq;
-    Slot* s;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_.wait(lock, [&] { return !todo_.empty() || cancelled_; });
-      if (cancelled_) return;
-      seq = todo_.front();
-      todo_.pop_front();
-      s = &At(seq);
-    }
-    // The slot is this worker's until it is ready: nobody else touches it.
+    work_.wait(lock, [&] { return !todo_.empty() || stopped_; });
+    if (stopped_) return;
+    uint64_t seq = todo_.front();
+    todo_.pop_front();
+    Slot& s = At(seq);
+    s.batch = TakeBatch(worker);
+    s.worker = worker;
+    lock.unlock();
+    // The slot is this worker's until it is parsed: nobody else touches it.
     try {
-      s->batch->Clear();
-      parser.Parse(s->chunk->data(), s->chunk->len, s->chunk->capacity(), s->chunk->starts, *s->batch);
+      s.batch->Clear();
+      parser.Parse(s.chunk->data(), s.chunk->len, s.chunk->capacity(), s.chunk->starts, *s.batch);
     } catch (...) {
-      s->error = std::current_exception();
+      s.error = std::current_exception();
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(std::move(s->chunk));
-    s->ready = true;
-    // The consumer waits only for the next batch in order.
-    if (seq == next_out_) ready_.notify_one();
+    lock.lock();
+    free_.push_back(std::move(s.chunk));
+    Parsed(seq, lock);
   }
 }
 
-const EventBatch* ParsePool::Next() {
-  std::unique_lock<std::mutex> lock(mu_);
-  ready_.wait(lock,
-              [&] { return (next_out_ < next_in_ && At(next_out_).ready) || (closed_ && next_out_ == next_in_); });
-  if (next_out_ == next_in_) return nullptr;
-  Slot& s = At(next_out_);
-  if (s.error) std::rethrow_exception(s.error);
-  return s.batch.get();
+EventBatch* ParsePool::TakeBatch(int worker) {
+  // One batch per slot at most, as many as ever in flight: a worker whose own are all in
+  // flight takes another's spare once every slot has one.
+  std::vector<EventBatch*>* from = &spare_[static_cast<size_t>(worker)];
+  if (from->empty() && batches_.size() < slots_.size()) {
+    batches_.push_back(std::make_unique<EventBatch>(details_));
+    return batches_.back().get();
+  }
+  for (size_t w = 0; from->empty(); ++w) from = &spare_[w];
+  EventBatch* batch = from->back();
+  from->pop_back();
+  return batch;
 }
 
-void ParsePool::Done() {
-  std::lock_guard<std::mutex> lock(mu_);
-  Slot& s = At(next_out_++);
-  s.ready = false;
-  s.error = nullptr;
-  space_.notify_one();
+void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
+  At(seq).state = State::kWaiting;
+  for (;;) {
+    if (stopped_) return;
+    if (seq == next_out_ && !merging_) break;
+    bool earlier_parsing = false;
+    for (uint64_t k = next_out_; k < seq && !earlier_parsing; ++k) earlier_parsing = At(k).state == State::kParsing;
+    if (earlier_parsing) {
+      At(seq).state = State::kLeft;
+      return;
+    }
+    turn_.wait(lock);
+  }
+  merging_ = true;
+  do {
+    Slot& s = At(next_out_);
+    std::exception_ptr error = s.error;
+    lock.unlock();
+    if (!error) {
+      try {
+        merge_(*s.batch);  // a slot of EmitError has no batch, and an error
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    lock.lock();
+    s.error = nullptr;
+    s.state = State::kFree;
+    if (s.batch) spare_[static_cast<size_t>(s.worker)].push_back(s.batch);
+    s.batch = nullptr;
+    ++next_out_;
+    space_.notify_one();
+    if (error) {
+      merging_ = false;
+      lock.unlock();
+      Stop(error);
+      lock.lock();
+      return;
+    }
+  } while (next_out_ < next_in_ && At(next_out_).state == State::kLeft && !stopped_);
+  merging_ = false;
+  turn_.notify_all();
+  if (next_out_ == next_in_) done_.notify_all();
 }
 
 }  // namespace torch2pprof

@@ -1,10 +1,12 @@
-// Parses the scanner's chunks on worker threads and hands the batches on in the order
-// the chunks were cut, so that the trace built from them never depends on the threads.
+// Parses the scanner's chunks on worker threads and merges the batches in the order the
+// chunks were cut, so that the trace built from them never depends on the threads.
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -18,44 +20,64 @@ namespace torch2pprof {
 // Parse workers one load uses at most, whatever --threads says (trace_loader.cc).
 inline constexpr int kMaxParseWorkers = 6;
 
+// A worker that parsed a batch merges it itself when its turn comes: the batch is still
+// in its core's cache (read on another core, a batch cost the parse a fifth more). It
+// waits for the turn only while every earlier batch is parsed and waits to be merged
+// (a short wait); while an earlier one is still being parsed it leaves its batch to the
+// worker that merges the one before, and parses the next chunk.
 class ParsePool final : public ChunkSink {
  public:
-  struct Cancelled {};  // thrown to the scanner's thread once the consumer gave up
+  struct Cancelled {};  // thrown to the scanner once a merge or parse failed
+  using Merge = std::function<void(const EventBatch&)>;
 
   // At most 2 * workers + 2 chunks are in flight: the memory per worker is fixed.
-  ParsePool(int workers, bool details);
+  // merge runs on one thread at a time, batch after batch in file order.
+  ParsePool(int workers, bool details, Merge merge);
   ~ParsePool();
 
   // The scanner's side: a full chunk in, an empty one back.
   std::unique_ptr<Chunk> Emit(std::unique_ptr<Chunk> chunk) override;
   void EmitError(std::exception_ptr error);  // the scanner failed here: an error in its place
-  void Close();                              // the scanner is done
-
-  // The consumer's side: the next batch in order, or nullptr after the last; an error
-  // in the stream is rethrown in its place. Done() hands the batch back.
-  const EventBatch* Next();
-  void Done();
-  void Cancel();
+  // After the scanner's last chunk: waits until every batch is merged, and rethrows the
+  // first error in file order.
+  void Finish();
 
  private:
+  enum class State : uint8_t {
+    kFree,
+    kParsing,  // emitted, not yet parsed
+    kWaiting,  // parsed; its worker waits to merge it
+    kLeft,     // parsed; whoever merges the one before merges it
+  };
   struct Slot {
     std::unique_ptr<Chunk> chunk;
-    std::unique_ptr<EventBatch> batch;
+    EventBatch* batch = nullptr;  // the parsing worker's own
+    int worker = -1;
     std::exception_ptr error;
-    bool ready = false;
+    State state = State::kFree;
   };
-  void Work();
+  void Work(int worker);
+  EventBatch* TakeBatch(int worker);  // with the lock held
+  // seq was parsed (or failed) on this thread: merge it and the batches left after it
+  // when its turn comes, or leave it.
+  void Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock);
+  void Stop(std::exception_ptr error);
   Slot& At(uint64_t seq) { return slots_[seq % slots_.size()]; }
 
+  Merge merge_;
   std::mutex mu_;
-  // One condition each for the scanner (a free slot), the workers (a chunk to parse) and
-  // the consumer (the next batch): a change wakes only a thread that can go on.
-  std::condition_variable space_, work_, ready_;
+  // The scanner waits for a free slot, workers for a chunk or their turn, Finish for the end.
+  std::condition_variable space_, work_, turn_, done_;
   std::vector<Slot> slots_;
   std::deque<uint64_t> todo_;  // chunks to parse, by sequence
   std::vector<std::unique_ptr<Chunk>> free_;
-  uint64_t next_in_ = 0, next_out_ = 0;
-  bool closed_ = false, cancelled_ = false;
+  // Batches by worker: a worker fills the one it merged last, still in its core's cache.
+  bool details_;
+  std::vector<std::unique_ptr<EventBatch>> batches_;
+  std::vector<std::vector<EventBatch*>> spare_;
+  uint64_t next_in_ = 0, next_out_ = 0;  // next_out_: the next batch to merge
+  bool merging_ = false, stopped_ = false;
+  std::exception_ptr error_;  // the first in file order
   std::vector<std::thread> workers_;
 };
 

@@ -32,13 +32,13 @@ EventBuilder::EventBuilder(Trace* trace, const std::string& file, const LoadOpti
   // copy (and transient 3x memory) per doubling; pages never written are never resident.
   // The side tables hold a fraction of the events: a quarter, at most 16M entries each
   // (< 1 GB of address space), and they grow past that.
-  ReserveHuge(trace_.intervals, expected_events);
-  if (details_) ReserveHuge(trace_.args, expected_events);
+  trace_.intervals.reserve(expected_events);
+  if (details_) trace_.args.reserve(expected_events);
   const size_t side = std::min<size_t>(expected_events / 4, size_t{1} << 24);
-  ReserveHuge(python_, side);
-  ReserveHuge(trace_.flows, side);
-  ReserveHuge(trace_.memory, side);
-  ReserveHuge(trace_.sequence, side);
+  python_.reserve(side);
+  trace_.flows.reserve(side);
+  trace_.memory.reserve(side);
+  trace_.sequence.reserve(side);
   memory_name_ = trace_.strings.Intern("[memory]");
   thread_name_ = trace_.strings.Intern("thread_name");
   process_name_ = trace_.strings.Intern("process_name");
@@ -126,7 +126,7 @@ void EventBuilder::AddInterval(int64_t start, int64_t end, const BatchEvent& e, 
     trace_.args.push_back(a);
   }
   if (e.sequence >= 0) {
-    PushHuge(trace_.sequence, SequenceMark{static_cast<uint32_t>(trace_.intervals.size() - 1),
+    trace_.sequence.push_back(SequenceMark{static_cast<uint32_t>(trace_.intervals.size() - 1),
                                            static_cast<int32_t>(e.fwd_thread < 0 ? 0 : e.fwd_thread), e.sequence});
   }
 }
@@ -148,14 +148,14 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       if (flags & kProfilerSpan) return Skipped(Skip::kProfilerSpan);
       bool python = flags & kPython;
       if (python && e.python_id >= 0 && e.dur <= 0) {
-        PushHuge(python_, PythonSpan{LaneId(ids[e.pid], ids[e.tid]), PythonSpan::kNotAnInterval, e.python_id,
+        python_.push_back(PythonSpan{LaneId(ids[e.pid], ids[e.tid]), PythonSpan::kNotAnInterval, e.python_id,
                                      e.python_parent, e.ts, e.ts + e.dur});
       }
       if (e.dur == 0) {
         // Zero-length launch calls still launch kernels: kept when they carry a correlation.
         if (details_ || IdLink(e.correlation)) {
           uint32_t lane = LaneId(ids[e.pid], ids[e.tid]);
-          PushHuge(trace_.zero_length, MakeInterval(e.ts, e.ts, e, name, cat, lane, Link(e, cat)));
+          trace_.zero_length.push_back(MakeInterval(e.ts, e.ts, e, name, cat, lane, Link(e, cat)));
           if (details_) {
             EventArgs a = e.args;
             a.input_dims = ids[e.input_dims];
@@ -170,7 +170,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       uint32_t lane = LaneId(ids[e.pid], ids[e.tid]);
       AddInterval(e.ts, end, e, name, cat, lane, Link(e, cat), ids[e.input_dims]);
       if (python && e.python_id >= 0) {
-        PushHuge(python_, PythonSpan{lane, static_cast<uint32_t>(trace_.intervals.size() - 1), e.python_id,
+        python_.push_back(PythonSpan{lane, static_cast<uint32_t>(trace_.intervals.size() - 1), e.python_id,
                                      e.python_parent, e.ts, end});
       }
       break;
@@ -203,7 +203,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       if (e.has_id && e.has_ts) {
         uint8_t flags = CategoryFlags(cat);
         if (flags & (kLaunchFlow | kFwdBwdFlow)) {
-          PushHuge(trace_.flows, Flow{e.ts, e.id, LaneId(ids[e.pid], ids[e.tid]), ph[0],
+          trace_.flows.push_back(Flow{e.ts, e.id, LaneId(ids[e.pid], ids[e.tid]), ph[0],
                                       flags & kLaunchFlow ? FlowKind::kLaunch : FlowKind::kForwardBackward});
         }
       }
@@ -211,7 +211,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
     case 'i':
     case 'I':
       if (name == memory_name_ && e.has_ts) {
-        PushHuge(trace_.memory, MemoryEvent{e.ts, LaneId(ids[e.pid], ids[e.tid]), e.device_type, e.device_id, e.bytes,
+        trace_.memory.push_back(MemoryEvent{e.ts, LaneId(ids[e.pid], ids[e.tid]), e.device_type, e.device_id, e.bytes,
                                             e.addr, e.total_allocated, e.total_reserved});
       }
       break;
@@ -237,7 +237,7 @@ void EventBuilder::Finish() {
   }
   if (!python_.empty()) {
     PythonRepair repair = RepairPythonSpans(python_);
-    std::vector<PythonSpan>().swap(python_);
+    HugeVector<PythonSpan>().swap(python_);
     for (const auto& [i, end] : repair.clipped) trace_.intervals[i].end_ns = end;
     for (uint32_t i : repair.dropped) trace_.intervals[i].end_ns = kDead;
     trace_.stats.python_clipped = repair.clipped.size();

@@ -53,7 +53,7 @@ class EventBuilder {
   std::vector<uint8_t> category_flags_;                   // by string id; 0x80: known
   uint64_t phase_counts_[256] = {};
   uint64_t pending_ = 0;
-  std::vector<PythonSpan> python_;  // python_function events, for the repair at the end
+  HugeVector<PythonSpan> python_;  // python_function events, for the repair at the end
   // String ids of the names the builder looks for.
   uint32_t memory_name_, thread_name_, process_name_;
 };

@@ -59,9 +59,8 @@ class FlatIndexMap {
   }
   void Grow() { Rehash(slots_.empty() ? 64 : slots_.size() * 2); }
   void Rehash(size_t n) {  // n: a power of 2, for the mask
-    std::vector<Slot> old;
+    HugeVector<Slot> old;
     old.swap(slots_);
-    ReserveHuge(slots_, n);
     slots_.resize(n);
     size_t mask = n - 1;
     for (const Slot& s : old) {
@@ -71,7 +70,7 @@ class FlatIndexMap {
       slots_[i] = s;
     }
   }
-  std::vector<Slot> slots_;
+  HugeVector<Slot> slots_;
   size_t size_ = 0;
 };
 

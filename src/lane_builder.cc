@@ -48,8 +48,8 @@ struct Open {
 
 void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const BuildOptions& options, LaneStacks* out) {
   const Before before{trace.intervals.data()};
-  std::vector<Item> items;
-  ReserveHuge(items, count);
+  HugeVector<Item> items;
+  items.reserve(count);
   items.resize(count);
   for (size_t k = 0; k < count; ++k) items[k] = Item{trace.intervals[members[k]].start_ns, members[k], true};
   std::sort(items.begin(), items.end(), before);
@@ -57,7 +57,7 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   auto& pieces = out->pieces;
   // Splits and cuts add pieces: were the vector to grow, the copy would hold the lane's
   // pieces twice at once. Capacity never written is address space, not memory.
-  ReserveHuge(pieces, items.size() + items.size() / 4 + 1024);
+  pieces.reserve(items.size() + items.size() / 4 + 1024);
 
   // Remainders of split intervals start at the end of the piece they outlived, which
   // is never before the walk's current position, so a heap merges them in order.
@@ -135,8 +135,8 @@ std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& optio
   std::vector<size_t> first(trace.lanes.size() + 1, 0);
   for (const Interval& iv : trace.intervals) ++first[iv.lane + 1];
   for (size_t lane = 0; lane < trace.lanes.size(); ++lane) first[lane + 1] += first[lane];
-  std::vector<uint32_t> members;
-  ReserveHuge(members, trace.intervals.size());
+  HugeVector<uint32_t> members;
+  members.reserve(trace.intervals.size());
   members.resize(trace.intervals.size());
   {
     std::vector<size_t> next(first.begin(), first.end() - 1);

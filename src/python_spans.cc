@@ -16,7 +16,7 @@ class SpanById {
  public:
   static constexpr uint32_t kNone = FlatIndexMap::kNone;
 
-  explicit SpanById(const std::vector<PythonSpan>& spans) {
+  explicit SpanById(const HugeVector<PythonSpan>& spans) {
     for (const PythonSpan& s : spans) {
       if (s.id < 0) continue;
       if (s.lane >= lanes_.size()) lanes_.resize(s.lane + 1);
@@ -66,13 +66,13 @@ class SpanById {
   }
   bool dense_ = true;
   std::vector<Lane> lanes_;
-  std::vector<uint32_t> table_;
+  HugeVector<uint32_t> table_;
   FlatIndexMap map_;
 };
 
 }  // namespace
 
-PythonRepair RepairPythonSpans(const std::vector<PythonSpan>& spans) {
+PythonRepair RepairPythonSpans(const HugeVector<PythonSpan>& spans) {
   constexpr int64_t kDropped = INT64_MIN, kUnknown = INT64_MAX;
   const SpanById by_id(spans);
   auto parent_of = [&](size_t i) -> int64_t {
@@ -82,8 +82,8 @@ PythonRepair RepairPythonSpans(const std::vector<PythonSpan>& spans) {
   };
   // end[i]: the repaired end (kDropped when nothing is left), filled parents first
   // with an explicit stack: Python stacks can be thousands of frames deep.
-  std::vector<int64_t> end(spans.size(), kUnknown);
-  std::vector<uint8_t> on_path(spans.size(), 0);
+  HugeVector<int64_t> end(spans.size(), kUnknown);
+  HugeVector<uint8_t> on_path(spans.size(), 0);
   std::vector<size_t> path;
   for (size_t root = 0; root < spans.size(); ++root) {
     if (end[root] != kUnknown) continue;

@@ -5,28 +5,59 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 namespace torch2pprof {
 namespace {
 
-// The advice is only a hint; what must hold is that the vector keeps its elements.
-TEST(HugePages, ReserveKeepsTheElementsAndNeverShrinks) {
-  std::vector<int64_t> v = {5, -7, 9};
-  ReserveHuge(v, 1 << 20);  // 8 MiB: spans whole 2 MiB pages
-  EXPECT_GE(v.capacity(), size_t{1} << 20);
-  EXPECT_EQ(v, (std::vector<int64_t>{5, -7, 9}));
-  const int64_t* data = v.data();
-  ReserveHuge(v, 10);  // less than it has: nothing moves
-  EXPECT_EQ(v.data(), data);
+// Large buffers are mappings of their own on a 2 MiB boundary: from malloc they start
+// 16 bytes into a mapping anywhere, and the part before the first boundary faults in
+// 4 KiB pages.
+TEST(HugeVector, LargeBuffersStartOnA2MiBBoundary) {
+  for (size_t n : {size_t{1} << 17, size_t{3} << 20, size_t{5'000'001}}) {
+    HugeVector<int64_t> v;
+    v.reserve(n);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % (2 << 20), 0u) << n;
+  }
 }
 
-TEST(HugePages, PushGrowsLikePushBack) {
-  std::vector<uint32_t> v;
-  for (uint32_t i = 0; i < 300000; ++i) PushHuge(v, i * 3);
-  ASSERT_EQ(v.size(), 300000u);
-  for (uint32_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 3);
+TEST(HugeVector, KeepsTheElementsAsItGrowsFromSmallToLarge) {
+  HugeVector<uint32_t> v;
+  for (uint32_t i = 0; i < 3'000'000; ++i) v.push_back(i * 3);  // malloc, then own mappings
+  ASSERT_EQ(v.size(), 3'000'000u);
+  for (uint32_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i * 3) << i;
+  HugeVector<uint32_t> copy = v;
+  v.clear();
+  v.shrink_to_fit();
+  EXPECT_EQ(copy[2'999'999], 2'999'999u * 3);
+}
+
+// The kernel may back the buffer with huge pages where THP is "always" or "madvise":
+// smaps says whether its mapping is eligible.
+TEST(HugeVector, LargeBuffersAreEligibleForHugePages) {
+  std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes((std::istreambuf_iterator<char>(mode)), std::istreambuf_iterator<char>());
+  if (modes.find("[never]") != std::string::npos || modes.empty()) GTEST_SKIP() << "THP: " << modes;
+  HugeVector<char> v(8 << 20, 'x');
+  const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false, eligible = false, found = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo, hi;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
+      found = true;
+      eligible = line.find('1') != std::string::npos;
+    }
+  }
+  if (!found) GTEST_SKIP() << "no THPeligible in smaps";
+  EXPECT_TRUE(eligible);
 }
 
 // Resident bytes of this process, from /proc/self/statm.
@@ -38,9 +69,9 @@ int64_t Resident() {
 }
 
 TEST(HugePages, TrimHandsBackTheUnusedCapacityAndKeepsTheElements) {
-  std::vector<uint64_t> v;
-  ReserveHuge(v, 4 << 20);  // 32 MiB
-  v.assign(4 << 20, 1);     // every page resident, huge or not
+  HugeVector<uint64_t> v;
+  v.reserve(4 << 20);    // 32 MiB
+  v.assign(4 << 20, 1);  // every page resident, huge or not
   v.resize((1 << 20) + 5);
   for (size_t i = 0; i < v.size(); ++i) v[i] = i * 7;
   const int64_t before = Resident();

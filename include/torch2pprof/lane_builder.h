@@ -23,7 +23,7 @@ static_assert(sizeof(Piece) == 32, "a piece per interval: keep it small");
 
 struct LaneStacks {
   uint32_t lane = 0;              // index into Trace::lanes
-  std::vector<Piece> pieces;      // depth-first order: a parent precedes its children
+  HugeVector<Piece> pieces;       // depth-first order: a parent precedes its children
   int64_t busy_ns = 0;            // union of the lane's intervals; == sum of self_ns
   uint64_t intervals = 0;         // intervals on the lane; == pieces with first set
   uint64_t partial_overlaps = 0;  // intervals that ended after an enclosing interval

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "torch2pprof/huge_vector.h"
+
 namespace torch2pprof {
 
 // Interns strings: equal text gives the same id; id 0 is always "".
@@ -178,19 +180,19 @@ struct TraceHeader {
 struct Trace {
   std::string file;  // the input's name as the user gave it
   StringTable strings;
-  std::vector<Lane> lanes;          // in order of first appearance
-  std::vector<Interval> intervals;  // in file order (of the X, or of the B)
+  std::vector<Lane> lanes;         // in order of first appearance
+  HugeVector<Interval> intervals;  // in file order (of the X, or of the B)
   TraceHeader header;
   LoadStats stats;
   // X events with dur 0 (end == start) in file order: those with a correlation
   // (zero-length launch calls) always, all of them with LoadOptions::details.
-  std::vector<Interval> zero_length;
-  std::vector<Flow> flows;             // ac2g and fwdbwd flow events, file order
-  std::vector<SequenceMark> sequence;  // operators with a "Sequence number", in interval order
-  std::vector<MemoryEvent> memory;     // "[memory]" events in file order
+  HugeVector<Interval> zero_length;
+  HugeVector<Flow> flows;             // ac2g and fwdbwd flow events, file order
+  HugeVector<SequenceMark> sequence;  // operators with a "Sequence number", in interval order
+  HugeVector<MemoryEvent> memory;     // "[memory]" events in file order
   // With LoadOptions::details only:
-  std::vector<EventArgs> args;              // parallel to intervals
-  std::vector<EventArgs> zero_length_args;  // parallel to zero_length
+  HugeVector<EventArgs> args;              // parallel to intervals
+  HugeVector<EventArgs> zero_length_args;  // parallel to zero_length
 };
 
 // Events numbered over the trace as loaded: the intervals in file order, then the

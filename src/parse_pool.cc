@@ -6,7 +6,7 @@ namespace torch2pprof {
 
 ParsePool::ParsePool(int workers, bool details, Merge merge)
     : merge_(std::move(merge)),
-      slots_(static_cast<size_t>(2 * workers + 2)),
+      slots_(static_cast<size_t>(workers + 2)),
       details_(details),
       spare_(static_cast<size_t>(workers)) {
   for (int w = 0; w < workers; ++w) workers_.emplace_back([this, w] { Work(w); });

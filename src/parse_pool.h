@@ -30,7 +30,8 @@ class ParsePool final : public ChunkSink {
   struct Cancelled {};  // thrown to the scanner once a merge or parse failed
   using Merge = std::function<void(const EventBatch&)>;
 
-  // At most 2 * workers + 2 chunks are in flight: the memory per worker is fixed.
+  // At most workers + 2 chunks are in flight (a parser left behind rarely holds more
+  // than one): the memory per worker is fixed.
   // merge runs on one thread at a time, batch after batch in file order.
   ParsePool(int workers, bool details, Merge merge);
   ~ParsePool();

@@ -14,7 +14,11 @@ constexpr size_t kHuge = size_t{2} << 20;
 // and a 2 MiB page for what fits in a few 4 KiB ones.
 constexpr size_t kOwnMapping = size_t{1} << 20;
 
-size_t MappedSize(size_t bytes) { return (bytes + kHuge - 1) & ~(kHuge - 1); }
+constexpr size_t kPage = 4096;
+
+// Whole 2 MiB pages where the buffer covers them; its tail past the last 2 MiB boundary
+// is 4 KiB pages, so a buffer filled to its end is never resident beyond it.
+size_t MappedSize(size_t bytes) { return (bytes + kPage - 1) & ~(kPage - 1); }
 
 }  // namespace
 

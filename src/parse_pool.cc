@@ -19,6 +19,10 @@ ParsePool::~ParsePool() {
 
 void ParsePool::Stop(std::exception_ptr error) {
   std::lock_guard<std::mutex> lock(mu_);
+  StopLocked(std::move(error));
+}
+
+void ParsePool::StopLocked(std::exception_ptr error) {
   if (!stopped_) error_ = std::move(error);
   stopped_ = true;
   space_.notify_all();
@@ -130,10 +134,9 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
     ++next_out_;
     space_.notify_one();
     if (error) {
+      // Stopped before the lock is let go: no later batch may be merged (and fail first).
       merging_ = false;
-      lock.unlock();
-      Stop(error);
-      lock.lock();
+      StopLocked(error);
       return;
     }
   } while (next_out_ < next_in_ && At(next_out_).state == State::kLeft && !stopped_);

@@ -63,6 +63,7 @@ class ParsePool final : public ChunkSink {
   // when its turn comes, or leave it.
   void Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock);
   void Stop(std::exception_ptr error);
+  void StopLocked(std::exception_ptr error);  // with the lock held
   Slot& At(uint64_t seq) { return slots_[seq % slots_.size()]; }
 
   Merge merge_;

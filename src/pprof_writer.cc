@@ -117,7 +117,10 @@ std::string EncodeProfile(const Profile& profile) {
 std::string Gzip(const std::string& data) {
   z_stream zs{};
   // windowBits 31: gzip wrapper; zlib writes mtime 0, so equal input gives equal bytes.
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  // Level 1, as Go's runtime/pprof writes its profiles: encoding runs on one thread after
+  // everything else, and level 6 took 0.009 s instead of 0.006 s on gpt2_big's profile
+  // for a file 13% smaller (66 KB against 75 KB).
+  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw std::runtime_error("cannot initialise zlib");
   }
   std::string out;

@@ -120,8 +120,19 @@ std::vector<std::vector<uint32_t>> PieceNodes(const Trace& t, const TraceModel& 
     }
   };
   for (uint32_t l0 = 0; l0 < lanes.size(); ++l0) {
+    std::vector<uint32_t>& lane_nodes = nodes[l0];
     for (uint32_t p0 = 0; p0 < lanes[l0].pieces.size(); ++p0) {
-      if (nodes[l0][p0] != kUnset) continue;
+      if (lane_nodes[p0] != kUnset) continue;
+      // Most pieces follow no link and their parent, earlier in depth-first order, has
+      // its node: the node is made here, as the path below would make it.
+      const Piece& first = lanes[l0].pieces[p0];
+      if (links.empty() || !is_backward[first.interval]) {
+        uint32_t parent = first.parent < 0 ? 0 : lane_nodes[static_cast<size_t>(first.parent)];
+        if (parent < kVisiting) {
+          lane_nodes[p0] = b.Node(parent, b.Frame(t.intervals[first.interval].name));
+          continue;
+        }
+      }
       work.push_back({l0, p0});
       while (!work.empty()) {
         auto [l, p] = work.back();

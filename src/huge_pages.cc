@@ -36,7 +36,7 @@ void* AllocateHuge(size_t bytes) {
   const uintptr_t start = reinterpret_cast<uintptr_t>(map);
   const uintptr_t aligned = (start + kHuge - 1) & ~(kHuge - 1);
   if (aligned > start) munmap(map, aligned - start);
-  if (start + kHuge > aligned) munmap(reinterpret_cast<void*>(aligned + size), start + kHuge - aligned);
+  munmap(reinterpret_cast<void*>(aligned + size), start + kHuge - aligned);  // never empty
   void* p = reinterpret_cast<void*>(aligned);
   madvise(p, size, MADV_HUGEPAGE);  // a hint: without THP the buffer is 4 KiB pages
   return p;

@@ -48,9 +48,7 @@ struct Open {
 
 void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const BuildOptions& options, LaneStacks* out) {
   const Before before{trace.intervals.data()};
-  HugeVector<Item> items;
-  items.reserve(count);
-  items.resize(count);
+  HugeVector<Item> items(count);
   for (size_t k = 0; k < count; ++k) items[k] = Item{trace.intervals[members[k]].start_ns, members[k], true};
   std::sort(items.begin(), items.end(), before);
   out->intervals = items.size();
@@ -135,9 +133,7 @@ std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& optio
   std::vector<size_t> first(trace.lanes.size() + 1, 0);
   for (const Interval& iv : trace.intervals) ++first[iv.lane + 1];
   for (size_t lane = 0; lane < trace.lanes.size(); ++lane) first[lane + 1] += first[lane];
-  HugeVector<uint32_t> members;
-  members.reserve(trace.intervals.size());
-  members.resize(trace.intervals.size());
+  HugeVector<uint32_t> members(trace.intervals.size());
   {
     std::vector<size_t> next(first.begin(), first.end() - 1);
     for (uint32_t i = 0; i < trace.intervals.size(); ++i) members[next[trace.intervals[i].lane]++] = i;

@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include "byte_source.h"
+#include "git_revision.h"  // generated at build time: TORCH2PPROF_GIT_REVISION, or nothing
 
 namespace torch2pprof {
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -88,6 +89,24 @@ TEST(Cli, HelpForACommandAndTheBuild) {
        {"torch2pprof 0.", "\nmarch     x86-64", "\njson      simdjson ", "\nprotobuf  3.", "\ninflate   "}) {
     EXPECT_NE(v.out.find(line), std::string::npos) << line << " in " << v.out;
   }
+}
+
+TEST(Cli, VersionNamesTheCommitItWasBuiltFrom) {
+  // The revision is read at build time, not configure time: a build after a commit (or
+  // a pull) names that commit. (The tree's dirty state may change after the build.)
+  std::string head;
+  if (FILE* git = popen("git -C '" SOURCE_DIR "' rev-parse --short=12 HEAD 2>/dev/null", "r")) {
+    char buf[64];
+    while (std::fgets(buf, sizeof buf, git)) head += buf;
+    pclose(git);
+  }
+  while (!head.empty() && head.back() == '\n') head.pop_back();
+  if (head.size() < 12) GTEST_SKIP() << "not a git checkout";
+  Result v = RunArgs({"--version"});
+  size_t line = v.out.find("\nrevision  ");
+  ASSERT_NE(line, std::string::npos) << v.out;
+  std::string revision = v.out.substr(line + 11, v.out.find('\n', line + 1) - line - 11);
+  EXPECT_NE(revision.find(head), std::string::npos) << revision << " is not HEAD " << head;
 }
 
 TEST(Cli, MistypedCommandsAndBadNumbersGetPlainMessages) {

@@ -1,9 +1,13 @@
 #include "torch2pprof/aggregator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <thread>
+#include <unordered_map>
 
 #include "frame_names.h"
 #include "profile_builder.h"
@@ -55,97 +59,381 @@ std::string Skipped(const Trace& trace) {
   return s;
 }
 
-// The call-tree node of every piece, by lane as in `lanes`. Unless thread_stacks, a
-// backward subtree hangs under the forward op that created it, below a "[backward] X"
-// frame: a node may then depend on a piece of another lane, so nodes are resolved with
-// an explicit stack (forward ops are on any lane, stacks thousands deep). A link that
-// would make a cycle (a forward op inside its own backward's subtree) is not followed.
-std::vector<std::vector<uint32_t>> PieceNodes(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
-                                              bool thread_stacks, ProfileBuilder& b) {
-  constexpr uint32_t kUnset = UINT32_MAX, kVisiting = UINT32_MAX - 1;
-  std::vector<std::vector<uint32_t>> nodes(lanes.size());
-  for (size_t l = 0; l < lanes.size(); ++l) nodes[l].assign(lanes[l].pieces.size(), kUnset);
-  // Backward roots by interval, and where each one's forward op first piece is.
-  struct Link {
-    uint32_t backward, forward;
-    uint32_t lane = kUnset, piece = kUnset;  // the forward op's first piece
-    uint32_t frame = 0;                      // "[backward] X"
-    bool ok = true;
-  };
-  std::vector<Link> links;
-  if (!thread_stacks) {
-    for (const BackwardLink& bl : m.backward) links.push_back(Link{bl.backward, bl.forward});
+// Lanes' pieces are folded in segments (AggregateOptions::fold_segment pieces), each into
+// a tree of its own, side by side on the threads; the segments' trees, a few thousand
+// nodes where the lanes have hundreds of thousands of pieces, then join the profile's
+// one at a time in lane and piece order, so that its nodes, frames and samples come in
+// the order one walk over the pieces makes them.
+constexpr uint32_t kNone = UINT32_MAX;
+
+// Backward roots by interval, and where each one's forward op first piece is.
+struct Link {
+  uint32_t backward, forward;
+  uint32_t lane = kNone, piece = kNone;  // the forward op's first piece
+  uint32_t frame = 0;                    // "[backward] X"
+  bool ok = true;                        // false once it would make a cycle
+};
+
+// A node of a segment's tree: under a node of the segment (or the root), with an event
+// name. A backward root follows a link instead (that of its first piece): it hangs
+// under the forward op, or, where the link would make a cycle, under `parent`. An import
+// stands for a piece of an earlier segment of the lane (a parent of the segment's first
+// pieces): it has no frame.
+struct LocalNode {
+  uint32_t parent;  // a node of the segment, or kNone: the root
+  uint32_t name;    // StringTable id
+  uint32_t link;    // index into the links, or kNone
+  uint32_t import;  // the piece an import stands for, or kNone
+};
+
+struct LocalSample {
+  uint32_t node;
+  int64_t step;
+  int64_t calls, wall;
+};
+
+struct Segment {
+  uint32_t lane;                                         // index into the lanes
+  uint32_t begin, end;                                   // its pieces
+  std::vector<LocalNode> nodes;                          // in the order of their first piece
+  std::vector<uint32_t> node_of_piece;                   // by piece - begin
+  std::vector<LocalSample> samples;                      // in the order of their first piece
+  std::vector<std::pair<uint32_t, uint32_t>> launchers;  // (launcher slot, node)
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+};
+
+// The host events that launched device work, sorted: a launcher's slot is its index.
+struct Launchers {
+  std::vector<uint32_t> events;
+  std::vector<bool> is;  // a bit per interval spares most searches
+  Launchers(const TraceModel& m, size_t intervals) : is(intervals) {
+    for (const Launch& l : m.launches) {
+      if (l.host_event != kNoEvent) events.push_back(l.host_event);
+    }
+    std::sort(events.begin(), events.end());
+    events.erase(std::unique(events.begin(), events.end()), events.end());
+    for (uint32_t e : events) {
+      if (e < intervals) is[e] = true;
+    }
   }
+  // The slot of a launching event (an interval, or a zero-length event past them), else -1.
+  int64_t SlotOf(uint32_t e) const {
+    if (e < is.size() && !is[e]) return -1;
+    auto it = std::lower_bound(events.begin(), events.end(), e);
+    return it != events.end() && *it == e ? it - events.begin() : -1;
+  }
+};
+
+// What every segment reads: the trace, its model, and where links and launchers are.
+struct FoldInput {
+  const Trace& t;
+  const TraceModel& m;
+  const std::vector<LaneStacks>& lanes;
+  const std::vector<Link>& links;  // sorted by backward
+  const std::vector<bool>& is_backward;
+  const Launchers& launchers;
+  bool step_labels;
+  // By link: its forward op's stack (ForwardStacks); empty where a link makes a cycle.
+  const std::vector<uint32_t>& forward_stacks;
+};
+
+// The link a piece's interval follows (kNone: none, or its forward op was not found).
+// links are sorted by backward; is_backward has a bit per interval.
+inline uint32_t LinkOf(const std::vector<Link>& links, const std::vector<bool>& is_backward, uint32_t interval) {
+  if (links.empty() || !is_backward[interval]) return kNone;
+  auto it =
+      std::lower_bound(links.begin(), links.end(), interval, [](const Link& k, uint32_t i) { return k.backward < i; });
+  return it != links.end() && it->backward == interval && it->lane != kNone ? static_cast<uint32_t>(it - links.begin())
+                                                                            : kNone;
+}
+
+// Event names as the frames they become: names that FrameSystemName changes (step
+// numbers, addresses) are keyed by what it makes of them, others by their string id.
+class FrameKeys {
+ public:
+  explicit FrameKeys(const StringTable& strings) : strings_(strings), of_name_(strings.size(), kNone) {}
+  uint32_t operator()(uint32_t name) {
+    uint32_t& key = of_name_[name];
+    if (key == kNone) {
+      std::string_view text = strings_.Get(name);
+      std::string frame = FrameSystemName(text);
+      key = frame == text ? name : 0x80000000u | canonical_.emplace(std::move(frame), canonical_.size()).first->second;
+    }
+    return key;
+  }
+
+ private:
+  const StringTable& strings_;
+  std::vector<uint32_t> of_name_;
+  std::unordered_map<std::string, uint32_t> canonical_;
+};
+
+// By link, a number for the names on its forward op's stack, from the lane's root down
+// (through the forward ops of backward roots on it): two links with the same number
+// hang their backward roots under the same node. Empty where a link would make a cycle
+// (a forward op inside its own backward's subtree): ResolveNodes then drops one.
+std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks>& lanes,
+                                    const std::vector<Link>& links, const std::vector<bool>& is_backward) {
+  constexpr uint32_t kUnknown = kNone, kVisiting = kNone - 1;
+  FlatIndexMap stacks;  // (stack above + 1, backward root?, name) -> stack
+  // By lane and piece: its stack, once known (only lanes with forward ops get a table).
+  std::vector<std::vector<uint32_t>> known(lanes.size());
+  auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& {
+    if (known[lane].empty()) known[lane].assign(lanes[lane].pieces.size(), kUnknown);
+    return known[lane][piece];
+  };
+  std::vector<std::pair<uint32_t, uint32_t>> work;
+  std::vector<uint32_t> out(links.size(), kNone);
+  FrameKeys frame_key(t.strings);
+  for (size_t k = 0; k < links.size(); ++k) {
+    if (links[k].lane == kNone) continue;
+    work.push_back({links[k].lane, links[k].piece});
+    while (!work.empty()) {
+      auto [l, p] = work.back();
+      uint32_t& stack = at(l, p);
+      if (stack < kVisiting) {
+        work.pop_back();
+        continue;
+      }
+      const Piece& pc = lanes[l].pieces[p];
+      const uint32_t link = LinkOf(links, is_backward, pc.interval);
+      uint32_t above = kNone;  // the root
+      if (link != kNone || pc.parent >= 0) {
+        std::pair<uint32_t, uint32_t> dep = link != kNone ? std::make_pair(links[link].lane, links[link].piece)
+                                                          : std::make_pair(l, static_cast<uint32_t>(pc.parent));
+        uint32_t d = at(dep.first, dep.second);
+        if (d == kUnknown) {
+          at(l, p) = kVisiting;
+          work.push_back(dep);
+          continue;
+        }
+        if (d == kVisiting) return {};  // a cycle
+        above = d;
+      }
+      // A backward root by its name as written: its "[backward] X" frame is that name's.
+      const uint32_t name = t.intervals[pc.interval].name;
+      const uint64_t id = uint64_t{above + 1} << 32 | (link != kNone ? uint64_t{1} << 63 | name : frame_key(name));
+      at(l, p) = stacks.Emplace(id, static_cast<uint32_t>(stacks.size())).first;
+      work.pop_back();
+    }
+    out[k] = at(links[k].lane, links[k].piece);
+  }
+  return out;
+}
+
+// The step of a device piece: that of the launch of its work, or else its parent's.
+int64_t DeviceStep(const FoldInput& in, const LaneStacks& ls, uint32_t piece) {
+  for (int64_t q = piece; q >= 0; q = ls.pieces[static_cast<size_t>(q)].parent) {
+    if (const Launch* l = in.m.LaunchOf(ls.pieces[static_cast<size_t>(q)].interval)) {
+      const Step* st = in.m.StepOf(*l);
+      return st ? st->number : -1;
+    }
+  }
+  return -1;
+}
+
+// A segment's tree, its samples (by node and step) and where its launchers are.
+void Fold(const FoldInput& in, Segment& s) {
+  const LaneStacks& ls = in.lanes[s.lane];
+  const bool device_lane = in.m.lanes[ls.lane].device;
+  FlatIndexMap child, imports, backward_roots, samples;
+  FrameKeys frame_key(in.t.strings);
+  std::vector<int64_t> steps;          // the segment's steps, for the samples' keys
+  std::vector<int64_t> step_of_piece;  // device lanes': their pieces' steps, for their children
+  if (device_lane) step_of_piece.resize(s.end - s.begin);
+  s.node_of_piece.resize(s.end - s.begin);
+  auto add_node = [&](FlatIndexMap& map, uint64_t key, LocalNode n) {
+    auto [node, inserted] = map.Emplace(key, static_cast<uint32_t>(s.nodes.size()));
+    if (inserted) s.nodes.push_back(n);
+    return node;
+  };
+  for (uint32_t i = s.begin; i < s.end; ++i) {
+    const Piece& pc = ls.pieces[i];
+    uint32_t parent = kNone;
+    if (pc.parent >= 0) {
+      uint32_t q = static_cast<uint32_t>(pc.parent);
+      parent = q >= s.begin ? s.node_of_piece[q - s.begin] : add_node(imports, q, LocalNode{kNone, 0, kNone, q});
+    }
+    const uint32_t name = in.t.intervals[pc.interval].name;
+    const uint32_t link = LinkOf(in.links, in.is_backward, pc.interval);
+    const uint64_t up = static_cast<uint64_t>(parent + 1) << 32;  // the root's kNone + 1 is 0
+    // A backward root hangs under its forward op's stack: roots of every step whose
+    // forward ops had the same stack are one node (where links make a cycle, one each).
+    const uint64_t root_key =
+        in.forward_stacks.empty() || link == kNone ? up | link : uint64_t{in.forward_stacks[link]} << 32 | name;
+    const uint32_t node = link == kNone ? add_node(child, up | frame_key(name), LocalNode{parent, name, kNone, kNone})
+                                        : add_node(backward_roots, root_key, LocalNode{parent, name, link, kNone});
+    s.node_of_piece[i - s.begin] = node;
+    // Host pieces lie in one step window (BuildLanes cut them at the steps' bounds);
+    // device pieces take the step their work was launched in.
+    int64_t step = -1;
+    if (!in.step_labels) {
+    } else if (!device_lane) {
+      const Step* st = in.m.StepAt(ls.lane, pc.start_ns);
+      step = st ? st->number : -1;
+    } else if (const Launch* l = in.m.LaunchOf(pc.interval)) {
+      const Step* st = in.m.StepOf(*l);
+      step = st ? st->number : -1;
+    } else if (pc.parent >= 0) {
+      uint32_t q = static_cast<uint32_t>(pc.parent);
+      step = q >= s.begin ? step_of_piece[q - s.begin] : DeviceStep(in, ls, q);
+    }
+    if (device_lane) step_of_piece[i - s.begin] = step;
+    s.first = std::min(s.first, pc.start_ns);
+    s.last = std::max(s.last, pc.end_ns);
+    if (pc.first) {
+      int64_t slot = in.launchers.SlotOf(pc.interval);
+      if (slot >= 0) s.launchers.push_back({static_cast<uint32_t>(slot), node});
+    }
+    if (pc.self_ns == 0 && !pc.first) continue;
+    uint32_t step_index = static_cast<uint32_t>(std::find(steps.begin(), steps.end(), step) - steps.begin());
+    if (step_index == steps.size()) steps.push_back(step);
+    auto [k, inserted] =
+        samples.Emplace(static_cast<uint64_t>(node) << 32 | step_index, static_cast<uint32_t>(s.samples.size()));
+    if (inserted) s.samples.push_back(LocalSample{node, step, 0, 0});
+    s.samples[k].calls += pc.first;
+    s.samples[k].wall += pc.self_ns;
+  }
+}
+
+// The segments of the lanes: a lane's pieces cut every `size` pieces.
+std::vector<Segment> Segments(const std::vector<LaneStacks>& lanes, std::vector<uint32_t>* first_segment,
+                              uint32_t size) {
+  std::vector<Segment> out;
+  for (uint32_t l = 0; l < lanes.size(); ++l) {
+    first_segment->push_back(static_cast<uint32_t>(out.size()));
+    const uint32_t n = static_cast<uint32_t>(lanes[l].pieces.size());
+    for (uint32_t b = 0; b < n; b += std::min(size, n - b)) {
+      out.emplace_back();
+      out.back().lane = l, out.back().begin = b, out.back().end = b + std::min(size, n - b);
+    }
+  }
+  first_segment->push_back(static_cast<uint32_t>(out.size()));
+  return out;
+}
+
+// fn(0), ..., fn(count - 1) on up to `threads` threads, the calling one among them.
+void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < count;) fn(k);
+  };
+  std::vector<std::thread> pool;
+  for (int i = 1; i < std::min<int>(threads, static_cast<int>(count)); ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+}
+
+// The backward roots, sorted by interval, each with its "[backward] X" frame and its
+// forward op's first piece (looked for on the threads); is_backward gets a bit per
+// interval. None with thread_stacks.
+std::vector<Link> FindLinks(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
+                            const std::vector<Segment>& segments, const AggregateOptions& options, ProfileBuilder& b,
+                            std::vector<bool>* is_backward) {
+  const size_t n = t.intervals.size();
+  std::vector<Link> links;
+  is_backward->assign(n, false);
+  if (options.thread_stacks || m.backward.empty()) return links;
+  for (const BackwardLink& bl : m.backward) links.push_back(Link{bl.backward, bl.forward});
   std::vector<std::pair<uint32_t, uint32_t>> forward_of;  // (forward interval, link), sorted
+  std::unordered_map<uint32_t, uint32_t> backward_frame;  // by name: the same few in every step
   for (uint32_t k = 0; k < links.size(); ++k) {
     forward_of.push_back({links[k].forward, k});
-    links[k].frame = b.FrameFor(BackwardFrameName(t.strings.Get(t.intervals[links[k].backward].name)));
+    const uint32_t name = t.intervals[links[k].backward].name;
+    auto it = backward_frame.find(name);
+    if (it == backward_frame.end())
+      it = backward_frame.emplace(name, b.FrameFor(BackwardFrameName(t.strings.Get(name)))).first;
+    links[k].frame = it->second;
   }
   std::sort(forward_of.begin(), forward_of.end());
   // Few intervals are either: a bit per interval spares the searches for the rest.
-  std::vector<bool> is_forward(t.intervals.size()), is_backward(t.intervals.size());
-  for (const Link& k : links) is_forward[k.forward] = true, is_backward[k.backward] = true;
-  if (!links.empty()) {
-    for (uint32_t l = 0; l < lanes.size(); ++l) {
-      const auto& pieces = lanes[l].pieces;
-      for (uint32_t p = 0; p < pieces.size(); ++p) {
-        if (!pieces[p].first || !is_forward[pieces[p].interval]) continue;
-        auto it = std::lower_bound(forward_of.begin(), forward_of.end(), std::make_pair(pieces[p].interval, 0u));
-        for (; it != forward_of.end() && it->first == pieces[p].interval; ++it) {
-          links[it->second].lane = l, links[it->second].piece = p;
-        }
+  std::vector<bool> is_forward(n);
+  for (const Link& k : links) is_forward[k.forward] = true, (*is_backward)[k.backward] = true;
+  std::vector<std::vector<uint32_t>> forward_pieces(segments.size());  // first pieces of forward ops
+  ParallelFor(segments.size(), options.threads, [&](size_t g) {
+    const Segment& sg = segments[g];
+    const auto& pieces = lanes[sg.lane].pieces;
+    for (uint32_t p = sg.begin; p < sg.end; ++p) {
+      if (pieces[p].first && is_forward[pieces[p].interval]) forward_pieces[g].push_back(p);
+    }
+  });
+  for (size_t g = 0; g < segments.size(); ++g) {
+    for (uint32_t p : forward_pieces[g]) {
+      const uint32_t interval = lanes[segments[g].lane].pieces[p].interval;
+      auto it = std::lower_bound(forward_of.begin(), forward_of.end(), std::make_pair(interval, 0u));
+      for (; it != forward_of.end() && it->first == interval; ++it) {
+        links[it->second].lane = segments[g].lane, links[it->second].piece = p;
       }
     }
   }
-  auto link_of = [&](uint32_t interval) -> Link* {  // links are sorted by backward
-    if (!is_backward[interval]) return nullptr;
-    auto it = std::lower_bound(links.begin(), links.end(), interval,
-                               [](const Link& k, uint32_t i) { return k.backward < i; });
-    return it != links.end() && it->backward == interval && it->ok && it->lane != kUnset ? &*it : nullptr;
+  return links;
+}
+
+// The profile's node of every segment's node, made in the order one walk over the
+// pieces, lane after lane, makes them. Unless thread_stacks, a backward subtree hangs
+// under the forward op that created it, below a "[backward] X" frame: a node may then
+// depend on a piece of another lane, so nodes are resolved with an explicit stack
+// (forward ops are on any lane, stacks thousands deep). A link that would make a cycle
+// (a forward op inside its own backward's subtree) is not followed.
+std::vector<std::vector<uint32_t>> ResolveNodes(const std::vector<Segment>& segments,
+                                                const std::vector<uint32_t>& first_segment, uint32_t segment_size,
+                                                std::vector<Link>& links, ProfileBuilder& b) {
+  constexpr uint32_t kUnset = UINT32_MAX, kVisiting = UINT32_MAX - 1;
+  std::vector<std::vector<uint32_t>> nodes(segments.size());
+  for (size_t g = 0; g < segments.size(); ++g) nodes[g].assign(segments[g].nodes.size(), kUnset);
+  using Ref = std::pair<uint32_t, uint32_t>;  // (segment, node)
+  auto ref_of_piece = [&](uint32_t lane, uint32_t piece) -> Ref {
+    uint32_t g = first_segment[lane] + piece / segment_size;
+    return {g, segments[g].node_of_piece[piece - segments[g].begin]};
   };
-  using PieceRef = std::pair<uint32_t, uint32_t>;  // (lane, piece)
-  std::vector<PieceRef> work;                      // a path of dependencies, resolved from the back
-  // The piece at `from` in work depends on a piece still on the path: a cycle, made by a
+  auto forward_of = [&](const LocalNode& n) -> const Link* {
+    return n.link != kNone && links[n.link].ok ? &links[n.link] : nullptr;
+  };
+  std::vector<Ref> work;  // a path of dependencies, resolved from the back
+  // The node at `from` in work depends on a node still on the path: a cycle, made by a
   // link. The first link on the path from there stops being followed, and what was
   // pushed because of it is resolved afresh.
-  auto break_cycle = [&](size_t from, PieceRef dep) {
+  auto break_cycle = [&](size_t from, Ref dep) {
     for (size_t j = from; j < work.size(); ++j) {
-      PieceRef next = j + 1 < work.size() ? work[j + 1] : dep;
-      Link* link = link_of(lanes[work[j].first].pieces[work[j].second].interval);
-      if (!link || PieceRef{link->lane, link->piece} != next) continue;
-      link->ok = false;
+      Ref next = j + 1 < work.size() ? work[j + 1] : dep;
+      const Link* link = forward_of(segments[work[j].first].nodes[work[j].second]);
+      if (!link || ref_of_piece(link->lane, link->piece) != next) continue;
+      links[static_cast<size_t>(link - links.data())].ok = false;
       for (size_t k = j; k < work.size(); ++k) nodes[work[k].first][work[k].second] = kUnset;
       work.resize(j + 1);
       return;
     }
   };
-  for (uint32_t l0 = 0; l0 < lanes.size(); ++l0) {
-    std::vector<uint32_t>& lane_nodes = nodes[l0];
-    for (uint32_t p0 = 0; p0 < lanes[l0].pieces.size(); ++p0) {
-      if (lane_nodes[p0] != kUnset) continue;
-      // Most pieces follow no link and their parent, earlier in depth-first order, has
-      // its node: the node is made here, as the path below would make it.
-      const Piece& first = lanes[l0].pieces[p0];
-      if (links.empty() || !is_backward[first.interval]) {
-        uint32_t parent = first.parent < 0 ? 0 : lane_nodes[static_cast<size_t>(first.parent)];
+  for (uint32_t g0 = 0; g0 < segments.size(); ++g0) {
+    const Segment& s0 = segments[g0];
+    std::vector<uint32_t>& own = nodes[g0];
+    for (uint32_t k0 = 0; k0 < s0.nodes.size(); ++k0) {
+      if (own[k0] != kUnset) continue;
+      // Most nodes follow no link and their parent, made before them, has its node: the
+      // node is made here, as the path below would make it.
+      const LocalNode& n0 = s0.nodes[k0];
+      if (n0.import == kNone && n0.link == kNone) {
+        uint32_t parent = n0.parent == kNone ? 0 : own[n0.parent];
         if (parent < kVisiting) {
-          lane_nodes[p0] = b.Node(parent, b.Frame(t.intervals[first.interval].name));
+          own[k0] = b.Node(parent, b.Frame(n0.name));
           continue;
         }
       }
-      work.push_back({l0, p0});
+      work.push_back({g0, k0});
       while (!work.empty()) {
-        auto [l, p] = work.back();
-        uint32_t& node = nodes[l][p];
+        auto [g, k] = work.back();
+        uint32_t& node = nodes[g][k];
         if (node < kVisiting) {
           work.pop_back();
           continue;
         }
-        const Piece& pc = lanes[l].pieces[p];
-        Link* link = links.empty() ? nullptr : link_of(pc.interval);
+        const LocalNode& n = segments[g].nodes[k];
+        const Link* link = forward_of(n);
         uint32_t parent = 0;
-        if (link || pc.parent >= 0) {
-          PieceRef dep = link ? PieceRef{link->lane, link->piece} : PieceRef{l, static_cast<uint32_t>(pc.parent)};
+        if (n.import != kNone || link || n.parent != kNone) {
+          Ref dep = n.import != kNone ? ref_of_piece(segments[g].lane, n.import)
+                    : link            ? ref_of_piece(link->lane, link->piece)
+                                      : Ref{g, n.parent};
           uint32_t at = nodes[dep.first][dep.second];
           if (at == kUnset) {
             node = kVisiting;
@@ -156,14 +444,94 @@ std::vector<std::vector<uint32_t>> PieceNodes(const Trace& t, const TraceModel& 
             break_cycle(static_cast<size_t>(std::find(work.begin(), work.end(), dep) - work.begin()), dep);
             continue;
           }
+          if (n.import != kNone) {
+            node = at;
+            work.pop_back();
+            continue;
+          }
           parent = link ? b.Node(at, link->frame) : at;
         }
-        node = b.Node(parent, b.Frame(t.intervals[pc.interval].name));
+        node = b.Node(parent, b.Frame(n.name));
         work.pop_back();
       }
     }
   }
   return nodes;
+}
+
+// Device work under the stack that launched it (place_of: where a launch was), labelled
+// with the launching thread and step and with the device and stream it ran on. Summed
+// per range of intervals on the threads, by what decides its sample; then added range
+// after range, each sum where its first interval is, as one walk over the intervals
+// would add them. Returns whether there was any.
+bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& options, bool step_labels,
+                   const std::function<const Place&(const Launch&)>& place_of, ProfileBuilder& b) {
+  auto step_of = [&](const Launch& l) -> int64_t {
+    const Step* s = step_labels ? m.StepOf(l) : nullptr;
+    return s ? s->number : -1;
+  };
+  struct DeviceSum {
+    uint32_t interval;  // the first
+    const Launch* launch;
+    uint32_t lane, device_lane;  // lane: the launching thread (kNone: no launch)
+    int64_t step;
+    uint32_t next;  // another sum of the same node and frame, or kNone
+    int64_t ns;
+  };
+  const size_t n = t.intervals.size();
+  const size_t ranges = (n + options.fold_segment - 1) / options.fold_segment;
+  std::vector<std::vector<DeviceSum>> device_sums(ranges);
+  ParallelFor(ranges, options.threads, [&](size_t r) {
+    FlatIndexMap sites;  // (launching node, frame) -> its first sum; the others follow `next`
+    FrameKeys frame_key(t.strings);
+    std::vector<DeviceSum>& sums = device_sums[r];
+    const uint32_t begin = static_cast<uint32_t>(r * options.fold_segment);
+    const uint32_t end = static_cast<uint32_t>(std::min(n, (r + 1) * options.fold_segment));
+    // Launches are sorted by device event, as the intervals are walked: LaunchOf, in step.
+    auto launch = std::lower_bound(m.launches.begin(), m.launches.end(), begin,
+                                   [](const Launch& l, uint32_t e) { return l.device_event < e; });
+    for (uint32_t i = begin; i < end; ++i) {
+      const Interval& d = t.intervals[i];
+      if (!IsDeviceRole(m.RoleOf(d))) continue;
+      while (launch != m.launches.end() && launch->device_event < i) ++launch;
+      const Launch* l = launch != m.launches.end() && launch->device_event == i ? &*launch : nullptr;
+      uint32_t node = kNone, lane = kNone;
+      int64_t step = -1;
+      if (l) node = place_of(*l).node, lane = place_of(*l).lane, step = step_of(*l);
+      const uint32_t fresh = static_cast<uint32_t>(sums.size());
+      auto [k, inserted] = sites.Emplace(uint64_t{node} << 32 | frame_key(d.name), fresh);
+      if (!inserted) {
+        const uint32_t first = k;
+        while (k != kNone && !(sums[k].lane == lane && sums[k].step == step && sums[k].device_lane == d.lane))
+          k = sums[k].next;
+        if (k == kNone) {
+          k = fresh;
+          sums.push_back(DeviceSum{i, l, lane, d.lane, step, sums[first].next, 0});
+          sums[first].next = fresh;
+        }
+      } else {
+        sums.push_back(DeviceSum{i, l, lane, d.lane, step, kNone, 0});
+      }
+      sums[k].ns += d.end_ns - d.start_ns;
+    }
+  });
+  bool any = false;
+  for (const std::vector<DeviceSum>& sums : device_sums) {
+    for (const DeviceSum& sum : sums) {
+      any = true;
+      const Interval& d = t.intervals[sum.interval];
+      if (const Launch* l = sum.launch) {
+        const Place& at = place_of(*l);
+        b.Add(b.Node(at.node, b.Frame(d.name)), b.Labels(at.lane, step_of(*l), d.lane), kGpu, sum.ns);
+      } else {
+        const LaneRole& dl = m.lanes[d.lane];
+        std::string where = (dl.device_name.empty() ? "device " + t.lanes[d.lane].pid : dl.device_name) + " stream " +
+                            t.lanes[d.lane].tid + " (no launch found)";
+        b.Add(b.Node(b.Node(0, b.FrameFor(where)), b.Frame(d.name)), b.Labels(d.lane, -1, d.lane), kGpu, sum.ns);
+      }
+    }
+  }
+  return any;
 }
 
 // Adds one trace's samples to the profile b builds.
@@ -175,26 +543,10 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     const Step* s = step_labels ? m.StepAt(lane, ts) : nullptr;
     return s ? s->number : -1;
   };
-  auto step_of = [&](const Launch& l) -> int64_t {
-    const Step* s = step_labels ? m.StepOf(l) : nullptr;
-    return s ? s->number : -1;
-  };
   // Host events that launched device work, and where in the tree each was.
-  std::vector<uint32_t> launchers;
-  for (const Launch& l : m.launches) {
-    if (l.host_event != kNoEvent) launchers.push_back(l.host_event);
-  }
-  std::sort(launchers.begin(), launchers.end());
-  launchers.erase(std::unique(launchers.begin(), launchers.end()), launchers.end());
-  std::vector<bool> is_launcher(n);  // a bit per interval spares most searches
-  for (uint32_t e : launchers) {
-    if (e < n) is_launcher[e] = true;
-  }
-  auto launcher_slot = [&](uint32_t e) -> int64_t {
-    if (e < n && !is_launcher[e]) return -1;
-    auto it = std::lower_bound(launchers.begin(), launchers.end(), e);
-    return it != launchers.end() && *it == e ? it - launchers.begin() : -1;
-  };
+  const Launchers launcher_slots(m, n);
+  const std::vector<uint32_t>& launchers = launcher_slots.events;
+  auto launcher_slot = [&](uint32_t e) { return launcher_slots.SlotOf(e); };
   std::vector<Place> launcher_place(launchers.size());
   std::vector<Place> flow_place(m.launches.size());  // launches from a flow start outside any runtime call
   std::vector<Place> memory_place(t.memory.size());
@@ -227,40 +579,37 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     }
   };
 
-  std::vector<std::vector<uint32_t>> piece_nodes = PieceNodes(t, m, lanes, options.thread_stacks, b);
-  std::vector<int64_t> step_of_piece;  // device lanes': their pieces' steps, for their children
+  // The pieces: folded segment by segment on the threads, the segments' trees joined to
+  // the profile's in piece order, then their samples lane after lane, and each lane's
+  // points once its pieces have their nodes.
+  std::vector<uint32_t> first_segment;  // by lane, and one past the last
+  std::vector<Segment> segments = Segments(lanes, &first_segment, options.fold_segment);
+  std::vector<bool> is_backward;
+  std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
+  const std::vector<uint32_t> forward_stacks = ForwardStacks(t, lanes, links, is_backward);
+  const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks};
+  ParallelFor(segments.size(), options.threads, [&](size_t g) { Fold(fold, segments[g]); });
+  std::vector<std::vector<uint32_t>> nodes = ResolveNodes(segments, first_segment, options.fold_segment, links, b);
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  for (size_t li = 0; li < lanes.size(); ++li) {
+  for (uint32_t li = 0; li < lanes.size(); ++li) {
     const LaneStacks& ls = lanes[li];
-    const std::vector<uint32_t>& node_of_piece = piece_nodes[li];
-    const bool device_lane = m.lanes[ls.lane].device;
-    if (device_lane) step_of_piece.resize(ls.pieces.size());
-    for (size_t i = 0; i < ls.pieces.size(); ++i) {
-      const Piece& pc = ls.pieces[i];
-      uint32_t node = node_of_piece[i];
-      // Host pieces lie in one step window (BuildLanes cut them at the steps' bounds);
-      // device pieces take the step their work was launched in.
-      int64_t step = -1;
-      if (!device_lane) {
-        step = step_at(ls.lane, pc.start_ns);
-      } else if (const Launch* l = m.LaunchOf(pc.interval)) {
-        step = step_of(*l);
-      } else if (pc.parent >= 0) {
-        step = step_of_piece[static_cast<size_t>(pc.parent)];
+    for (uint32_t g = first_segment[li]; g < first_segment[li + 1]; ++g) {
+      const Segment& sg = segments[g];
+      first = std::min(first, sg.first);
+      last = std::max(last, sg.last);
+      for (auto [slot, k] : sg.launchers) launcher_place[slot] = Place{nodes[g][k], ls.lane};
+      for (const LocalSample& ss : sg.samples) {
+        uint32_t node = nodes[g][ss.node];
+        uint32_t sample = b.Sample(node, b.Labels(ls.lane, ss.step));
+        b.Add(sample, kCalls, ss.calls);
+        b.Add(sample, kWall, ss.wall);
+        if (!b.IsWait(node)) b.Add(sample, kWork, ss.wall);
       }
-      if (device_lane) step_of_piece[i] = step;
-      first = std::min(first, pc.start_ns);
-      last = std::max(last, pc.end_ns);
-      if (pc.first) {
-        int64_t slot = launcher_slot(pc.interval);
-        if (slot >= 0) launcher_place[static_cast<size_t>(slot)] = Place{node, ls.lane};
-      }
-      if (pc.self_ns == 0 && !pc.first) continue;
-      uint32_t sample = b.Sample(node, b.Labels(ls.lane, step));
-      if (pc.first) b.Add(sample, kCalls, 1);
-      b.Add(sample, kWall, pc.self_ns);
-      if (!b.IsWait(node)) b.Add(sample, kWork, pc.self_ns);
     }
+    auto node_of_piece = [&](size_t piece) {
+      uint32_t g = first_segment[li] + static_cast<uint32_t>(piece / options.fold_segment);
+      return nodes[g][segments[g].node_of_piece[piece - segments[g].begin]];
+    };
     // What was open at each point: the last piece started at or before it, or the
     // innermost of its ancestors still open (pieces are in depth-first order).
     auto& pts = points[ls.lane];
@@ -270,35 +619,21 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       while (k < ls.pieces.size() && ls.pieces[k].start_ns <= pt.ts) ++k;
       int64_t c = static_cast<int64_t>(k) - 1;
       while (c >= 0 && ls.pieces[static_cast<size_t>(c)].end_ns <= pt.ts) c = ls.pieces[static_cast<size_t>(c)].parent;
-      place_point(pt, ls.lane, c < 0 ? 0 : node_of_piece[static_cast<size_t>(c)]);
+      place_point(pt, ls.lane, c < 0 ? 0 : node_of_piece(static_cast<size_t>(c)));
     }
     pts.clear();
-    std::vector<uint32_t>().swap(piece_nodes[li]);
   }
   for (uint32_t lane = 0; lane < points.size(); ++lane) {
     for (const Point& pt : points[lane]) place_point(pt, lane, 0);  // lanes without intervals: the root
   }
 
-  // Device work under the stack that launched it, labelled with the launching thread
-  // and step and with the device and stream it ran on.
-  bool has_device = false;
-  for (uint32_t i = 0; i < n; ++i) {
-    const Interval& d = t.intervals[i];
-    if (!IsDeviceRole(m.RoleOf(d))) continue;
-    has_device = true;
-    const Launch* l = m.LaunchOf(i);
-    if (l) {
-      const Place& at = l->host_event == kNoEvent ? flow_place[static_cast<size_t>(l - m.launches.data())]
-                                                  : launcher_place[static_cast<size_t>(launcher_slot(l->host_event))];
-      b.Add(b.Node(at.node, b.Frame(d.name)), b.Labels(at.lane, step_of(*l), d.lane), kGpu, d.end_ns - d.start_ns);
-    } else {
-      const LaneRole& dl = m.lanes[d.lane];
-      std::string where = (dl.device_name.empty() ? "device " + t.lanes[d.lane].pid : dl.device_name) + " stream " +
-                          t.lanes[d.lane].tid + " (no launch found)";
-      b.Add(b.Node(b.Node(0, b.FrameFor(where)), b.Frame(d.name)), b.Labels(d.lane, -1, d.lane), kGpu,
-            d.end_ns - d.start_ns);
-    }
-  }
+  const bool has_device = AddDeviceWork(
+      t, m, options, step_labels,
+      [&](const Launch& l) -> const Place& {
+        return l.host_event == kNoEvent ? flow_place[static_cast<size_t>(&l - m.launches.data())]
+                                        : launcher_place[static_cast<size_t>(launcher_slot(l.host_event))];
+      },
+      b);
 
   // Allocations where they happened; and, per device, what was still allocated when the
   // allocated total peaked, with what was allocated before the trace began on a frame of its own.
@@ -463,7 +798,9 @@ BuildOptions ConvertBuildOptions(const TraceModel& model, int threads, const Agg
 
 Profile Aggregate(const Trace& trace, int threads) {
   TraceModel model = BuildModel(trace);
-  return Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, threads)));
+  AggregateOptions options;
+  options.threads = threads;
+  return Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, threads, options)), options);
 }
 
 }  // namespace torch2pprof

@@ -158,6 +158,7 @@ ConvertResult Convert(const ConvertOptions& options) {
   aggregate.rank_labels = merged;
   aggregate.step_labels = options.step_labels;
   aggregate.max_depth = options.max_depth;
+  aggregate.threads = threads;
   Aggregator aggregator(aggregate);
   std::vector<int64_t> ranks;
   std::vector<LoadOptions> loads;

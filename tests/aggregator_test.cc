@@ -379,6 +379,22 @@ TEST(AggregatorBackward, RecursionInTheForwardStack) {
       (std::vector<int64_t>{1, 7000, 7000}));
 }
 
+TEST(AggregatorBackward, RootsUnderTheSameForwardStackKeepTheirOwnFrames) {
+  // Two ops on one stack, one after the other, whose backward nodes differ: the
+  // forward stacks are the same names, the [backward] frames are not.
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "python_function", "name": "model.py(3): forward", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 5, "dur": 10, "args": {"Sequence number": 7, "Fwd thread id": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 20, "dur": 10, "args": {"Sequence number": 8, "Fwd thread id": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "MulBackward0", "pid": 1, "tid": 2, "ts": 100, "dur": 10, "args": {"Sequence number": 7, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "MulBackward1", "pid": 1, "tid": 2, "ts": 120, "dur": 5, "args": {"Sequence number": 8, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "MulBackward0", "pid": 1, "tid": 2, "ts": 130, "dur": 3, "args": {"Sequence number": 8, "Fwd thread id": 1}}])");
+  EXPECT_EQ(d.problem, "");
+  const std::string fwd = "pid=1,tid=2|model.py(3): forward;aten::mul;";
+  EXPECT_EQ(d.stacks.at(fwd + "[backward] MulBackward0;MulBackward0"), (std::vector<int64_t>{2, 13000, 13000}));
+  EXPECT_EQ(d.stacks.at(fwd + "[backward] MulBackward1;MulBackward1"), (std::vector<int64_t>{1, 5000, 5000}));
+}
+
 TEST(AggregatorWork, BlockingWaitsAreWallButNotWork) {
   auto d = ConvertText(R"([
     {"ph": "X", "cat": "python_function", "name": "threading.py(1030): _bootstrap", "pid": 1, "tid": 3, "ts": 0, "dur": 100},
@@ -474,6 +490,61 @@ TEST(AggregatorDepth, DeepStacksFoldAtTheMaximumDepthAndKeepTheirTime) {
   bool said = false;
   for (const std::string& c : d.comments) said |= c.find("1 stacks deeper than 4 frames") == 0;
   EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// The profile, byte for byte, of a trace whose lanes are folded in segments of
+// `segment` pieces on `threads` threads.
+std::string Folded(const Trace& t, const TraceModel& m, AggregateOptions o, uint32_t segment, int threads) {
+  o.fold_segment = segment;
+  o.threads = threads;
+  return EncodeProfile(Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1, o)), o));
+}
+
+// Lanes are folded in segments side by side, and the segments' trees join the profile
+// in piece order: however the lanes are cut and however many threads fold them, the
+// profile is the one a single fold makes (its nodes, frames, label sets and samples in
+// the same order), with and without backward links, step labels and cycles.
+TEST(AggregatorFold, TheProfileNeverDependsOnSegmentsOrThreads) {
+  const std::string cycle = R"([
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: XBackward0", "pid": 1, "tid": 2, "ts": 0, "dur": 40, "args": {"Sequence number": 3, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "XBackward0", "pid": 1, "tid": 2, "ts": 5, "dur": 30, "args": {"Sequence number": 3, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::inner", "pid": 1, "tid": 2, "ts": 10, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::other", "pid": 1, "tid": 1, "ts": 10, "dur": 10, "args": {"Sequence number": 5, "Fwd thread id": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "OtherBackward0", "pid": 1, "tid": 2, "ts": 50, "dur": 10, "args": {"Sequence number": 5, "Fwd thread id": 1}},
+    {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 1, "pid": 1, "tid": 2, "ts": 10},
+    {"ph": "f", "cat": "fwdbwd", "name": "fwdbwd", "id": 1, "pid": 1, "tid": 2, "ts": 5, "bp": "e"}])";
+  std::vector<std::pair<std::string, Trace>> traces;
+  for (const std::string& json : {BackwardTrace(kFlow), BackwardTrace(""), cycle, Steps(4)})
+    traces.emplace_back("text " + std::to_string(traces.size()), testing::LoadText(json));
+  for (const char* real : {"/convert/memory.json", "/real/hta__call_stack__backward_thread.json",
+                           "/real/torch211/lm_train.pt.trace.json.gz"}) {
+    traces.emplace_back(real, LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + real}));
+  }
+  for (const auto& [name, t] : traces) {
+    TraceModel m = BuildModel(t);
+    for (bool thread_stacks : {false, true}) {
+      for (StepLabels steps : {StepLabels::kOn, StepLabels::kOff}) {
+        AggregateOptions o;
+        o.thread_stacks = thread_stacks;
+        o.step_labels = steps;
+        const std::string one = Folded(t, m, o, 1u << 16, 1);
+        const bool big = t.intervals.size() > 1000;
+        for (uint32_t segment : big ? std::vector<uint32_t>{97, 4096} : std::vector<uint32_t>{1, 2, 3, 5}) {
+          for (int threads : {1, 3}) {
+            EXPECT_TRUE(Folded(t, m, o, segment, threads) == one)
+                << name << ": segments of " << segment << ", " << threads << " threads, thread_stacks " << thread_stacks
+                << ", step labels " << (steps == StepLabels::kOn ? "on" : "off");
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

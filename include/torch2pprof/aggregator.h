@@ -39,6 +39,10 @@ struct AggregateOptions {
   // Every sample also gets the numeric label "rank", so samples of different traces
   // never merge (convert -o).
   bool rank_labels = false;
+  // Threads that fold the lanes' pieces, and how many pieces each fold takes (the
+  // lanes are cut at fixed places, never by threads): the profile depends on neither.
+  int threads = 1;
+  uint32_t fold_segment = 1 << 16;
 };
 
 // Samples with values {calls, wall, work} and, when the trace has them, {gpu} (device

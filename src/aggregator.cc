@@ -677,7 +677,9 @@ struct Aggregator::State {
   Profile p;
   AggregateOptions options;
   ProfileBuilder b;
-  explicit State(const AggregateOptions& o) : options(o), b(&p, o.max_depth) {}
+  explicit State(const AggregateOptions& o) : options(o), b(&p, o.max_depth) {
+    options.fold_segment = std::max(1u, options.fold_segment);
+  }
   bool has_device = false, has_memory = false;
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   int64_t time_nanos = 0;

@@ -535,7 +535,7 @@ TEST(AggregatorFold, TheProfileNeverDependsOnSegmentsOrThreads) {
         o.step_labels = steps;
         const std::string one = Folded(t, m, o, 1u << 16, 1);
         const bool big = t.intervals.size() > 1000;
-        for (uint32_t segment : big ? std::vector<uint32_t>{97, 4096} : std::vector<uint32_t>{1, 2, 3, 5}) {
+        for (uint32_t segment : big ? std::vector<uint32_t>{97, 4096} : std::vector<uint32_t>{0, 1, 2, 3, 5}) {
           for (int threads : {1, 3}) {
             EXPECT_TRUE(Folded(t, m, o, segment, threads) == one)
                 << name << ": segments of " << segment << ", " << threads << " threads, thread_stacks " << thread_stacks

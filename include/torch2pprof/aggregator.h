@@ -40,7 +40,8 @@ struct AggregateOptions {
   // never merge (convert -o).
   bool rank_labels = false;
   // Threads that fold the lanes' pieces, and how many pieces each fold takes (the
-  // lanes are cut at fixed places, never by threads): the profile depends on neither.
+  // lanes are cut at fixed places, never by threads; 0 counts as 1): the profile depends
+  // on neither.
   int threads = 1;
   uint32_t fold_segment = 1 << 16;
 };

@@ -182,30 +182,46 @@ void FindLaunches(const Trace& t, TraceModel& m) {
   if (!any_device) return;
   by_correlation.Seal();
   by_external.Seal();
-  auto by_start = [&](uint32_t x, uint32_t y) {
-    const Interval &a = EventAt(t, x), &b = EventAt(t, y);
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : x < y;
-  };
-  for (auto& v : device_on_lane) std::sort(v.begin(), v.end(), by_start);
-  for (auto& v : runtime_on_lane) std::sort(v.begin(), v.end(), by_start);
+  // The host twin of each device event, by correlation (device work) or External id
+  // (device annotations): in most traces every one has it, and the flows are not needed.
+  std::vector<std::pair<uint32_t, uint32_t>> host_of;  // (device event, host event or kNone)
+  bool any_missing = false;
+  for (uint32_t e = 0; e < count; ++e) {
+    const Interval& d = EventAt(t, e);
+    Role r = m.RoleOf(d);
+    bool device_work = IsDeviceRole(r);
+    if (!device_work && r != Role::kDeviceAnnotation) continue;
+    uint32_t host = kNone;
+    if (d.link) host = device_work ? by_correlation.Find(d.link) : by_external.Find(d.link);
+    host_of.push_back({e, host});
+    any_missing |= host == kNone;
+  }
 
   // Flow starts by id (the first one wins), and flow ends bound to device events.
   FirstByKey flow_start;
   std::unordered_map<uint32_t, uint32_t> flow_of_device;  // device event -> index into t.flows of its 's'
-  for (uint32_t k = 0; k < t.flows.size(); ++k) {
-    const Flow& f = t.flows[k];
-    if (f.kind == FlowKind::kLaunch && f.phase == 's') flow_start.Add(f.id, k);
-  }
-  flow_start.Seal();
-  for (const Flow& f : t.flows) {
-    if (f.kind != FlowKind::kLaunch || f.phase != 'f') continue;
-    const auto& v = device_on_lane[f.lane];
-    auto it = std::upper_bound(v.begin(), v.end(), f.ts_ns,
-                               [&](int64_t ts, uint32_t e) { return ts < EventAt(t, e).start_ns; });
-    if (it == v.begin()) continue;
-    const Interval& d = EventAt(t, *(it - 1));
-    uint32_t s = flow_start.Find(f.id);
-    if (s != kNone && (d.start_ns == f.ts_ns || d.end_ns > f.ts_ns)) flow_of_device.emplace(*(it - 1), s);
+  if (any_missing) {
+    auto by_start = [&](uint32_t x, uint32_t y) {
+      const Interval &a = EventAt(t, x), &b = EventAt(t, y);
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : x < y;
+    };
+    for (auto& v : device_on_lane) std::sort(v.begin(), v.end(), by_start);
+    for (auto& v : runtime_on_lane) std::sort(v.begin(), v.end(), by_start);
+    for (uint32_t k = 0; k < t.flows.size(); ++k) {
+      const Flow& f = t.flows[k];
+      if (f.kind == FlowKind::kLaunch && f.phase == 's') flow_start.Add(f.id, k);
+    }
+    flow_start.Seal();
+    for (const Flow& f : t.flows) {
+      if (f.kind != FlowKind::kLaunch || f.phase != 'f') continue;
+      const auto& v = device_on_lane[f.lane];
+      auto it = std::upper_bound(v.begin(), v.end(), f.ts_ns,
+                                 [&](int64_t ts, uint32_t e) { return ts < EventAt(t, e).start_ns; });
+      if (it == v.begin()) continue;
+      const Interval& d = EventAt(t, *(it - 1));
+      uint32_t s = flow_start.Find(f.id);
+      if (s != kNone && (d.start_ns == f.ts_ns || d.end_ns > f.ts_ns)) flow_of_device.emplace(*(it - 1), s);
+    }
   }
   // The runtime call open at a flow start on its lane, if any.
   auto runtime_at = [&](uint32_t lane, int64_t ts) -> uint32_t {
@@ -219,13 +235,7 @@ void FindLaunches(const Trace& t, TraceModel& m) {
     return kNone;
   };
 
-  for (uint32_t e = 0; e < count; ++e) {
-    const Interval& d = EventAt(t, e);
-    Role r = m.RoleOf(d);
-    bool device_work = IsDeviceRole(r);
-    if (!device_work && r != Role::kDeviceAnnotation) continue;
-    uint32_t host = kNone;
-    if (d.link) host = device_work ? by_correlation.Find(d.link) : by_external.Find(d.link);
+  for (auto [e, host] : host_of) {
     if (host != kNone) {
       const Interval& h = EventAt(t, host);
       m.launches.push_back(Launch{e, host, h.lane, h.start_ns});

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "huge_pages.h"
 #include "torch2pprof/huge_vector.h"
 
 namespace torch2pprof {
@@ -13,8 +14,6 @@ constexpr size_t kHuge = size_t{2} << 20;
 // Below this a buffer comes from malloc: a mapping of its own would cost a system call
 // and a 2 MiB page for what fits in a few 4 KiB ones.
 constexpr size_t kOwnMapping = size_t{1} << 20;
-
-constexpr size_t kPage = 4096;
 
 // Whole 2 MiB pages where the buffer covers them; its tail past the last 2 MiB boundary
 // is 4 KiB pages, so a buffer filled to its end is never resident beyond it.

@@ -11,6 +11,8 @@
 
 namespace torch2pprof {
 
+inline constexpr uintptr_t kPage = 4096;  // the small page the kernel maps and hands back
+
 // Once v is complete: its capacity past the last 4 KiB page in use is handed back. With
 // huge pages the last 2 MiB page is resident in full however little of it is used; the
 // kernel splits it, and a table of the trace no longer costs up to 2 MiB more than it
@@ -18,7 +20,6 @@ namespace torch2pprof {
 // there faults in a fresh page.
 template <typename T, typename A>
 void TrimHuge(std::vector<T, A>& v) {
-  constexpr uintptr_t kPage = 4096;
   uintptr_t begin = (reinterpret_cast<uintptr_t>(v.data() + v.size()) + kPage - 1) & ~(kPage - 1);
   uintptr_t end = reinterpret_cast<uintptr_t>(v.data() + v.capacity()) & ~(kPage - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);

@@ -13,13 +13,11 @@ ParsePool::ParsePool(int workers, bool details, Merge merge)
 }
 
 ParsePool::~ParsePool() {
-  Stop(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    StopLocked(nullptr);
+  }
   for (std::thread& t : workers_) t.join();
-}
-
-void ParsePool::Stop(std::exception_ptr error) {
-  std::lock_guard<std::mutex> lock(mu_);
-  StopLocked(std::move(error));
 }
 
 void ParsePool::StopLocked(std::exception_ptr error) {

@@ -62,7 +62,6 @@ class ParsePool final : public ChunkSink {
   // seq was parsed (or failed) on this thread: merge it and the batches left after it
   // when its turn comes, or leave it.
   void Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock);
-  void Stop(std::exception_ptr error);
   void StopLocked(std::exception_ptr error);  // with the lock held
   Slot& At(uint64_t seq) { return slots_[seq % slots_.size()]; }
 

@@ -45,6 +45,7 @@ uint32_t EventBatch::Intern(std::string_view s) {
 
 void EventBatch::OnEvent(const RawEvent& ev) {
   BatchEvent e;
+  static_cast<EventValues&>(e) = ev;
   e.ph = Intern(ev.ph);
   e.name = Intern(ev.name);
   e.cat = Intern(ev.cat);
@@ -52,26 +53,6 @@ void EventBatch::OnEvent(const RawEvent& ev) {
   e.tid = Intern(ev.tid);
   e.meta_name = Intern(ev.meta_name);
   e.input_dims = details_ ? Intern(ev.input_dims) : 0;
-  e.args = ev.args;
-  e.correlation = ev.correlation;
-  e.python_id = ev.python_id;
-  e.python_parent = ev.python_parent;
-  e.sequence = ev.sequence;
-  e.fwd_thread = ev.fwd_thread;
-  e.device = ev.device;
-  e.device_type = ev.device_type;
-  e.device_id = ev.device_id;
-  e.bytes = ev.bytes;
-  e.total_allocated = ev.total_allocated;
-  e.total_reserved = ev.total_reserved;
-  e.addr = ev.addr;
-  e.id = ev.id;
-  e.offset = ev.offset;
-  e.ts = ev.ts;
-  e.dur = ev.dur;
-  e.has_ts = ev.has_ts;
-  e.has_dur = ev.has_dur;
-  e.has_id = ev.has_id;
   events_.push_back(e);
 }
 

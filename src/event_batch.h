@@ -15,18 +15,11 @@ namespace torch2pprof {
 
 // A RawEvent with its strings as ids into EventBatch::strings (0 is ""); or, in file
 // order among the events, an unreadable event or the note that the next was repaired.
-struct BatchEvent {
+struct BatchEvent : EventValues {
   enum Kind : uint8_t { kEvent, kBad, kRepaired } kind = kEvent;
   Skip bad = Skip::kBadJson;  // kBad: why
   uint32_t ph = 0, name = 0, cat = 0, pid = 0, tid = 0, meta_name = 0, input_dims = 0;
   uint32_t message = 0;  // kBad: what, for --strict
-  EventArgs args;
-  int64_t correlation = -1, python_id = -1, python_parent = -1, sequence = -1, fwd_thread = -1;
-  int32_t device = -1, device_type = -1, device_id = -1;
-  int64_t bytes = 0, total_allocated = -1, total_reserved = -1;
-  uint64_t addr = 0, id = 0, offset = 0;
-  int64_t ts = 0, dur = 0;
-  bool has_ts = false, has_dur = false, has_id = false;
 };
 
 class EventBatch final : public EventSink {

@@ -13,21 +13,15 @@
 namespace torch2pprof {
 
 // One event's fields; the views are valid only during EventSink::OnEvent.
-struct RawEvent {
-  std::string_view ph;    // "?" when ph is not a string
-  std::string_view name;  // strings as written (unescaped); other JSON as its text
-  std::string_view cat;
-  std::string_view pid;  // lane text: strings as they are, integral numbers without decimals
-  std::string_view tid;
-  std::string_view meta_name;   // args.name (thread_name / process_name metadata)
-  std::string_view input_dims;  // args["Input Dims"] as JSON text
-  EventArgs args;               // the ids and kernel metrics in args
-  int64_t correlation = -1;     // args.correlation: links a runtime call and its device work
-  int32_t device = -1;          // args.device of device events
-  int64_t python_id = -1;       // args["Python id"] of python_function events
-  int64_t python_parent = -1;   // args["Python parent id"]; -1 when null or absent
-  int64_t sequence = -1;        // args["Sequence number"] of operators
-  int64_t fwd_thread = -1;      // args["Fwd thread id"]
+// The numbers of an event, as the parser reads them and a batch keeps them.
+struct EventValues {
+  EventArgs args;              // the ids and kernel metrics in args
+  int64_t correlation = -1;    // args.correlation: links a runtime call and its device work
+  int32_t device = -1;         // args.device of device events
+  int64_t python_id = -1;      // args["Python id"] of python_function events
+  int64_t python_parent = -1;  // args["Python parent id"]; -1 when null or absent
+  int64_t sequence = -1;       // args["Sequence number"] of operators
+  int64_t fwd_thread = -1;     // args["Fwd thread id"]
   // [memory] fields
   int64_t bytes = 0, total_allocated = -1, total_reserved = -1;
   uint64_t addr = 0;
@@ -35,11 +29,21 @@ struct RawEvent {
   int64_t ts = 0;   // ns
   int64_t dur = 0;  // ns
   bool has_ts = false;
-  bool has_dur = false;       // false when absent or null
-  uint64_t offset = 0;        // where the event starts in the uncompressed input
-  const char* bad = nullptr;  // set: a field has an unusable value (says what)
-  uint64_t id = 0;            // "id" of flow events
+  bool has_dur = false;  // false when absent or null
+  uint64_t offset = 0;   // where the event starts in the uncompressed input
+  uint64_t id = 0;       // "id" of flow events
   bool has_id = false;
+};
+
+struct RawEvent : EventValues {
+  std::string_view ph;    // "?" when ph is not a string
+  std::string_view name;  // strings as written (unescaped); other JSON as its text
+  std::string_view cat;
+  std::string_view pid;  // lane text: strings as they are, integral numbers without decimals
+  std::string_view tid;
+  std::string_view meta_name;   // args.name (thread_name / process_name metadata)
+  std::string_view input_dims;  // args["Input Dims"] as JSON text
+  const char* bad = nullptr;    // set: a field has an unusable value (says what)
 };
 
 class EventSink {

@@ -96,10 +96,23 @@ struct Segment {
   uint32_t lane;                                         // index into the lanes
   uint32_t begin, end;                                   // its pieces
   std::vector<LocalNode> nodes;                          // in the order of their first piece
-  std::vector<uint32_t> node_of_piece;                   // by piece - begin
+  uint32_t* node_of_piece = nullptr;                     // by piece - begin (a part of PieceTable)
   std::vector<LocalSample> samples;                      // in the order of their first piece
   std::vector<std::pair<uint32_t, uint32_t>> launchers;  // (launcher slot, node)
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+};
+
+// A number per piece of every lane, lane after lane: the forward stacks' work table
+// first, then the segments' nodes of their pieces (one table, its pages faulted in once).
+struct PieceTable {
+  std::vector<uint32_t> values;
+  std::vector<size_t> lane_at;  // where each lane's pieces start
+  explicit PieceTable(const std::vector<LaneStacks>& lanes) {
+    size_t n = 0;
+    for (const LaneStacks& ls : lanes) lane_at.push_back(n), n += ls.pieces.size();
+    values.resize(n);
+  }
+  uint32_t& At(uint32_t lane, uint32_t piece) { return values[lane_at[lane] + piece]; }
 };
 
 // The host events that launched device work, sorted: a launcher's slot is its index.
@@ -173,15 +186,14 @@ class FrameKeys {
 // hang their backward roots under the same node. Empty where a link would make a cycle
 // (a forward op inside its own backward's subtree): ResolveNodes then drops one.
 std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks>& lanes,
-                                    const std::vector<Link>& links, const std::vector<bool>& is_backward) {
+                                    const std::vector<Link>& links, const std::vector<bool>& is_backward,
+                                    PieceTable& table) {
   constexpr uint32_t kUnknown = kNone, kVisiting = kNone - 1;
   FlatIndexMap stacks;  // (stack above + 1, backward root?, name) -> stack
-  // By lane and piece: its stack, once known (only lanes with forward ops get a table).
-  std::vector<std::vector<uint32_t>> known(lanes.size());
-  auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& {
-    if (known[lane].empty()) known[lane].assign(lanes[lane].pieces.size(), kUnknown);
-    return known[lane][piece];
-  };
+  // By lane and piece: its stack, once known.
+  if (links.empty()) return {};
+  std::fill(table.values.begin(), table.values.end(), kUnknown);
+  auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& { return table.At(lane, piece); };
   std::vector<std::pair<uint32_t, uint32_t>> work;
   std::vector<uint32_t> out(links.size(), kNone);
   FrameKeys frame_key(t.strings);
@@ -241,7 +253,6 @@ void Fold(const FoldInput& in, Segment& s) {
   std::vector<int64_t> steps;          // the segment's steps, for the samples' keys
   std::vector<int64_t> step_of_piece;  // device lanes': their pieces' steps, for their children
   if (device_lane) step_of_piece.resize(s.end - s.begin);
-  s.node_of_piece.resize(s.end - s.begin);
   auto add_node = [&](FlatIndexMap& map, uint64_t key, LocalNode n) {
     auto [node, inserted] = map.Emplace(key, static_cast<uint32_t>(s.nodes.size()));
     if (inserted) s.nodes.push_back(n);
@@ -297,15 +308,17 @@ void Fold(const FoldInput& in, Segment& s) {
 }
 
 // The segments of the lanes: a lane's pieces cut every `size` pieces.
-std::vector<Segment> Segments(const std::vector<LaneStacks>& lanes, std::vector<uint32_t>* first_segment,
-                              uint32_t size) {
+std::vector<Segment> Segments(const std::vector<LaneStacks>& lanes, uint32_t size, PieceTable& table,
+                              std::vector<uint32_t>* first_segment) {
   std::vector<Segment> out;
   for (uint32_t l = 0; l < lanes.size(); ++l) {
     first_segment->push_back(static_cast<uint32_t>(out.size()));
     const uint32_t n = static_cast<uint32_t>(lanes[l].pieces.size());
     for (uint32_t b = 0; b < n; b += std::min(size, n - b)) {
       out.emplace_back();
-      out.back().lane = l, out.back().begin = b, out.back().end = b + std::min(size, n - b);
+      Segment& sg = out.back();
+      sg.lane = l, sg.begin = b, sg.end = b + std::min(size, n - b);
+      sg.node_of_piece = &table.At(l, b);
     }
   }
   first_segment->push_back(static_cast<uint32_t>(out.size()));
@@ -583,10 +596,11 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   // the profile's in piece order, then their samples lane after lane, and each lane's
   // points once its pieces have their nodes.
   std::vector<uint32_t> first_segment;  // by lane, and one past the last
-  std::vector<Segment> segments = Segments(lanes, &first_segment, options.fold_segment);
+  PieceTable table(lanes);
+  std::vector<Segment> segments = Segments(lanes, options.fold_segment, table, &first_segment);
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
-  const std::vector<uint32_t> forward_stacks = ForwardStacks(t, lanes, links, is_backward);
+  const std::vector<uint32_t> forward_stacks = ForwardStacks(t, lanes, links, is_backward, table);
   const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks};
   ParallelFor(segments.size(), options.threads, [&](size_t g) { Fold(fold, segments[g]); });
   std::vector<std::vector<uint32_t>> nodes = ResolveNodes(segments, first_segment, options.fold_segment, links, b);

@@ -188,10 +188,10 @@ class FrameKeys {
 std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks>& lanes,
                                     const std::vector<Link>& links, const std::vector<bool>& is_backward,
                                     PieceTable& table) {
+  if (links.empty()) return {};
   constexpr uint32_t kUnknown = kNone, kVisiting = kNone - 1;
   FlatIndexMap stacks;  // (stack above + 1, backward root?, name) -> stack
-  // By lane and piece: its stack, once known.
-  if (links.empty()) return {};
+  // By lane and piece: its stack once known, kUnknown or kVisiting before.
   std::fill(table.values.begin(), table.values.end(), kUnknown);
   auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& { return table.At(lane, piece); };
   std::vector<std::pair<uint32_t, uint32_t>> work;

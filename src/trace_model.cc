@@ -317,7 +317,11 @@ void FindBackward(const Trace& t, TraceModel& m) {
   }
   std::map<uint32_t, BackwardLink> links;  // by backward root
   std::map<int32_t, uint32_t> lane_of_fwd_thread;
-  for (const auto& [id, backward] : backward_of_flow) {
+  // In the order of the flows' ids (Kineto numbers them in order): where several flows
+  // end at one backward root, the first gives its forward op (and the forward thread's lane).
+  std::vector<std::pair<uint64_t, uint32_t>> flow_ends(backward_of_flow.begin(), backward_of_flow.end());
+  std::sort(flow_ends.begin(), flow_ends.end());
+  for (const auto& [id, backward] : flow_ends) {
     auto f = forward_of_flow.find(id);
     if (f == forward_of_flow.end()) continue;
     links.emplace(backward, BackwardLink{backward, f->second, true});

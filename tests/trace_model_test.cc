@@ -190,6 +190,27 @@ TEST(TraceModel, BackwardLinksUseTheForwardThreadTheFlowsName) {
   EXPECT_EQ(Name(t, m.backward[1].forward), "fwd_on_3");  // not the later fwd_on_4 of another thread
 }
 
+TEST(TraceModel, SeveralFlowsEndingAtOneBackwardRootTheSmallestIdWins) {
+  // Two fwdbwd flows end at one backward node, from two forward ops: the flow with the
+  // smallest id (Kineto numbers them in order) gives the forward op, whichever way the
+  // ids fall — a written rule, not a hash map's iteration order.
+  for (bool first_is_smaller : {true, false}) {
+    const int a = first_is_smaller ? 3 : 50, b = first_is_smaller ? 50 : 3;
+    Trace t = LoadText(Events({
+        X("cpu_op", "aten::a", 1, 1, 0, 10, R"({"Sequence number": 7, "Fwd thread id": 0})"),
+        X("cpu_op", "aten::b", 1, 1, 20, 10, R"({"Sequence number": 8, "Fwd thread id": 0})"),
+        X("cpu_op", "XBackward0", 1, 2, 100, 10, R"({"Sequence number": 7, "Fwd thread id": 1})"),
+        Flow("fwdbwd", 's', a, 1, 1, 5),
+        Flow("fwdbwd", 'f', a, 1, 2, 100),
+        Flow("fwdbwd", 's', b, 1, 1, 25),
+        Flow("fwdbwd", 'f', b, 1, 2, 100),
+    }));
+    TraceModel m = BuildModel(t);
+    ASSERT_EQ(m.backward.size(), 1u);
+    EXPECT_EQ(Name(t, m.backward[0].forward), first_is_smaller ? "aten::a" : "aten::b") << a << ", " << b;
+  }
+}
+
 TEST(TraceModel, MemoryPeakAndWhatWasLiveBeforeTheTrace) {
   // 1000 bytes were allocated before the trace: Total Allocated says so from the start.
   Trace t = LoadText(Events({

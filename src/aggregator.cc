@@ -96,23 +96,42 @@ struct Segment {
   uint32_t lane;                                         // index into the lanes
   uint32_t begin, end;                                   // its pieces
   std::vector<LocalNode> nodes;                          // in the order of their first piece
-  uint32_t* node_of_piece = nullptr;                     // by piece - begin (a part of PieceTable)
   std::vector<LocalSample> samples;                      // in the order of their first piece
   std::vector<std::pair<uint32_t, uint32_t>> launchers;  // (launcher slot, node)
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
 };
 
-// A number per piece of every lane, lane after lane: the forward stacks' work table
-// first, then the segments' nodes of their pieces (one table, its pages faulted in once).
-struct PieceTable {
-  std::vector<uint32_t> values;
-  std::vector<size_t> lane_at;  // where each lane's pieces start
-  explicit PieceTable(const std::vector<LaneStacks>& lanes) {
-    size_t n = 0;
-    for (const LaneStacks& ls : lanes) lane_at.push_back(n), n += ls.pieces.size();
-    values.resize(n);
+// The lanes' pieces cut into segments every `size` pieces (at fixed places, never by
+// threads), and one table of a number per piece of every lane, lane after lane: the
+// forward stacks' work table first, then each piece's node in its segment's tree (one
+// table, its pages faulted in once).
+struct Folds {
+  uint32_t size;
+  std::vector<Segment> segments;
+  std::vector<uint32_t> first_segment;  // by lane (index into the lanes), and one past the last
+  std::vector<uint32_t> table;
+  std::vector<size_t> lane_at;  // where each lane's pieces start in the table
+
+  Folds(const std::vector<LaneStacks>& lanes, uint32_t segment_size) : size(segment_size) {
+    size_t at = 0;
+    for (uint32_t l = 0; l < lanes.size(); ++l) {
+      first_segment.push_back(static_cast<uint32_t>(segments.size()));
+      lane_at.push_back(at);
+      const uint32_t n = static_cast<uint32_t>(lanes[l].pieces.size());
+      for (uint32_t b = 0; b < n; b += std::min(size, n - b)) {
+        segments.emplace_back();
+        segments.back().lane = l, segments.back().begin = b, segments.back().end = b + std::min(size, n - b);
+      }
+      at += n;
+    }
+    first_segment.push_back(static_cast<uint32_t>(segments.size()));
+    table.resize(at);
   }
-  uint32_t& At(uint32_t lane, uint32_t piece) { return values[lane_at[lane] + piece]; }
+  uint32_t& At(uint32_t lane, uint32_t piece) { return table[lane_at[lane] + piece]; }
+  // A piece's segment and, once folded, its node in the segment's tree.
+  std::pair<uint32_t, uint32_t> Of(uint32_t lane, uint32_t piece) const {
+    return {first_segment[lane] + piece / size, table[lane_at[lane] + piece]};
+  }
 };
 
 // The host events that launched device work, sorted: a launcher's slot is its index.
@@ -187,13 +206,13 @@ class FrameKeys {
 // (a forward op inside its own backward's subtree): ResolveNodes then drops one.
 std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks>& lanes,
                                     const std::vector<Link>& links, const std::vector<bool>& is_backward,
-                                    PieceTable& table) {
+                                    Folds& folds) {
   if (links.empty()) return {};
   constexpr uint32_t kUnknown = kNone, kVisiting = kNone - 1;
   FlatIndexMap stacks;  // (stack above + 1, backward root?, name) -> stack
   // By lane and piece: its stack once known, kUnknown or kVisiting before.
-  std::fill(table.values.begin(), table.values.end(), kUnknown);
-  auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& { return table.At(lane, piece); };
+  std::fill(folds.table.begin(), folds.table.end(), kUnknown);
+  auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& { return folds.At(lane, piece); };
   std::vector<std::pair<uint32_t, uint32_t>> work;
   std::vector<uint32_t> out(links.size(), kNone);
   FrameKeys frame_key(t.strings);
@@ -233,25 +252,42 @@ std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks
   return out;
 }
 
-// The step of a device piece: that of the launch of its work, or else its parent's.
-int64_t DeviceStep(const FoldInput& in, const LaneStacks& ls, uint32_t piece) {
+// A step's number, or -1 for none.
+int64_t Number(const Step* step) { return step ? step->number : -1; }
+
+// The step of a device piece before the segment: that of the launch of its work, or
+// else its parent's. Every piece on the way up is remembered in `known`, so that a
+// segment walks each ancestor once however many of its pieces hang under it.
+int64_t DeviceStep(const FoldInput& in, const LaneStacks& ls, uint32_t piece,
+                   std::unordered_map<uint32_t, int64_t>& known) {
+  std::vector<uint32_t> path;
+  int64_t step = -1;
   for (int64_t q = piece; q >= 0; q = ls.pieces[static_cast<size_t>(q)].parent) {
+    auto it = known.find(static_cast<uint32_t>(q));
+    if (it != known.end()) {
+      step = it->second;
+      break;
+    }
+    path.push_back(static_cast<uint32_t>(q));
     if (const Launch* l = in.m.LaunchOf(ls.pieces[static_cast<size_t>(q)].interval)) {
-      const Step* st = in.m.StepOf(*l);
-      return st ? st->number : -1;
+      step = Number(in.m.StepOf(*l));
+      break;
     }
   }
-  return -1;
+  for (uint32_t q : path) known.emplace(q, step);
+  return step;
 }
 
-// A segment's tree, its samples (by node and step) and where its launchers are.
-void Fold(const FoldInput& in, Segment& s) {
+// A segment's tree, its samples (by node and step) and where its launchers are; the node
+// of each of its pieces goes to node_of_piece[piece - begin].
+void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
   const LaneStacks& ls = in.lanes[s.lane];
   const bool device_lane = in.m.lanes[ls.lane].device;
   FlatIndexMap child, imports, backward_roots, samples;
   FrameKeys frame_key(in.t.strings);
-  std::vector<int64_t> steps;          // the segment's steps, for the samples' keys
-  std::vector<int64_t> step_of_piece;  // device lanes': their pieces' steps, for their children
+  std::vector<int64_t> steps;                           // the segment's steps, for the samples' keys
+  std::vector<int64_t> step_of_piece;                   // device lanes': their pieces' steps, for their children
+  std::unordered_map<uint32_t, int64_t> earlier_steps;  // and those of pieces before the segment
   if (device_lane) step_of_piece.resize(s.end - s.begin);
   auto add_node = [&](FlatIndexMap& map, uint64_t key, LocalNode n) {
     auto [node, inserted] = map.Emplace(key, static_cast<uint32_t>(s.nodes.size()));
@@ -263,31 +299,32 @@ void Fold(const FoldInput& in, Segment& s) {
     uint32_t parent = kNone;
     if (pc.parent >= 0) {
       uint32_t q = static_cast<uint32_t>(pc.parent);
-      parent = q >= s.begin ? s.node_of_piece[q - s.begin] : add_node(imports, q, LocalNode{kNone, 0, kNone, q});
+      parent = q >= s.begin ? node_of_piece[q - s.begin] : add_node(imports, q, LocalNode{kNone, 0, kNone, q});
     }
     const uint32_t name = in.t.intervals[pc.interval].name;
     const uint32_t link = LinkOf(in.links, in.is_backward, pc.interval);
     const uint64_t up = static_cast<uint64_t>(parent + 1) << 32;  // the root's kNone + 1 is 0
-    // A backward root hangs under its forward op's stack: roots of every step whose
-    // forward ops had the same stack are one node (where links make a cycle, one each).
-    const uint64_t root_key =
-        in.forward_stacks.empty() || link == kNone ? up | link : uint64_t{in.forward_stacks[link]} << 32 | name;
-    const uint32_t node = link == kNone ? add_node(child, up | frame_key(name), LocalNode{parent, name, kNone, kNone})
-                                        : add_node(backward_roots, root_key, LocalNode{parent, name, link, kNone});
-    s.node_of_piece[i - s.begin] = node;
+    uint32_t node;
+    if (link == kNone) {
+      node = add_node(child, up | frame_key(name), LocalNode{parent, name, kNone, kNone});
+    } else {
+      // A backward root hangs under its forward op's stack: roots of every step whose
+      // forward ops had the same stack are one node (where links make a cycle, one each).
+      const uint64_t key = in.forward_stacks.empty() ? up | link : uint64_t{in.forward_stacks[link]} << 32 | name;
+      node = add_node(backward_roots, key, LocalNode{parent, name, link, kNone});
+    }
+    node_of_piece[i - s.begin] = node;
     // Host pieces lie in one step window (BuildLanes cut them at the steps' bounds);
     // device pieces take the step their work was launched in.
     int64_t step = -1;
     if (!in.step_labels) {
     } else if (!device_lane) {
-      const Step* st = in.m.StepAt(ls.lane, pc.start_ns);
-      step = st ? st->number : -1;
+      step = Number(in.m.StepAt(ls.lane, pc.start_ns));
     } else if (const Launch* l = in.m.LaunchOf(pc.interval)) {
-      const Step* st = in.m.StepOf(*l);
-      step = st ? st->number : -1;
+      step = Number(in.m.StepOf(*l));
     } else if (pc.parent >= 0) {
       uint32_t q = static_cast<uint32_t>(pc.parent);
-      step = q >= s.begin ? step_of_piece[q - s.begin] : DeviceStep(in, ls, q);
+      step = q >= s.begin ? step_of_piece[q - s.begin] : DeviceStep(in, ls, q, earlier_steps);
     }
     if (device_lane) step_of_piece[i - s.begin] = step;
     s.first = std::min(s.first, pc.start_ns);
@@ -305,24 +342,6 @@ void Fold(const FoldInput& in, Segment& s) {
     s.samples[k].calls += pc.first;
     s.samples[k].wall += pc.self_ns;
   }
-}
-
-// The segments of the lanes: a lane's pieces cut every `size` pieces.
-std::vector<Segment> Segments(const std::vector<LaneStacks>& lanes, uint32_t size, PieceTable& table,
-                              std::vector<uint32_t>* first_segment) {
-  std::vector<Segment> out;
-  for (uint32_t l = 0; l < lanes.size(); ++l) {
-    first_segment->push_back(static_cast<uint32_t>(out.size()));
-    const uint32_t n = static_cast<uint32_t>(lanes[l].pieces.size());
-    for (uint32_t b = 0; b < n; b += std::min(size, n - b)) {
-      out.emplace_back();
-      Segment& sg = out.back();
-      sg.lane = l, sg.begin = b, sg.end = b + std::min(size, n - b);
-      sg.node_of_piece = &table.At(l, b);
-    }
-  }
-  first_segment->push_back(static_cast<uint32_t>(out.size()));
-  return out;
 }
 
 // fn(0), ..., fn(count - 1) on up to `threads` threads, the calling one among them.
@@ -388,17 +407,13 @@ std::vector<Link> FindLinks(const Trace& t, const TraceModel& m, const std::vect
 // depend on a piece of another lane, so nodes are resolved with an explicit stack
 // (forward ops are on any lane, stacks thousands deep). A link that would make a cycle
 // (a forward op inside its own backward's subtree) is not followed.
-std::vector<std::vector<uint32_t>> ResolveNodes(const std::vector<Segment>& segments,
-                                                const std::vector<uint32_t>& first_segment, uint32_t segment_size,
-                                                std::vector<Link>& links, ProfileBuilder& b) {
+std::vector<std::vector<uint32_t>> ResolveNodes(const Folds& folds, std::vector<Link>& links, ProfileBuilder& b) {
+  const std::vector<Segment>& segments = folds.segments;
   constexpr uint32_t kUnset = UINT32_MAX, kVisiting = UINT32_MAX - 1;
   std::vector<std::vector<uint32_t>> nodes(segments.size());
   for (size_t g = 0; g < segments.size(); ++g) nodes[g].assign(segments[g].nodes.size(), kUnset);
   using Ref = std::pair<uint32_t, uint32_t>;  // (segment, node)
-  auto ref_of_piece = [&](uint32_t lane, uint32_t piece) -> Ref {
-    uint32_t g = first_segment[lane] + piece / segment_size;
-    return {g, segments[g].node_of_piece[piece - segments[g].begin]};
-  };
+  auto ref_of_piece = [&](uint32_t lane, uint32_t piece) -> Ref { return folds.Of(lane, piece); };
   auto forward_of = [&](const LocalNode& n) -> const Link* {
     return n.link != kNone && links[n.link].ok ? &links[n.link] : nullptr;
   };
@@ -479,10 +494,7 @@ std::vector<std::vector<uint32_t>> ResolveNodes(const std::vector<Segment>& segm
 // would add them. Returns whether there was any.
 bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& options, bool step_labels,
                    const std::function<const Place&(const Launch&)>& place_of, ProfileBuilder& b) {
-  auto step_of = [&](const Launch& l) -> int64_t {
-    const Step* s = step_labels ? m.StepOf(l) : nullptr;
-    return s ? s->number : -1;
-  };
+  auto step_of = [&](const Launch& l) -> int64_t { return step_labels ? Number(m.StepOf(l)) : -1; };
   struct DeviceSum {
     uint32_t interval;  // the first
     const Launch* launch;
@@ -510,7 +522,10 @@ bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& 
       const Launch* l = launch != m.launches.end() && launch->device_event == i ? &*launch : nullptr;
       uint32_t node = kNone, lane = kNone;
       int64_t step = -1;
-      if (l) node = place_of(*l).node, lane = place_of(*l).lane, step = step_of(*l);
+      if (l) {
+        const Place& at = place_of(*l);
+        node = at.node, lane = at.lane, step = step_of(*l);
+      }
       const uint32_t fresh = static_cast<uint32_t>(sums.size());
       auto [k, inserted] = sites.Emplace(uint64_t{node} << 32 | frame_key(d.name), fresh);
       if (!inserted) {
@@ -552,10 +567,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
                const AggregateOptions& options, ProfileBuilder& b) {
   const size_t n = t.intervals.size();
   const bool step_labels = StepLabelsOn(options, m);
-  auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t {
-    const Step* s = step_labels ? m.StepAt(lane, ts) : nullptr;
-    return s ? s->number : -1;
-  };
+  auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t { return step_labels ? Number(m.StepAt(lane, ts)) : -1; };
   // Host events that launched device work, and where in the tree each was.
   const Launchers launcher_slots(m, n);
   const std::vector<uint32_t>& launchers = launcher_slots.events;
@@ -595,19 +607,19 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   // The pieces: folded segment by segment on the threads, the segments' trees joined to
   // the profile's in piece order, then their samples lane after lane, and each lane's
   // points once its pieces have their nodes.
-  std::vector<uint32_t> first_segment;  // by lane, and one past the last
-  PieceTable table(lanes);
-  std::vector<Segment> segments = Segments(lanes, options.fold_segment, table, &first_segment);
+  Folds folds(lanes, options.fold_segment);
+  std::vector<Segment>& segments = folds.segments;
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
-  const std::vector<uint32_t> forward_stacks = ForwardStacks(t, lanes, links, is_backward, table);
+  const std::vector<uint32_t> forward_stacks = ForwardStacks(t, lanes, links, is_backward, folds);
   const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks};
-  ParallelFor(segments.size(), options.threads, [&](size_t g) { Fold(fold, segments[g]); });
-  std::vector<std::vector<uint32_t>> nodes = ResolveNodes(segments, first_segment, options.fold_segment, links, b);
+  ParallelFor(segments.size(), options.threads,
+              [&](size_t g) { Fold(fold, segments[g], &folds.At(segments[g].lane, segments[g].begin)); });
+  std::vector<std::vector<uint32_t>> nodes = ResolveNodes(folds, links, b);
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (uint32_t li = 0; li < lanes.size(); ++li) {
     const LaneStacks& ls = lanes[li];
-    for (uint32_t g = first_segment[li]; g < first_segment[li + 1]; ++g) {
+    for (uint32_t g = folds.first_segment[li]; g < folds.first_segment[li + 1]; ++g) {
       const Segment& sg = segments[g];
       first = std::min(first, sg.first);
       last = std::max(last, sg.last);
@@ -621,8 +633,8 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       }
     }
     auto node_of_piece = [&](size_t piece) {
-      uint32_t g = first_segment[li] + static_cast<uint32_t>(piece / options.fold_segment);
-      return nodes[g][segments[g].node_of_piece[piece - segments[g].begin]];
+      auto [g, k] = folds.Of(li, static_cast<uint32_t>(piece));
+      return nodes[g][k];
     };
     // What was open at each point: the last piece started at or before it, or the
     // innermost of its ancestors still open (pieces are in depth-first order).

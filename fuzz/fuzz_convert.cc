@@ -1,9 +1,10 @@
 // libFuzzer target over the whole pipeline: the loader (both thread modes, strict
-// and lenient, with and without details), the lane builder, the aggregator, the
-// pprof, folded and pstats writers and the analyzer with its three renderers. Bad input must end in a
+// and lenient, with and without details; ranges cut on workers against one thread), the lane builder, the aggregator,
+// the pprof, folded and pstats writers and the analyzer with its three renderers. Bad input must end in a
 // torch2pprof::Error, never in a crash, a hang or a sanitizer report.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "torch2pprof/aggregator.h"
@@ -19,6 +20,23 @@
 
 using namespace torch2pprof;
 
+namespace {
+
+// A load and its profile as one string, or the error: what must not depend on threads.
+std::string Outcome(std::string_view input, const LoadOptions& options) {
+  try {
+    Trace trace = LoadTraceFromMemory(input, "fuzz.json", options);
+    TraceModel model = BuildModel(trace);
+    std::string out = EncodeProfile(Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, 1))));
+    for (const std::string& w : LoadWarnings(trace)) out += "\n" + w;
+    return out + "\n" + std::to_string(trace.stats.events) + " " + std::to_string(trace.stats.json_bytes);
+  } catch (const Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   // The first byte picks the options, so one corpus covers every mode.
@@ -28,6 +46,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.details = (mode & 2) != 0;
   options.strict = (mode & 4) != 0;
   options.allow_truncated = (mode & 8) != 0;
+  if ((mode & 65) == 65) {
+    // Ranges of a few bytes cut on the workers (the second byte picks their size) must
+    // load what one thread loads.
+    options.range_bytes = 1 + (size > 1 ? data[1] % 97 : 0);
+    LoadOptions one = options;
+    one.threads = 1;
+    if (Outcome(input, options) != Outcome(input, one)) __builtin_trap();
+  }
   try {
     Trace trace = LoadTraceFromMemory(input, "fuzz.json", options);
     LoadWarnings(trace);

@@ -101,11 +101,14 @@ ByteSource::ByteSource(const std::string& path) : name_(path == "-" ? "<stdin>" 
   struct stat st;
   if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) input_size_ = static_cast<uint64_t>(st.st_size);
   DetectGzip();
+  // Standard input may be a file read from anywhere: only files opened here are read by offset.
+  seekable_ = !gzip_ && own_fd_ && input_size_ > 0;
 }
 
 ByteSource::ByteSource(std::string_view data, const std::string& name)
-    : name_(name), input_size_(data.size()), memory_(data), from_memory_(true) {
+    : name_(name), input_size_(data.size()), memory_(data), all_memory_(data), from_memory_(true) {
   DetectGzip();
+  seekable_ = !gzip_;
 }
 
 void ByteSource::DetectGzip() {
@@ -154,8 +157,44 @@ size_t ByteSource::ReadRaw(char* dst, size_t n) {
     }
     raw_eof_ = k == 0;
     raw_total_ += static_cast<uint64_t>(k);
-    if (read_counter_) read_counter_->fetch_add(static_cast<uint64_t>(k), std::memory_order_relaxed);
+    CountUpTo(raw_total_);
     return static_cast<size_t>(k);
+  }
+}
+
+void ByteSource::CountUpTo(uint64_t end) {
+  if (end <= counted_) return;
+  if (read_counter_) read_counter_->fetch_add(end - counted_, std::memory_order_relaxed);
+  counted_ = end;
+}
+
+size_t ByteSource::ReadAt(char* buf, size_t n, uint64_t offset) const {
+  if (from_memory_) {
+    if (offset >= all_memory_.size()) return 0;
+    size_t k = std::min<uint64_t>(n, all_memory_.size() - offset);
+    std::memcpy(buf, all_memory_.data() + offset, k);
+    return k;
+  }
+  size_t done = 0;
+  while (done < n) {
+    ssize_t k = ::pread(fd_, buf + done, n - done, static_cast<off_t>(offset + done));
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0)
+      ThrowInput(name_, static_cast<int64_t>(offset + done), std::string("read error: ") + std::strerror(errno));
+    if (k == 0) break;
+    done += static_cast<size_t>(k);
+  }
+  return done;
+}
+
+void ByteSource::Seek(uint64_t offset) {
+  in_pos_ = in_end_ = 0;
+  raw_eof_ = false;
+  raw_total_ = out_total_ = offset;
+  if (from_memory_) {
+    memory_ = all_memory_.substr(std::min<uint64_t>(offset, all_memory_.size()));
+  } else if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) {
+    ThrowInput(name_, static_cast<int64_t>(offset), std::string("cannot seek: ") + std::strerror(errno));
   }
 }
 

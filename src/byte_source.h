@@ -39,6 +39,18 @@ class ByteSource {
   // Size of the file as stored (compressed or not); 0 for pipes and stdin.
   uint64_t input_size() const { return input_size_; }
 
+  // Plain text in a file the source opened itself, or in memory: its bytes can be read
+  // at any offset, from any thread (ReadAt), so workers can read and cut their own
+  // ranges; Seek moves Read to an offset (the scanner resumes there).
+  bool seekable() const { return seekable_; }
+  // Up to n bytes from offset into buf, fewer only at the end of the input. Counts
+  // nothing: the scanner counts each range it hands on (CountUpTo).
+  size_t ReadAt(char* buf, size_t n, uint64_t offset) const;
+  void Seek(uint64_t offset);
+  // The read counter reaches the input's bytes up to `end`; bytes read again after a
+  // Seek back are not counted twice.
+  void CountUpTo(uint64_t end);
+
  private:
   void DetectGzip();
   bool FillInput();
@@ -55,12 +67,15 @@ class ByteSource {
   std::vector<unsigned char> in_;
   size_t in_pos_ = 0, in_end_ = 0;
   uint64_t input_size_ = 0;
-  std::string_view memory_;  // with the memory constructor
+  std::string_view memory_;  // with the memory constructor: the part not yet read
+  std::string_view all_memory_;
+  bool seekable_ = false;
   bool from_memory_ = false;
   bool allow_truncated_ = false;
   bool truncated_ = false;
   uint64_t raw_total_ = 0;  // compressed bytes read from the file
   std::atomic<uint64_t>* read_counter_ = nullptr;
+  uint64_t counted_ = 0;    // the read counter has these bytes from the start of the file
   uint64_t out_total_ = 0;  // uncompressed bytes handed out
 };
 

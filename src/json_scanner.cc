@@ -75,6 +75,13 @@ class Window {
     }
   }
 
+  // Goes on at `offset` of the input (after ByteSource::Seek), with nothing kept.
+  void Reset(uint64_t offset) {
+    pos = end = kLead;
+    mark = kNoMark;
+    base_ = offset;
+  }
+
   char* data() { return buf_.data(); }
   uint64_t offset(size_t at) const { return base_ + (at - kLead); }
   uint64_t offset() const { return offset(pos); }
@@ -103,8 +110,8 @@ class Window {
 
 class Scanner::Impl {
  public:
-  Impl(ByteSource& src, bool strict, bool allow_truncated)
-      : src_(src), win_(src), strict_(strict), allow_truncated_(allow_truncated) {}
+  Impl(ByteSource& src, bool strict, bool allow_truncated, size_t range_bytes)
+      : src_(src), win_(src), strict_(strict), allow_truncated_(allow_truncated), range_bytes_(range_bytes) {}
 
   void Run(ChunkSink& sink) {
     sink_ = &sink;
@@ -318,16 +325,91 @@ class Scanner::Impl {
     h.raw[key] = std::move(raw);
   }
 
-  // Cuts the elements of traceEvents (after its '[') into events, 64 bytes at a
-  // time; the few bytes between elements are checked by ScanGap.
+  // Hands the events from here on to the sink's workers as ranges of about one read
+  // each, and goes on itself where a worker could not cut one: the end of traceEvents,
+  // text between events that is more than a comma, a truncated input. The scanner
+  // reads only where a range may end; every byte of a range is read and checked on a
+  // worker, so the scan costs the thread that feeds the workers next to nothing.
+  // Returns where the scanner's own cutting hands back to ranges.
+  uint64_t CutOnWorkers(bool after_event, bool* after_element) {
+    const uint64_t size = src_.input_size();
+    Resume resume{win_.offset(), after_event, 0, size};
+    while (resume.offset < size) {
+      uint64_t end = FindCut(resume.offset + range_bytes_, size);
+      src_.CountUpTo(end);
+      if (!sink_->EmitRange(Range{resume.offset, static_cast<size_t>(end - resume.offset), resume.after_event})) break;
+      resume.offset = end;
+      resume.after_event = true;
+    }
+    sink_->EndRanges(&resume);
+    events_scanned_ += resume.events;
+    src_.Seek(resume.offset);
+    win_.Reset(resume.offset);
+    *after_element = resume.after_event;
+    return resume.scan_to;
+  }
+
+  // Where a range may end: just after the first '}' from `from` on that white space, a
+  // comma and a '{' follow, as between two events (inside a string or an event's
+  // arguments it may be no event's end: the worker finds out, and the scanner cuts
+  // from there itself). The end of the input where none is found soon.
+  uint64_t FindCut(uint64_t from, uint64_t size) {
+    constexpr size_t kProbe = 4096;
+    constexpr uint64_t kFarthest = 4 << 20;
+    char probe[kProbe];
+    uint64_t at = from;
+    while (at < size && at - from < kFarthest) {
+      const size_t n = src_.ReadAt(probe, kProbe, at);
+      if (n == 0) break;
+      size_t next = n;  // where the next probe starts
+      for (size_t brace = 0; brace < n; ++brace) {
+        const char* b = static_cast<const char*>(std::memchr(probe + brace, '}', n - brace));
+        if (!b) break;
+        brace = static_cast<size_t>(b - probe);
+        size_t k = brace + 1;
+        while (k < n && IsSpace(probe[k])) ++k;
+        bool comma = k < n && probe[k] == ',';
+        if (comma) {
+          ++k;
+          while (k < n && IsSpace(probe[k])) ++k;
+        }
+        if (k == n && n == kProbe && brace > 0) {
+          next = brace;  // undecided at the probe's end: the next probe starts at this brace
+          break;
+        }
+        if (comma && k < n && probe[k] == '{') return at + brace + 1;
+      }
+      at += next;
+    }
+    return std::min(at, size);
+  }
+
+  // Cuts the elements of traceEvents (after its '[') into events: on the sink's
+  // workers where it takes ranges, and here where they could not.
   void ParseEventArray() {
     in_events_ = true;
+    if (!sink_->TakesRanges() || !src_.seekable()) {
+      ScanEvents(false, std::numeric_limits<uint64_t>::max());
+    } else {
+      bool after_element = false;
+      for (;;) {
+        uint64_t scan_to = CutOnWorkers(after_element, &after_element);
+        if (ScanEvents(after_element, scan_to)) break;
+        after_element = true;
+      }
+    }
+    in_events_ = false;
+  }
+
+  // Cuts events here, 64 bytes at a time, up to the end of traceEvents (returns true),
+  // or up to the first event that ends at or past `hand_back` (false): the events
+  // before are handed on. The few bytes between elements are checked by ScanGap.
+  bool ScanEvents(bool after_element, uint64_t hand_back) {
     JsonBlocks blocks;
-    int depth = 0;               // nesting below the traceEvents array
-    size_t gap = win_.pos;       // where the bytes since the last element (or '[') start
-    bool after_element = false;  // whether an element precedes the gap
-    size_t element = 0;          // where the current element starts
-    size_t i = win_.pos;         // the next block
+    int depth = 0;          // nesting below the traceEvents array
+    size_t gap = win_.pos;  // where the bytes since the last element (or '[') start
+    size_t element = 0;     // where the current element starts
+    size_t i = win_.pos;    // the next block
     char tail[64];
     for (;;) {
       // Keep what is still needed when the window refills: the gap, or the element.
@@ -371,14 +453,19 @@ class Scanner::Impl {
           win_.pos = j + 1;
           win_.mark = Window::kNoMark;
           FlushChunk();
-          in_events_ = false;
-          return;
+          return true;
         } else if (--depth == 0) {
           ++events_scanned_;
           if (d[element] == '{') {
             size_t shift = AppendEvent(element, j + 1);
             i -= shift;
             j -= shift;
+            if (win_.offset(j + 1) >= hand_back) {
+              win_.pos = j + 1;
+              win_.mark = Window::kNoMark;
+              FlushChunk();
+              return false;
+            }
           } else {
             ++not_objects_;  // an array among the events
             dirty_ = true;
@@ -480,6 +567,7 @@ class Scanner::Impl {
   Window win_;
   bool strict_;
   bool allow_truncated_;
+  size_t range_bytes_;
   bool truncated_ = false;
   uint64_t garbage_ = 0;
   std::vector<uint64_t> garbage_offsets_;
@@ -496,8 +584,71 @@ class Scanner::Impl {
   bool failing_ = false;
 };
 
-Scanner::Scanner(ByteSource& src, bool strict, bool allow_truncated)
-    : impl_(std::make_unique<Impl>(src, strict, allow_truncated)) {}
+namespace {
+
+// White space around one comma, or (first) white space alone.
+bool PlainGap(const char* d, size_t from, size_t to, bool after_event) {
+  size_t k = from;
+  while (k < to && IsSpace(d[k])) ++k;
+  if (after_event) {
+    if (k == to || d[k] != ',') return false;
+    ++k;
+    while (k < to && IsSpace(d[k])) ++k;
+  }
+  return k == to;
+}
+
+}  // namespace
+
+bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk) {
+  // The chunk's layout is the scanner's: a byte in front of the text for '[' and
+  // kPadding + 1 behind it for ']' and simdjson's padding (the last block scanned reads
+  // up to 63 bytes of it, spaces).
+  constexpr size_t kLead = Window::kLead;
+  std::vector<char>& buf = chunk->buf;
+  if (buf.size() < kLead + range.len + kPadding + 1) buf.resize(kLead + range.len + kPadding + 1);
+  chunk->starts.clear();
+  char* d = buf.data();
+  if (src.ReadAt(d + kLead, range.len, range.offset) != range.len) return false;  // the file shrank
+  const size_t stop = kLead + range.len;
+  std::memset(d + stop, ' ', kPadding + 1);
+  JsonBlocks blocks;
+  int depth = 0;
+  size_t gap = kLead, element = 0, last_end = 0;
+  bool after_event = range.after_event;
+  for (size_t i = kLead; i < stop; i += 64) {
+    uint64_t open, close;
+    blocks.Next(d + i, &open, &close);
+    for (uint64_t structural = open | close; structural; structural &= structural - 1) {
+      int b = __builtin_ctzll(structural);
+      size_t j = i + static_cast<size_t>(b);
+      if (open >> b & 1) {
+        if (depth++ == 0) {
+          if (d[j] != '{' || !PlainGap(d, gap, j, after_event)) return false;
+          element = j;
+        }
+      } else {
+        if (depth == 0) return false;  // the end of traceEvents, or a stray bracket
+        if (--depth == 0) {
+          chunk->starts.push_back({element, range.offset + (element - kLead)});
+          gap = last_end = j + 1;
+          after_event = true;
+        }
+      }
+    }
+  }
+  if (depth != 0 || last_end != stop) return false;
+  const size_t begin = chunk->starts.front().pos - 1;
+  d[begin] = '[';
+  d[stop] = ']';
+  chunk->begin = begin;
+  chunk->len = stop + 1 - begin;
+  for (ChunkStart& st : chunk->starts) st.pos -= begin;
+  return true;
+}
+
+Scanner::Scanner(ByteSource& src, bool strict, bool allow_truncated, size_t range_bytes)
+    : impl_(std::make_unique<Impl>(src, strict, allow_truncated, std::max<size_t>(range_bytes, 1))) {}
 Scanner::~Scanner() = default;
 void Scanner::Run(ChunkSink& sink) { impl_->Run(sink); }
 TraceHeader& Scanner::header() { return impl_->header(); }

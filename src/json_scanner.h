@@ -19,6 +19,25 @@ inline constexpr size_t kReadSize = 512 << 10;
 inline constexpr size_t kMaxHeaderValue = 64 << 20;  // header values kept as raw text up to this size
 inline constexpr size_t kPadding = 64;               // >= simdjson::SIMDJSON_PADDING
 
+// A range of traceEvents that a worker reads and cuts itself (CutRange): the input's
+// bytes [offset, offset + len), starting just after '[' or just after an event.
+struct Range {
+  uint64_t offset = 0;
+  size_t len = 0;
+  bool after_event = false;  // a comma must come first
+};
+
+// Where the scanner goes on cutting itself after handing on ranges: the start of the
+// first range a worker could not cut, or the end of the last; `events` were in the
+// ranges before it. It hands on ranges again after the first event that ends at or
+// past `scan_to` (the end of the range that could not be cut).
+struct Resume {
+  uint64_t offset = 0;
+  bool after_event = false;
+  uint64_t events = 0;
+  uint64_t scan_to = 0;
+};
+
 // A piece of traceEvents on its way from the scanner to a parser: the scanner's read
 // buffer itself, not a copy. buf[begin, begin + len) is "[ev, ev, ...]" (the events as
 // the input has them, a '[' written over the byte before the first and a ']' over the
@@ -27,6 +46,7 @@ struct Chunk {
   std::vector<char> buf;
   size_t begin = 0, len = 0;
   std::vector<ChunkStart> starts;
+  Range range;  // len > 0: not read yet; the worker that takes it reads and cuts it
 
   const char* data() const { return buf.data() + begin; }
   size_t capacity() const { return buf.size() - begin; }
@@ -37,7 +57,21 @@ class ChunkSink {
  public:
   virtual ~ChunkSink() = default;
   virtual std::unique_ptr<Chunk> Emit(std::unique_ptr<Chunk> chunk) = 0;
+  // A sink whose workers read and cut ranges themselves, from a seekable source.
+  virtual bool TakesRanges() const { return false; }
+  // False once a range before it could not be cut: the scanner stops handing on ranges.
+  virtual bool EmitRange(const Range&) { return false; }
+  // After the last range: waits until every range before the first that could not be
+  // cut is merged, and says where the scanner goes on (*resume holds the end of the
+  // last range, and the events scanned before the ranges).
+  virtual void EndRanges(Resume*) {}
 };
+
+// Reads `range` into chunk's buffer and cuts it into events, the way the scanner would
+// where the text is plain: false unless every element is an object, every gap is white
+// space around one comma (none before the first element after '['), and the range ends
+// just after an event. Then chunk is ready to parse. Thread-safe for one chunk each.
+bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk);
 
 class Window;
 
@@ -45,7 +79,8 @@ class Window;
 // input throw Error (the chunks cut before go out first, so an earlier error wins).
 class Scanner {
  public:
-  Scanner(ByteSource& src, bool strict, bool allow_truncated);
+  // range_bytes: how much of the text a range given to the sink's workers holds (at least).
+  Scanner(ByteSource& src, bool strict, bool allow_truncated, size_t range_bytes = kReadSize);
   ~Scanner();
   void Run(ChunkSink& sink);
 

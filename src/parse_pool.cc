@@ -4,11 +4,12 @@
 
 namespace torch2pprof {
 
-ParsePool::ParsePool(int workers, bool details, Merge merge)
+ParsePool::ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges)
     : merge_(std::move(merge)),
       slots_(static_cast<size_t>(workers + 2)),
       details_(details),
-      spare_(static_cast<size_t>(workers)) {
+      spare_(static_cast<size_t>(workers)),
+      ranges_(ranges) {
   for (int w = 0; w < workers; ++w) workers_.emplace_back([this, w] { Work(w); });
 }
 
@@ -36,6 +37,7 @@ std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
   uint64_t seq = next_in_++;
   At(seq).chunk = std::move(chunk);
   At(seq).state = State::kParsing;
+  At(seq).range = Range{};
   todo_.push_back(seq);
   work_.notify_one();
   if (free_.empty()) return std::make_unique<Chunk>();
@@ -44,12 +46,47 @@ std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
   return reuse;
 }
 
+bool ParsePool::EmitRange(const Range& range) {
+  std::unique_lock<std::mutex> lock(mu_);
+  space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || stopped_ || fell_back_; });
+  if (stopped_) throw Cancelled{};
+  if (fell_back_) return false;
+  uint64_t seq = next_in_++;
+  Slot& s = At(seq);
+  if (free_.empty()) {
+    s.chunk = std::make_unique<Chunk>();
+  } else {
+    s.chunk = std::move(free_.back());
+    free_.pop_back();
+  }
+  s.chunk->range = range;
+  s.range = range;
+  s.state = State::kParsing;
+  todo_.push_back(seq);
+  work_.notify_one();
+  return true;
+}
+
+void ParsePool::EndRanges(Resume* resume) {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_.wait(lock, [&] { return stopped_ || (next_out_ == next_in_ && !merging_); });
+  if (stopped_) throw Cancelled{};
+  if (fell_back_) {
+    *resume = resume_;
+  } else {
+    resume->events = range_events_;
+  }
+  fell_back_ = false;
+  range_events_ = 0;
+}
+
 void ParsePool::EmitError(std::exception_ptr error) {
   std::unique_lock<std::mutex> lock(mu_);
   space_.wait(lock, [&] { return next_in_ - next_out_ < slots_.size() || stopped_; });
   if (stopped_) return;
   uint64_t seq = next_in_++;
   At(seq).error = std::move(error);
+  At(seq).range = Range{};
   At(seq).state = State::kParsing;
   Parsed(seq, lock);
 }
@@ -75,10 +112,13 @@ void ParsePool::Work(int worker) {
     // The slot is this worker's until it is parsed: nobody else touches it.
     try {
       s.batch->Clear();
-      parser.Parse(s.chunk->data(), s.chunk->len, s.chunk->capacity(), s.chunk->starts, *s.batch);
+      s.uncut = s.range.len > 0 && !CutRange(*ranges_, s.range, s.chunk.get());
+      s.events = s.chunk->starts.size();
+      if (!s.uncut) parser.Parse(s.chunk->data(), s.chunk->len, s.chunk->capacity(), s.chunk->starts, *s.batch);
     } catch (...) {
       s.error = std::current_exception();
     }
+    s.chunk->range = Range{};  // a free chunk may go to the scanner next
     lock.lock();
     free_.push_back(std::move(s.chunk));
     Parsed(seq, lock);
@@ -115,9 +155,17 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
   merging_ = true;
   do {
     Slot& s = At(next_out_);
-    std::exception_ptr error = s.error;
+    // From a range that could not be cut on, the text is the scanner's: dropped.
+    if (!fell_back_ && s.uncut) {
+      fell_back_ = true;
+      resume_ = Resume{s.range.offset, s.range.after_event, range_events_, s.range.offset + s.range.len};
+      space_.notify_one();
+    }
+    const bool drop = fell_back_;
+    if (!drop && s.range.len > 0) range_events_ += s.events;
+    std::exception_ptr error = drop ? nullptr : s.error;
     lock.unlock();
-    if (!error) {
+    if (!error && !drop) {
       try {
         merge_(*s.batch);  // a slot of EmitError has no batch, and an error
       } catch (...) {
@@ -126,6 +174,7 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
     }
     lock.lock();
     s.error = nullptr;
+    s.uncut = false;
     s.state = State::kFree;
     if (s.batch) spare_[static_cast<size_t>(s.worker)].push_back(s.batch);
     s.batch = nullptr;

@@ -33,12 +33,18 @@ class ParsePool final : public ChunkSink {
   // At most workers + 2 chunks are in flight (a parser left behind rarely holds more
   // than one): the memory per worker is fixed.
   // merge runs on one thread at a time, batch after batch in file order.
-  ParsePool(int workers, bool details, Merge merge);
+  // With `ranges`, the workers read and cut ranges of it themselves (EmitRange).
+  ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr);
   ~ParsePool();
 
   // The scanner's side: a full chunk in, an empty one back.
   std::unique_ptr<Chunk> Emit(std::unique_ptr<Chunk> chunk) override;
   void EmitError(std::exception_ptr error);  // the scanner failed here: an error in its place
+  // A range a worker reads and cuts. Once one could not be cut, the ranges after it are
+  // dropped as they come, and the scanner cuts from its start itself.
+  bool TakesRanges() const override { return ranges_ != nullptr; }
+  bool EmitRange(const Range& range) override;
+  void EndRanges(Resume* resume) override;
   // After the scanner's last chunk: waits until every batch is merged, and rethrows the
   // first error in file order.
   void Finish();
@@ -56,6 +62,9 @@ class ParsePool final : public ChunkSink {
     int worker = -1;
     std::exception_ptr error;
     State state = State::kFree;
+    Range range;         // len > 0: a range, `events` long once cut
+    bool uncut = false;  // a range the worker could not cut
+    size_t events = 0;
   };
   void Work(int worker);
   EventBatch* TakeBatch(int worker);  // with the lock held
@@ -78,7 +87,12 @@ class ParsePool final : public ChunkSink {
   std::vector<std::vector<EventBatch*>> spare_;
   uint64_t next_in_ = 0, next_out_ = 0;  // next_out_: the next batch to merge
   bool merging_ = false, stopped_ = false;
-  std::exception_ptr error_;  // the first in file order
+  const ByteSource* ranges_;
+  // Set at the first range that could not be cut, until EndRanges: later ones are dropped.
+  bool fell_back_ = false;
+  Resume resume_;
+  uint64_t range_events_ = 0;  // in the ranges merged since the last EndRanges
+  std::exception_ptr error_;   // the first in file order
   std::vector<std::thread> workers_;
 };
 

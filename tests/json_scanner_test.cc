@@ -69,5 +69,56 @@ TEST(JsonScanner, ChunksAreTheInputsTextAndOneReadEachAfterALargeEvent) {
   EXPECT_EQ(k, events.size());
 }
 
+// A range cut on a worker: the events the scanner would cut, in a chunk of the same
+// layout, where the text is plain events; refused wherever the scanner has more to decide.
+TEST(CutRange, PlainEventsAreCutAsTheScannerCutsThem) {
+  const std::string e1 = R"({"a": "}, {"})", e2 = R"({"b": [1, {"c": 2}], "d": "\\"})", e3 = R"({"e": "\"}, {"})";
+  const std::string head = R"({"traceEvents": [ )";
+  const std::string text = head + e1 + ", " + e2 + ",\n " + e3 + "]}";
+  ByteSource src(text, "t.json");
+  const uint64_t p1 = head.size(), p2 = p1 + e1.size() + 2, p3 = p2 + e2.size() + 3;
+  const uint64_t end1 = p1 + e1.size(), end2 = p2 + e2.size(), end3 = p3 + e3.size();
+  auto cut = [&](uint64_t from, uint64_t to, bool after_event, Chunk* chunk) {
+    return CutRange(src, Range{from, static_cast<size_t>(to - from), after_event}, chunk);
+  };
+  // From just after '[' (white space before the first event, no comma) to e2's end.
+  Chunk chunk;
+  ASSERT_TRUE(cut(p1 - 1, end2, false, &chunk));
+  EXPECT_EQ(std::string(chunk.data(), chunk.len), "[" + e1 + ", " + e2 + "]");
+  ASSERT_EQ(chunk.starts.size(), 2u);
+  EXPECT_EQ(chunk.starts[0].pos, 1u);
+  EXPECT_EQ(chunk.starts[0].offset, p1);
+  EXPECT_EQ(chunk.starts[1].pos, 1 + e1.size() + 2);
+  EXPECT_EQ(chunk.starts[1].offset, p2);
+  EXPECT_GE(chunk.capacity(), chunk.len + kPadding);
+  // After an event: a comma first. The chunk's buffer is reused.
+  ASSERT_TRUE(cut(end2, end3, true, &chunk));
+  EXPECT_EQ(std::string(chunk.data(), chunk.len), "[" + e3 + "]");
+  ASSERT_EQ(chunk.starts.size(), 1u);
+  EXPECT_EQ(chunk.starts[0].offset, p3);
+  ASSERT_TRUE(cut(end1, end2, true, &chunk));
+  EXPECT_EQ(chunk.starts[0].offset, p2);
+
+  EXPECT_FALSE(cut(end2, end3, false, &chunk));        // a comma where none may be
+  EXPECT_FALSE(cut(p1 - 1, end1, true, &chunk));       // no comma where one must be
+  EXPECT_FALSE(cut(p1 - 1, end2 - 1, false, &chunk));  // ends inside an event
+  EXPECT_FALSE(cut(end2, end3 + 1, true, &chunk));     // reaches the end of traceEvents
+  EXPECT_FALSE(cut(end2, end3 + 2, true, &chunk));
+  EXPECT_FALSE(cut(p1 - 1, end1 + 1, false, &chunk));  // ends after an event's comma
+  // Ends after a '}' inside a string, where the scanner's guess of an end can land.
+  EXPECT_FALSE(cut(p1 - 1, p1 + e1.find('}') + 1, false, &chunk));
+  EXPECT_FALSE(cut(end2, p3 + e3.find('}') + 1, true, &chunk));
+  EXPECT_FALSE(cut(text.size() - 1, text.size() + 10, true, &chunk));  // past the end of the input
+
+  // Text between events that is more than a comma, and elements that are no objects.
+  for (const std::string gap : {", x, ", ", , ", " ", ", [1], ", ", 17, ", " } , ", ", \"s\", "}) {
+    const std::string bad = head + e1 + gap + e2 + "]}";
+    ByteSource bad_src(bad, "t.json");
+    EXPECT_FALSE(CutRange(
+        bad_src, Range{p1 - 1, static_cast<size_t>(p1 + e1.size() + gap.size() + e2.size() - p1 + 1), false}, &chunk))
+        << gap;
+  }
+}
+
 }  // namespace
 }  // namespace torch2pprof

@@ -6,8 +6,11 @@
 
 #include "json_scanner.h"
 #include "test_util.h"
+#include "torch2pprof/aggregator.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/lane_builder.h"
 #include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/trace_model.h"
 
 namespace torch2pprof {
 namespace {
@@ -413,6 +416,107 @@ TEST(TraceLoaderEach, UsesInOrderAndTheFirstFailureInOrderWins) {
                         }),
                Error);
   EXPECT_EQ(used, 3u);
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// What a load gives, as one string: the encoded profile, the warnings and counts, or
+// the error.
+std::string Outcome(const std::string& json, LoadOptions options) {
+  try {
+    Trace t = options.path.empty() ? LoadTraceFromMemory(json, "t.json", options) : LoadTrace(options);
+    TraceModel m = BuildModel(t);
+    std::string out = EncodeProfile(Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1))));
+    for (const std::string& w : LoadWarnings(t)) out += "\n" + w;
+    out += "\nevents " + std::to_string(t.stats.events) + " bytes " + std::to_string(t.stats.json_bytes);
+    return out;
+  } catch (const Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+// Events separated by the text the scanner has to decide on: every 37th gap holds
+// something else than a comma; strings and arguments hold "}, {" (where the scanner's
+// guess of a range's end lands), one event is large, one broken.
+std::string Awkward(int events) {
+  const char* gaps[] = {", 17, ", ", [1, 2],\n", " } ,", ", ,", ", \"x\" ,", "\n  ", ",\n  \"}, {\",\n  "};
+  std::string json = "{\"schemaVersion\": 1, \"traceEvents\": [\n  ";
+  for (int i = 0; i < events; ++i) {
+    if (i > 0) json += i % 37 == 0 ? gaps[(i / 37) % 7] : (i % 2 ? ",\n  " : ", ");
+    std::string args = i % 5 == 0   ? R"({"list": [{"a": 1}, {"b": "}, {"}], "q": "\\\"}, {\\"})"
+                       : i % 7 == 0 ? "{\"pad\": \"" + std::string(i == 700 ? 20000 : 50, 'p') + "\"}"
+                                    : "{}";
+    json += "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(i % 13) + (i == 333 ? "\x01" : "") +
+            "\", \"pid\": 1, \"tid\": " + std::to_string(i % 3) + ", \"ts\": " + std::to_string(i * 10) +
+            ", \"dur\": 4, \"args\": " + args + "}";
+  }
+  return json + "\n], \"deviceProperties\": [{\"id\": 0}, {\"id\": 1}], \"traceName\": \"t\"}";
+}
+
+// Where the text is plain events, workers read and cut ranges of it themselves, and
+// the scanner goes on from the first range they could not cut: the trace (and the
+// error, and the warnings) are the one-thread loader's, wherever the ranges end.
+TEST(TraceLoaderThreads, RangesCutOnWorkersGiveTheScannersTrace) {
+  std::vector<std::pair<std::string, std::string>> texts;
+  const std::string plain = BigTrace(1500, "{\"ph\": \"X\"}]}");
+  const std::string awkward = Awkward(1500);
+  texts.emplace_back("plain", plain);
+  texts.emplace_back("awkward", awkward);
+  texts.emplace_back("bare array", "[" + plain.substr(plain.find('[') + 1, plain.size() - plain.find('[') - 2));
+  texts.emplace_back("empty", "{\"traceEvents\": [ ], \"x\": [{}, {}]}");
+  for (const std::string* t : {&plain, &awkward}) {
+    const size_t at = t->size() / 2, sep = t->find("}, {", at);
+    texts.emplace_back("cut inside an event", t->substr(0, at));
+    texts.emplace_back("cut after an event", t->substr(0, sep + 1));
+    texts.emplace_back("cut after a comma", t->substr(0, sep + 2));
+    texts.emplace_back("cut after a number", t->substr(0, sep + 2) + " 17");
+    texts.emplace_back("cut after garbage", t->substr(0, sep + 1) + " x");
+  }
+  testing::TempDir dir;
+  for (const auto& [name, json] : texts) {
+    const std::string path = dir.Write("t.json", json);
+    for (bool strict : {false, true}) {
+      for (bool allow_truncated : {false, true}) {
+        LoadOptions o{"", 1, /*details=*/true, strict, allow_truncated};
+        const std::string one = Outcome(json, o);
+        LoadOptions file = o;
+        file.path = path;
+        const std::string one_file = Outcome(json, file);
+        for (size_t range : {1, 61, 500, 4096}) {
+          for (int threads : {2, 3}) {
+            o.threads = file.threads = threads;
+            o.range_bytes = file.range_bytes = range;
+            EXPECT_TRUE(Outcome(json, o) == one)
+                << name << ": ranges of " << range << ", " << threads << " threads" << (strict ? ", strict" : "")
+                << (allow_truncated ? ", truncated ok" : "");
+            if (range % 2) {
+              EXPECT_TRUE(Outcome(json, file) == one_file) << name << " (file): ranges of " << range;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every byte of a file counts once toward the progress display, though the scanner
+// reads the last ranges again after the workers.
+TEST(TraceLoaderThreads, TheReadCounterCountsEachByteOnce) {
+  testing::TempDir dir;
+  const std::string json = Awkward(3000);
+  const std::string path = dir.Write("t.json", json);
+  for (int threads : {1, 3}) {
+    std::atomic<uint64_t> read{0};
+    LoadOptions o{path, threads};
+    o.bytes_read = &read;
+    o.range_bytes = 1000;
+    LoadTrace(o);
+    EXPECT_EQ(read.load(), json.size()) << threads;
+  }
 }
 
 }  // namespace

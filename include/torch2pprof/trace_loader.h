@@ -13,13 +13,16 @@ namespace torch2pprof {
 
 struct LoadOptions {
   std::string path;              // a file, or "-" for standard input
-  int threads = 1;               // > 1: read and parse on two threads; the result never depends on it
+  int threads = 1;               // > 1: read, cut and parse on worker threads; the result never depends on it
   bool details = false;          // also keep args, zero-length X events and [memory] events (analyze)
   bool strict = false;           // an event that cannot be read is an error, not a counted skip
   bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
   // Where given, bytes of the file as stored (compressed, for .json.gz) are added as they
   // are read: a progress display reads it from another thread.
   std::atomic<uint64_t>* bytes_read = nullptr;
+  // With threads > 1, the bytes of plain text a worker reads and cuts at a time; 0: one
+  // read's worth (512 KiB). Tests and the fuzzer cut small ranges to reach every edge.
+  size_t range_bytes = 0;
 };
 
 // Loads a trace held in memory (tests, the fuzzer); `name` stands for the file in errors.

@@ -18,6 +18,7 @@ EventBatch::EventBatch(bool details) : details_(details) {
 
 void EventBatch::Clear() {
   strings_.assign(1, std::string_view());
+  std::fill(std::begin(last_), std::end(last_), 0);
   index_.clear();
   block_ = 0;
   used_ = 0;
@@ -43,14 +44,19 @@ uint32_t EventBatch::Intern(std::string_view s) {
   return id;
 }
 
+uint32_t EventBatch::InternLike(std::string_view s, uint32_t* last) {
+  if (s == strings_[*last]) return *last;
+  return *last = Intern(s);
+}
+
 void EventBatch::OnEvent(const RawEvent& ev) {
   BatchEvent e;
   static_cast<EventValues&>(e) = ev;
-  e.ph = Intern(ev.ph);
+  e.ph = InternLike(ev.ph, &last_[0]);
   e.name = Intern(ev.name);
-  e.cat = Intern(ev.cat);
-  e.pid = Intern(ev.pid);
-  e.tid = Intern(ev.tid);
+  e.cat = InternLike(ev.cat, &last_[1]);
+  e.pid = InternLike(ev.pid, &last_[2]);
+  e.tid = InternLike(ev.tid, &last_[3]);
   e.meta_name = Intern(ev.meta_name);
   e.input_dims = details_ ? Intern(ev.input_dims) : 0;
   events_.push_back(e);

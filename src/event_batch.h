@@ -36,6 +36,10 @@ class EventBatch final : public EventSink {
 
  private:
   uint32_t Intern(std::string_view s);
+  // A field mostly repeats the event before's (ph, cat, pid, tid): compared first,
+  // it is interned without a hash.
+  uint32_t InternLike(std::string_view s, uint32_t* last);
+  uint32_t last_[4] = {};
   std::vector<std::string_view> strings_;
   std::unordered_map<std::string_view, uint32_t> index_;
   std::vector<std::vector<char>> blocks_;  // the strings' text, reused batch after batch

@@ -148,6 +148,7 @@ class Scanner::Impl {
   uint64_t garbage() const { return garbage_; }
   const std::vector<uint64_t>& garbage_offsets() const { return garbage_offsets_; }
   bool truncated() const { return truncated_; }
+  uint64_t cut_on_workers() const { return cut_on_workers_; }
 
  private:
   // Events already cut are handed on first, so an earlier error in them wins.
@@ -343,6 +344,7 @@ class Scanner::Impl {
     }
     sink_->EndRanges(&resume);
     events_scanned_ += resume.events;
+    cut_on_workers_ += resume.bytes;
     src_.Seek(resume.offset);
     win_.Reset(resume.offset);
     *after_element = resume.after_event;
@@ -578,6 +580,7 @@ class Scanner::Impl {
   bool dirty_ = false;            // the text since the last event is no comma alone
   TraceHeader header_;
   uint64_t events_scanned_ = 0;
+  uint64_t cut_on_workers_ = 0;
   uint64_t not_objects_ = 0;
   bool in_events_ = false;
   bool seen_events_ = false;
@@ -656,5 +659,6 @@ uint64_t Scanner::not_objects() const { return impl_->not_objects(); }
 uint64_t Scanner::garbage() const { return impl_->garbage(); }
 const std::vector<uint64_t>& Scanner::garbage_offsets() const { return impl_->garbage_offsets(); }
 bool Scanner::truncated() const { return impl_->truncated(); }
+uint64_t Scanner::cut_on_workers() const { return impl_->cut_on_workers(); }
 
 }  // namespace torch2pprof

@@ -29,13 +29,14 @@ struct Range {
 
 // Where the scanner goes on cutting itself after handing on ranges: the start of the
 // first range a worker could not cut, or the end of the last; `events` were in the
-// ranges before it. It hands on ranges again after the first event that ends at or
-// past `scan_to` (the end of the range that could not be cut).
+// ranges before it, `bytes` long. It hands on ranges again after the first event that
+// ends at or past `scan_to` (the end of the range that could not be cut).
 struct Resume {
   uint64_t offset = 0;
   bool after_event = false;
   uint64_t events = 0;
   uint64_t scan_to = 0;
+  uint64_t bytes = 0;
 };
 
 // A piece of traceEvents on its way from the scanner to a parser: the scanner's read
@@ -89,6 +90,7 @@ class Scanner {
   uint64_t garbage() const;
   const std::vector<uint64_t>& garbage_offsets() const;
   bool truncated() const;
+  uint64_t cut_on_workers() const;  // bytes in the ranges the sink's workers cut
 
  private:
   class Impl;

@@ -75,9 +75,10 @@ void ParsePool::EndRanges(Resume* resume) {
     *resume = resume_;
   } else {
     resume->events = range_events_;
+    resume->bytes = range_bytes_;
   }
   fell_back_ = false;
-  range_events_ = 0;
+  range_events_ = range_bytes_ = 0;
 }
 
 void ParsePool::EmitError(std::exception_ptr error) {
@@ -158,11 +159,11 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
     // From a range that could not be cut on, the text is the scanner's: dropped.
     if (!fell_back_ && s.uncut) {
       fell_back_ = true;
-      resume_ = Resume{s.range.offset, s.range.after_event, range_events_, s.range.offset + s.range.len};
+      resume_ = Resume{s.range.offset, s.range.after_event, range_events_, s.range.offset + s.range.len, range_bytes_};
       space_.notify_one();
     }
     const bool drop = fell_back_;
-    if (!drop && s.range.len > 0) range_events_ += s.events;
+    if (!drop && s.range.len > 0) range_events_ += s.events, range_bytes_ += s.range.len;
     std::exception_ptr error = drop ? nullptr : s.error;
     lock.unlock();
     if (!error && !drop) {

@@ -91,8 +91,8 @@ class ParsePool final : public ChunkSink {
   // Set at the first range that could not be cut, until EndRanges: later ones are dropped.
   bool fell_back_ = false;
   Resume resume_;
-  uint64_t range_events_ = 0;  // in the ranges merged since the last EndRanges
-  std::exception_ptr error_;   // the first in file order
+  uint64_t range_events_ = 0, range_bytes_ = 0;  // in the ranges merged since the last EndRanges
+  std::exception_ptr error_;                     // the first in file order
   std::vector<std::thread> workers_;
 };
 

@@ -37,15 +37,17 @@ class Stages {
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count();
     double cpu = Cpu() - cpu_;
     int64_t rss = PeakRss();
-    for (StageTime& s : out_) {
-      if (s.stage == stage_) {
-        s.wall_seconds += wall, s.cpu_seconds += cpu, s.peak_rss_bytes = rss;
-        stage_ = nullptr;
-        return;
-      }
-    }
-    out_.push_back(StageTime{stage_, wall, cpu, rss});
+    auto s = std::find_if(out_.begin(), out_.end(), [&](const StageTime& t) { return t.stage == stage_; });
+    if (s == out_.end()) s = out_.insert(out_.end(), StageTime{stage_});
+    s->wall_seconds += wall, s->cpu_seconds += cpu, s->peak_rss_bytes = rss;
+    s->json_bytes += loaded_.json_bytes, s->cut_on_workers += loaded_.cut_on_workers;
+    loaded_ = LoadStats{};
     stage_ = nullptr;
+  }
+  // The current stage loaded a trace.
+  void Loaded(const LoadStats& stats) {
+    loaded_.json_bytes += stats.json_bytes;
+    loaded_.cut_on_workers += stats.cut_on_workers;
   }
 
  private:
@@ -68,6 +70,7 @@ class Stages {
   std::vector<StageTime>& out_;
   Progress* progress_;
   const char* stage_ = nullptr;
+  LoadStats loaded_;
   std::chrono::steady_clock::time_point wall_;
   double cpu_ = 0;
 };
@@ -170,6 +173,7 @@ ConvertResult Convert(const ConvertOptions& options) {
   stages.Begin("read and parse");
   LoadEach(loads, threads, [&](Trace& trace) {
     NeedEvents(trace);
+    stages.Loaded(trace.stats);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
     ModelAndStacks built = BuildModelAndStacks(trace, threads, !merged, aggregate, stages);
     stages.Begin("aggregate");
@@ -219,6 +223,7 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
   stages.Begin("read and parse");
   LoadEach(loads, threads, [&](Trace& trace) {
     NeedEvents(trace);
+    stages.Loaded(trace.stats);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
     stages.Begin("model");
     TraceModel model = BuildModel(trace);
@@ -265,6 +270,7 @@ AnalyzeResult Analyze(const AnalyzeOptions& options) {
   Trace trace = LoadTrace(
       LoadOptions{options.input, threads, /*details=*/true, options.strict, options.allow_truncated, bytes_read});
   NeedEvents(trace);
+  stages.Loaded(trace.stats);
   result.warnings = LoadWarnings(trace);
   stages.Begin("model");
   TraceModel model = BuildModel(trace);

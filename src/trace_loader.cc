@@ -3,7 +3,9 @@
 // chunk with simdjson on-demand into a batch (event_parser, event_batch), and the
 // builder merges the batches in file order into the Trace (event_builder). With
 // threads > 1 chunks are parsed and merged on `threads` workers while the calling thread
-// scans (parse_pool); the result is the same.
+// scans (parse_pool); from a plain file the workers read and cut ranges of the text
+// themselves, the scanner cutting only where a range holds more than plain events. The
+// result is the same.
 #include "torch2pprof/trace_loader.h"
 
 #include <algorithm>
@@ -74,6 +76,7 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
   }
   trace.header = std::move(scanner.header());
   trace.stats.json_bytes = src.uncompressed_offset();
+  trace.stats.cut_on_workers = scanner.cut_on_workers();
   trace.stats.events += scanner.not_objects();
   trace.stats.skipped[static_cast<int>(Skip::kNotAnObject)] += scanner.not_objects();
   trace.stats.skipped[static_cast<int>(Skip::kGarbage)] += scanner.garbage();

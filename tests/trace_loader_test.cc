@@ -503,6 +503,25 @@ TEST(TraceLoaderThreads, RangesCutOnWorkersGiveTheScannersTrace) {
   }
 }
 
+// The bytes the workers cut: every range but the last, which holds traceEvents' end;
+// none on one thread or from gzip, whose text the scanner's thread inflates and cuts.
+TEST(TraceLoaderThreads, TheWorkersCutEveryRangeButTheLast) {
+  const std::string json = BigTrace(2000, "{\"ph\": \"X\"}]}");
+  // Ranges of one byte end at each event's end; the last starts after the 2,000th event.
+  const uint64_t expected = json.rfind("},{") + 1 - (json.find('[') + 1);
+  LoadOptions o{"", 3};
+  o.range_bytes = 1;
+  Trace t = LoadTraceFromMemory(json, "t.json", o);
+  EXPECT_EQ(t.stats.cut_on_workers, expected);
+  EXPECT_EQ(t.stats.json_bytes, json.size());
+  o.threads = 1;
+  Trace one = LoadTraceFromMemory(json, "t.json", o);
+  EXPECT_EQ(one.stats.cut_on_workers, 0u);
+  EXPECT_EQ(one.intervals.size(), t.intervals.size());
+  o.threads = 3;
+  EXPECT_EQ(LoadTraceFromMemory(Gzip(json), "t.json.gz", o).stats.cut_on_workers, 0u);
+}
+
 // Every byte of a file counts once toward the progress display, though the scanner
 // reads the last ranges again after the workers.
 TEST(TraceLoaderThreads, TheReadCounterCountsEachByteOnce) {

@@ -24,6 +24,10 @@ struct StageTime {
   double wall_seconds = 0;
   double cpu_seconds = 0;
   int64_t peak_rss_bytes = 0;  // the process's peak resident memory when the stage ended (Linux)
+  // A stage that loads traces: the uncompressed JSON it read, and how much of it the parse
+  // workers cut into events themselves (the scanner's thread cut the rest: serial work).
+  uint64_t json_bytes = 0;
+  uint64_t cut_on_workers = 0;
 };
 
 // How far a Convert or Analyze call has got, for a progress display on another thread:

@@ -151,8 +151,9 @@ struct SkipReason {
 extern const std::array<SkipReason, static_cast<int>(Skip::kCount)> kSkipReasons;
 
 struct LoadStats {
-  uint64_t json_bytes = 0;                                         // uncompressed bytes read
-  uint64_t events = 0;                                             // elements of traceEvents
+  uint64_t json_bytes = 0;      // uncompressed bytes read
+  uint64_t cut_on_workers = 0;  // of json_bytes: cut into events on the parse workers (the scanner cut the rest)
+  uint64_t events = 0;          // elements of traceEvents
   std::map<std::string, uint64_t> phases;                          // events by ph ("X", "B", "M", ...)
   std::array<uint64_t, static_cast<int>(Skip::kCount)> skipped{};  // by Skip
   uint64_t skipped_total() const;

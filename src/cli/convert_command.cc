@@ -30,6 +30,18 @@ void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
   std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f\n", "total", wall, cpu,
                 wall > 0 ? cpu / wall : 0.0);
   err << line;
+  for (const StageTime& s : stages) {
+    if (s.json_bytes == 0) continue;
+    // How much of the text one thread had to cut: gzip, a pipe, text between events or
+    // one thread keep it there (README: how the input is read).
+    std::snprintf(line, sizeof line,
+                  "torch2pprof: %s: %.1f MB of JSON at %.0f MB/s; %.1f%% of it cut into events on the parse "
+                  "workers, the rest on one thread\n",
+                  s.stage.c_str(), static_cast<double>(s.json_bytes) / 1e6,
+                  s.wall_seconds > 0 ? static_cast<double>(s.json_bytes) / 1e6 / s.wall_seconds : 0.0,
+                  100.0 * static_cast<double>(s.cut_on_workers) / static_cast<double>(s.json_bytes));
+    err << line;
+  }
 }
 
 int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err) {

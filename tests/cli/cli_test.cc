@@ -144,6 +144,39 @@ TEST(Cli, ProgressLines) {
   EXPECT_EQ(ProgressText("read and parse", 3000000, 0, 0.5), "read and parse  3 MB  6 MB/s  0.5s");  // stdin
 }
 
+// --stats: a line per stage, then the JSON the load read and how much of it the parse
+// workers cut (a plain file on 2 threads: all but the last range, the one with ']').
+TEST(Cli, StatsSayHowMuchJsonWasReadAndWhereItWasCut) {
+  TempDir dir;
+  std::string json = "{\"traceEvents\": [";
+  for (int i = 0; i < 20000; ++i) {
+    json += std::string(i ? ",\n  " : "") + R"({"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": )" +
+            std::to_string(i * 10) + R"(, "dur": 5, "args": {"pad": "0123456789012345678901234567890123456789"}})";
+  }
+  json += "]}";
+  std::string in = dir.Write("t.json", json);
+  char mb[32];
+  std::snprintf(mb, sizeof mb, "%.1f MB of JSON", static_cast<double>(json.size()) / 1e6);
+  for (const char* threads : {"1", "2"}) {
+    Result r = RunArgs({"convert", "--stats", "--threads", threads, in, dir.path() + "/o.pb.gz"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    for (const char* stage : {"read and parse", "aggregate", "encode and write", "total"}) {
+      EXPECT_NE(r.err.find(std::string("torch2pprof: ") + stage + " "), std::string::npos) << stage << r.err;
+    }
+    const size_t line = r.err.find(std::string("torch2pprof: read and parse: ") + mb + " at ");
+    ASSERT_NE(line, std::string::npos) << r.err;
+    // Ranges of 512 KiB, each ending after the first event that ends past that; the last
+    // (with ']') is the scanner's.
+    const size_t first = json.find('[') + 1;
+    size_t last = first;
+    while (last + (512 << 10) < json.size()) last = json.find("},\n  {", last + (512 << 10)) + 1;
+    char cut[64];
+    std::snprintf(cut, sizeof cut, "; %.1f%% of it cut into events on the parse workers",
+                  std::string(threads) == "1" ? 0.0 : 100.0 * static_cast<double>(last - first) / json.size());
+    EXPECT_NE(r.err.substr(line, r.err.find('\n', line) - line).find(cut), std::string::npos) << cut << "\n" << r.err;
+  }
+}
+
 TEST(Cli, QuietSilencesWarnings) {
   TempDir dir;
   // A trace cut off mid-write, read anyway: a warning, or nothing with --quiet.

@@ -47,7 +47,6 @@ struct Chunk {
   std::vector<char> buf;
   size_t begin = 0, len = 0;
   std::vector<ChunkStart> starts;
-  Range range;  // len > 0: not read yet; the worker that takes it reads and cuts it
 
   const char* data() const { return buf.data() + begin; }
   size_t capacity() const { return buf.size() - begin; }
@@ -63,8 +62,9 @@ class ChunkSink {
   // False once a range before it could not be cut: the scanner stops handing on ranges.
   virtual bool EmitRange(const Range&) { return false; }
   // After the last range: waits until every range before the first that could not be
-  // cut is merged, and says where the scanner goes on (*resume holds the end of the
-  // last range, and the events scanned before the ranges).
+  // cut is merged, and says where the scanner goes on. *resume holds the end of the last
+  // range handed on; the sink adds the events and bytes of the ranges merged, or puts
+  // the start of the first range that could not be cut in its place.
   virtual void EndRanges(Resume*) {}
 };
 

@@ -59,7 +59,6 @@ bool ParsePool::EmitRange(const Range& range) {
     s.chunk = std::move(free_.back());
     free_.pop_back();
   }
-  s.chunk->range = range;
   s.range = range;
   s.state = State::kParsing;
   todo_.push_back(seq);
@@ -119,7 +118,6 @@ void ParsePool::Work(int worker) {
     } catch (...) {
       s.error = std::current_exception();
     }
-    s.chunk->range = Range{};  // a free chunk may go to the scanner next
     lock.lock();
     free_.push_back(std::move(s.chunk));
     Parsed(seq, lock);

@@ -62,7 +62,7 @@ class ParsePool final : public ChunkSink {
     int worker = -1;
     std::exception_ptr error;
     State state = State::kFree;
-    Range range;         // len > 0: a range, `events` long once cut
+    Range range;         // len > 0: a range the worker reads and cuts, `events` long once cut
     bool uncut = false;  // a range the worker could not cut
     size_t events = 0;
   };

@@ -21,12 +21,14 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalysisOpti
   analysis::OverviewResult overview = analysis::Overview(ev, lanes);
   a.trace = std::move(overview.overview);
   a.categories = std::move(overview.categories);
+  a.modules = analysis::Modules(ev, lanes);
+  std::vector<LaneStacks>().swap(lanes);
+  // The tables that read only the events come after the lanes' pieces are freed: their
+  // memory then never adds to the pieces' (gpt2_big: the peak 65 -> 62.5 MB).
   analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step);
   a.operators = std::move(operators.rows);
   a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, options.per_step);
   a.memory = analysis::Memory(ev, operators.owners);
-  a.modules = analysis::Modules(ev, lanes);
-  std::vector<LaneStacks>().swap(lanes);
   analysis::StepsResult s = steps.get();
   a.steps = std::move(s.rows);
   if (options.per_step) {

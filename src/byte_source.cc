@@ -101,14 +101,11 @@ ByteSource::ByteSource(const std::string& path) : name_(path == "-" ? "<stdin>" 
   struct stat st;
   if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) input_size_ = static_cast<uint64_t>(st.st_size);
   DetectGzip();
-  // Standard input may be a file read from anywhere: only files opened here are read by offset.
-  seekable_ = !gzip_ && own_fd_ && input_size_ > 0;
 }
 
 ByteSource::ByteSource(std::string_view data, const std::string& name)
-    : name_(name), input_size_(data.size()), memory_(data), all_memory_(data), from_memory_(true) {
+    : name_(name), input_size_(data.size()), memory_(data), from_memory_(true) {
   DetectGzip();
-  seekable_ = !gzip_;
 }
 
 void ByteSource::DetectGzip() {
@@ -141,9 +138,7 @@ bool ByteSource::FillInput() {
 size_t ByteSource::ReadRaw(char* dst, size_t n) {
   if (raw_eof_) return 0;
   if (from_memory_) {
-    size_t k = std::min(n, memory_.size());
-    std::memcpy(dst, memory_.data(), k);
-    memory_.remove_prefix(k);
+    size_t k = ReadAt(dst, n, raw_total_);
     raw_total_ += k;
     raw_eof_ = k == 0;
     return k;
@@ -170,9 +165,9 @@ void ByteSource::CountUpTo(uint64_t end) {
 
 size_t ByteSource::ReadAt(char* buf, size_t n, uint64_t offset) const {
   if (from_memory_) {
-    if (offset >= all_memory_.size()) return 0;
-    size_t k = std::min<uint64_t>(n, all_memory_.size() - offset);
-    std::memcpy(buf, all_memory_.data() + offset, k);
+    if (offset >= memory_.size()) return 0;
+    size_t k = std::min<uint64_t>(n, memory_.size() - offset);
+    std::memcpy(buf, memory_.data() + offset, k);
     return k;
   }
   size_t done = 0;
@@ -191,9 +186,7 @@ void ByteSource::Seek(uint64_t offset) {
   in_pos_ = in_end_ = 0;
   raw_eof_ = false;
   raw_total_ = out_total_ = offset;
-  if (from_memory_) {
-    memory_ = all_memory_.substr(std::min<uint64_t>(offset, all_memory_.size()));
-  } else if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) {
+  if (!from_memory_ && ::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) {
     ThrowInput(name_, static_cast<int64_t>(offset), std::string("cannot seek: ") + std::strerror(errno));
   }
 }

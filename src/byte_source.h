@@ -42,7 +42,8 @@ class ByteSource {
   // Plain text in a file the source opened itself, or in memory: its bytes can be read
   // at any offset, from any thread (ReadAt), so workers can read and cut their own
   // ranges; Seek moves Read to an offset (the scanner resumes there).
-  bool seekable() const { return seekable_; }
+  // (Standard input may be a file read from anywhere: only files opened here qualify.)
+  bool seekable() const { return !gzip_ && (from_memory_ || (own_fd_ && input_size_ > 0)); }
   // Up to n bytes from offset into buf, fewer only at the end of the input. Counts
   // nothing: the scanner counts each range it hands on (CountUpTo).
   size_t ReadAt(char* buf, size_t n, uint64_t offset) const;
@@ -67,9 +68,7 @@ class ByteSource {
   std::vector<unsigned char> in_;
   size_t in_pos_ = 0, in_end_ = 0;
   uint64_t input_size_ = 0;
-  std::string_view memory_;  // with the memory constructor: the part not yet read
-  std::string_view all_memory_;
-  bool seekable_ = false;
+  std::string_view memory_;  // with the memory constructor; the next read starts at raw_total_
   bool from_memory_ = false;
   bool allow_truncated_ = false;
   bool truncated_ = false;

@@ -651,7 +651,7 @@ bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk) {
 }
 
 Scanner::Scanner(ByteSource& src, bool strict, bool allow_truncated, size_t range_bytes)
-    : impl_(std::make_unique<Impl>(src, strict, allow_truncated, std::max<size_t>(range_bytes, 1))) {}
+    : impl_(std::make_unique<Impl>(src, strict, allow_truncated, range_bytes ? range_bytes : kReadSize)) {}
 Scanner::~Scanner() = default;
 void Scanner::Run(ChunkSink& sink) { impl_->Run(sink); }
 TraceHeader& Scanner::header() { return impl_->header(); }

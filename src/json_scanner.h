@@ -80,8 +80,9 @@ class Window;
 // input throw Error (the chunks cut before go out first, so an earlier error wins).
 class Scanner {
  public:
-  // range_bytes: how much of the text a range given to the sink's workers holds (at least).
-  Scanner(ByteSource& src, bool strict, bool allow_truncated, size_t range_bytes = kReadSize);
+  // range_bytes: how much of the text a range given to the sink's workers holds (at
+  // least); 0: one read's worth (kReadSize).
+  Scanner(ByteSource& src, bool strict, bool allow_truncated, size_t range_bytes = 0);
   ~Scanner();
   void Run(ChunkSink& sink);
 

@@ -40,14 +40,14 @@ class Stages {
     auto s = std::find_if(out_.begin(), out_.end(), [&](const StageTime& t) { return t.stage == stage_; });
     if (s == out_.end()) s = out_.insert(out_.end(), StageTime{stage_});
     s->wall_seconds += wall, s->cpu_seconds += cpu, s->peak_rss_bytes = rss;
-    s->json_bytes += loaded_.json_bytes, s->cut_on_workers += loaded_.cut_on_workers;
-    loaded_ = LoadStats{};
+    s->json_bytes += json_bytes_, s->cut_on_workers += cut_on_workers_;
+    json_bytes_ = cut_on_workers_ = 0;
     stage_ = nullptr;
   }
   // The current stage loaded a trace.
   void Loaded(const LoadStats& stats) {
-    loaded_.json_bytes += stats.json_bytes;
-    loaded_.cut_on_workers += stats.cut_on_workers;
+    json_bytes_ += stats.json_bytes;
+    cut_on_workers_ += stats.cut_on_workers;
   }
 
  private:
@@ -70,7 +70,7 @@ class Stages {
   std::vector<StageTime>& out_;
   Progress* progress_;
   const char* stage_ = nullptr;
-  LoadStats loaded_;
+  uint64_t json_bytes_ = 0, cut_on_workers_ = 0;  // loaded in the current stage
   std::chrono::steady_clock::time_point wall_;
   double cpu_ = 0;
 };

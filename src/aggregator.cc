@@ -825,7 +825,7 @@ BuildOptions ConvertBuildOptions(const TraceModel& model, int threads, const Agg
 }
 
 Profile Aggregate(const Trace& trace, int threads) {
-  TraceModel model = BuildModel(trace);
+  TraceModel model = BuildModel(trace, threads);
   AggregateOptions options;
   options.threads = threads;
   return Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, threads, options)), options);

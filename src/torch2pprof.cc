@@ -118,16 +118,17 @@ ModelAndStacks BuildModelAndStacks(const Trace& trace, int threads, bool one_inp
   ModelAndStacks out;
   if (!one_input || threads < 2 || aggregate.step_labels == StepLabels::kOn) {
     stages.Begin("model");
-    out.model = BuildModel(trace);
+    out.model = BuildModel(trace, one_input ? threads : 1);
     stages.Begin("stacks");
     out.lanes = BuildLanes(trace, ConvertBuildOptions(out.model, threads, aggregate));
     return out;
   }
   stages.Begin("model and stacks");
+  const int model_threads = threads > 2 ? 2 : 1;  // at two, the other is the stacks'
   BuildOptions uncut;
-  uncut.threads = threads - 1;
+  uncut.threads = threads - model_threads;
   auto uncut_lanes = std::async(std::launch::async, [&] { return BuildLanes(trace, uncut); });
-  out.model = BuildModel(trace);
+  out.model = BuildModel(trace, model_threads);
   out.lanes = uncut_lanes.get();
   if (StepLabelsOn(aggregate, out.model)) {
     stages.Begin("stacks");
@@ -273,7 +274,7 @@ AnalyzeResult Analyze(const AnalyzeOptions& options) {
   stages.Loaded(trace.stats);
   result.warnings = LoadWarnings(trace);
   stages.Begin("model");
-  TraceModel model = BuildModel(trace);
+  TraceModel model = BuildModel(trace, threads);
   stages.Begin("analyze");
   result.analysis = Analyze(trace, model, AnalysisOptions{options.group_by_shape, threads, options.per_step});
   return result;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
@@ -232,6 +233,38 @@ TEST(TraceModel, MemoryPeakAndWhatWasLiveBeforeTheTrace) {
   EXPECT_EQ(tl.allocations, 2u);
   EXPECT_EQ(tl.frees, 2u);
   EXPECT_EQ(tl.freed_bytes, 700);
+}
+
+TEST(TraceModel, TwoThreadsBuildTheSameModel) {
+  // Launches, backward links and memory are found side by side with threads: the same
+  // model, on a real trace that has all three.
+  Trace t = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/real/torch211/lm_train.pt.trace.json.gz"});
+  TraceModel one = BuildModel(t, 1), two = BuildModel(t, 2);
+  ASSERT_GT(one.launches.size(), 1000u);
+  ASSERT_GT(one.backward.size(), 100u);
+  ASSERT_FALSE(one.memory.empty());
+  ASSERT_EQ(one.launches.size(), two.launches.size());
+  for (size_t k = 0; k < one.launches.size(); ++k) {
+    const Launch &a = one.launches[k], &b = two.launches[k];
+    EXPECT_TRUE(a.device_event == b.device_event && a.host_event == b.host_event && a.lane == b.lane &&
+                a.ts_ns == b.ts_ns)
+        << k;
+  }
+  ASSERT_EQ(one.backward.size(), two.backward.size());
+  for (size_t k = 0; k < one.backward.size(); ++k) {
+    const BackwardLink &a = one.backward[k], &b = two.backward[k];
+    EXPECT_TRUE(a.backward == b.backward && a.forward == b.forward && a.by_flow == b.by_flow) << k;
+    if (k > 0) {
+      EXPECT_LT(one.backward[k - 1].backward, a.backward);  // by backward, once each
+    }
+  }
+  ASSERT_EQ(one.memory.size(), two.memory.size());
+  for (size_t k = 0; k < one.memory.size(); ++k) {
+    EXPECT_EQ(one.memory[k].events, two.memory[k].events);
+    EXPECT_EQ(one.memory[k].peak_bytes, two.memory[k].peak_bytes);
+    EXPECT_EQ(one.memory[k].live_at_peak, two.memory[k].live_at_peak);
+  }
+  EXPECT_EQ(one.steps.size(), two.steps.size());
 }
 
 TEST(TraceModel, NameFlags) {

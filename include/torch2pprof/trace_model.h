@@ -107,8 +107,9 @@ struct TraceModel {
 };
 
 // Builds the model of a loaded trace. External ids of annotations are read from
-// Interval::link (see trace.h); everything else from the trace's side tables.
-TraceModel BuildModel(const Trace& trace);
+// Interval::link (see trace.h); everything else from the trace's side tables. With
+// threads > 1 its independent parts run side by side (on two threads); the model is the same.
+TraceModel BuildModel(const Trace& trace, int threads = 1);
 
 // A device's allocated bytes after each of its timeline's events (parallel to tl.events):
 // "Total Allocated" where the event has it, else the running sum of Bytes.

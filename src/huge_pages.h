@@ -25,4 +25,13 @@ void TrimHuge(std::vector<T, A>& v) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+// A buffer read once from start to end: the 4 KiB pages wholly inside [begin, end), which
+// were read and will not be again, are handed back while the rest is still being read.
+template <typename T>
+void ReleaseRead(const T* begin, const T* end) {
+  uintptr_t from = (reinterpret_cast<uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
+  uintptr_t to = reinterpret_cast<uintptr_t>(end) & ~(kPage - 1);
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
+
 }  // namespace torch2pprof

@@ -89,5 +89,20 @@ TEST(HugePages, TrimHandsBackTheUnusedCapacityAndKeepsTheElements) {
   EXPECT_EQ(v[(1 << 20) + 4], uint64_t{(1 << 20) + 4} * 7);
 }
 
+TEST(HugePages, WhatWasReadIsHandedBackAndTheRestKept) {
+  HugeVector<uint64_t> v(4 << 20, 3);  // 32 MiB, every page resident
+  for (size_t i = 0; i < v.size(); ++i) v[i] = i * 5;
+  const int64_t before = Resident();
+  // From mid-page to mid-page: only the pages wholly inside are handed back.
+  const size_t from = 100, to = (size_t{3} << 20) + 100;
+  ReleaseRead(v.data() + from, v.data() + to);
+  const int64_t freed = before - Resident();
+  EXPECT_GT(freed, int64_t{22} << 20) << freed;  // 24 MiB less, but for the two partial pages
+  EXPECT_LE(freed, int64_t{24} << 20) << freed;
+  // The partial pages at both ends, and everything after, keep their values.
+  for (size_t i = 0; i < 512; ++i) ASSERT_EQ(v[i], i * 5) << i;
+  for (size_t i = to - 100; i < v.size(); ++i) ASSERT_EQ(v[i], i * 5) << i;
+}
+
 }  // namespace
 }  // namespace torch2pprof

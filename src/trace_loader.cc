@@ -61,7 +61,9 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
     // Past ~6 workers the scanner's cutting and the merge, one thread each, set the pace
     // (16-core Xeon, gpt2_big: parse 0.148 s at 4 workers, 0.150 s at 8, 0.177 s at 16
     // with 40 MB more buffers); more workers only added memory. Measured before the
-    // workers cut plain files themselves: now the merge alone sets the pace there.
+    // workers cut plain files themselves: the merge (9-11 ms of a gpt2_big load) and the
+    // scanner (4-6.5 ms) against 0.24 s of parse CPU would now allow about 20 workers,
+    // which a machine with that many cores has yet to confirm (README: Performance).
     // A file's text is read and cut on the workers too (ParsePool::EmitRange); gzip's
     // inflate and a pipe are read in order, by the scanner.
     ParsePool pool(

@@ -350,7 +350,7 @@ std::vector<BackwardLink> FindBackward(const Trace& t, const TraceModel& m) {
     auto f = forward_of_flow.find(id);
     if (f == forward_of_flow.end()) continue;
     if (!linked[backward]) links.push_back(BackwardLink{backward, f->second, true});
-    linked[backward] = 1;
+    linked[backward] = true;
     if (const SequenceMark* mark = mark_of(backward))
       lane_of_fwd_thread.emplace(mark->fwd_thread, t.intervals[f->second].lane);
   }
@@ -381,7 +381,7 @@ std::vector<BackwardLink> FindBackward(const Trace& t, const TraceModel& m) {
       bool lane_ok = known != lane_of_fwd_thread.end() ? f.lane == known->second
                                                        : m.lanes[f.lane].process == m.lanes[b.lane].process;
       if (lane_ok) {
-        linked[root] = 1;
+        linked[root] = true;
         links.push_back(BackwardLink{root, it->interval, false});
         break;
       }
@@ -523,11 +523,11 @@ TraceModel BuildModel(const Trace& trace, int threads) {
   FindSteps(trace, m);
   // Launches, backward links and memory read only the above: side by side. The backward
   // links cost the most (gpt2_big: 8 of the model's 15 ms).
-  std::future<std::vector<BackwardLink>> backward;
-  if (threads > 1) backward = std::async(std::launch::async, FindBackward, std::cref(trace), std::cref(m));
+  auto backward = std::async(threads > 1 ? std::launch::async : std::launch::deferred, FindBackward, std::cref(trace),
+                             std::cref(m));
   std::vector<Launch> launches = FindLaunches(trace, m);
   std::vector<MemoryTimeline> memory = BuildMemory(trace);
-  m.backward = threads > 1 ? backward.get() : FindBackward(trace, m);
+  m.backward = backward.get();
   m.launches = std::move(launches);
   m.memory = std::move(memory);
   return m;

@@ -17,9 +17,38 @@ u128 Pow10(int k) {
   for (int i = 0; i < k; ++i) p *= 10;
   return p;
 }
+
+// What Kineto writes: up to 16 integer digits (epoch microseconds) and up to 3
+// decimals, no exponent. Nothing there needs rounding or 128 bits, and it is most
+// of a trace's numbers.
+bool PlainMicros(std::string_view t, int64_t* out) {
+  constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000;  // 9223372036854775
+  size_t i = 0, n = t.size();
+  bool neg = i < n && t[i] == '-';
+  i += neg;
+  int64_t v = 0;
+  size_t start = i;
+  while (i < n && i - start < 16 && IsDigit(t[i])) v = v * 10 + (t[i++] - '0');
+  // 9223372036854775.807 is the largest value; at kMaxMicros the decimals decide.
+  if (i == start || v >= kMaxMicros || (i < n && IsDigit(t[i]))) return false;
+  int64_t frac = 0, scale = 1000;
+  if (i < n && t[i] == '.') {
+    size_t f = ++i;
+    while (i < n && i - f < 3 && IsDigit(t[i])) {
+      frac = frac * 10 + (t[i++] - '0');
+      scale /= 10;
+    }
+    if (i == f) return false;
+  }
+  if (i != n) return false;  // more decimals, an exponent, white space: the general path
+  v = v * 1000 + frac * scale;
+  *out = neg ? -v : v;
+  return true;
+}
 }  // namespace
 
 bool ParseMicrosToNanos(std::string_view t, int64_t* out) {
+  if (PlainMicros(t, out)) return true;
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t' || t.front() == '\n' || t.front() == '\r'))
     t.remove_prefix(1);
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r'))

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
+#include <string>
 
 #include "torch2pprof/trace_loader.h"
 
@@ -55,6 +57,59 @@ TEST(ExactTime, LimitsOfSixtyFourBits) {
   EXPECT_TRUE(Rejects("9223372036854775.808"));
   EXPECT_TRUE(Rejects("1e20"));
   EXPECT_TRUE(Rejects("123456789012345678901234567890"));
+}
+
+// Kineto's usual numbers (up to 16 digits, up to 3 decimals) take a short path; at
+// its edges the results must be those of exact arithmetic.
+TEST(ExactTime, KinetosUsualNumbersAndTheirEdges) {
+  EXPECT_EQ(Ns("4553773957368.553"), 4553773957368553);
+  EXPECT_EQ(Ns("-4553773957368.553"), -4553773957368553);
+  EXPECT_EQ(Ns("189.1"), 189100);
+  EXPECT_EQ(Ns("189.13"), 189130);
+  EXPECT_EQ(Ns("-0"), 0);
+  EXPECT_EQ(Ns("007.5"), 7500);
+  EXPECT_EQ(Ns("1234567890123456"), 1234567890123456000);
+  EXPECT_EQ(Ns("9223372036854774.999"), 9223372036854774999);
+  EXPECT_EQ(Ns("9223372036854775"), 9223372036854775000);
+  EXPECT_EQ(Ns("1712195495519695.8012"), 1712195495519695801);  // 0.2 ns
+  EXPECT_EQ(Ns("1712195495519695.8015"), 1712195495519695802);  // 1.5 ns -> even
+  EXPECT_EQ(Ns("1712195495519695.8025"), 1712195495519695802);  // 2.5 ns -> even
+  EXPECT_TRUE(Rejects("12345678901234567"));                    // 17 digits: past 2^63 ns
+  EXPECT_TRUE(Rejects("-"));
+  EXPECT_TRUE(Rejects("5."));
+}
+
+// Random decimals against 128-bit arithmetic done here: integer part times 1000 plus
+// the fraction in nanoseconds, rounded half to even.
+TEST(ExactTime, RandomDecimalsMatchExactArithmetic) {
+  std::mt19937_64 rng(13);
+  for (int k = 0; k < 200000; ++k) {
+    int digits = 1 + static_cast<int>(rng() % 16), decimals = static_cast<int>(rng() % 6);
+    std::string text = rng() % 4 == 0 ? "-" : "";
+    __int128 whole = 0, frac = 0, scale = 1;
+    for (int d = 0; d < digits; ++d) {
+      int digit = static_cast<int>(rng() % 10);
+      text += static_cast<char>('0' + digit);
+      whole = whole * 10 + digit;
+    }
+    if (decimals) text += '.';
+    for (int d = 0; d < decimals; ++d) {
+      int digit = static_cast<int>(rng() % 10);
+      text += static_cast<char>('0' + digit);
+      frac = frac * 10 + digit;
+      scale *= 10;
+    }
+    __int128 ns = frac * 1000 / scale, rest = frac * 1000 % scale;
+    if (2 * rest > scale || (2 * rest == scale && ns % 2 == 1)) ++ns;
+    __int128 total = whole * 1000 + ns;
+    if (text[0] == '-') total = -total;
+    int64_t got = 0;
+    bool fits = total >= std::numeric_limits<int64_t>::min() && total <= std::numeric_limits<int64_t>::max();
+    ASSERT_EQ(ParseMicrosToNanos(text, &got), fits) << text;
+    if (fits) {
+      ASSERT_EQ(got, static_cast<int64_t>(total)) << text;
+    }
+  }
 }
 
 TEST(ExactTime, RejectsWhatIsNotANumber) {

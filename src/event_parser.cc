@@ -17,7 +17,10 @@ namespace {
 
 // Text of a pid or tid number token: integral values without decimals or exponent.
 std::string_view LaneNumberText(std::string_view raw, std::string* scratch) {
-  if (raw.find_first_of(".eE") == std::string_view::npos) return raw;
+  // One pass: find_first_of(".eE") is a memchr per character, for every pid and tid.
+  bool integral = true;
+  for (char c : raw) integral &= c != '.' && c != 'e' && c != 'E';
+  if (integral) return raw;
   int64_t ns;
   // Integral exactly when the value in "nanoseconds" is a multiple of 1000.
   if (ParseMicrosToNanos(raw, &ns) && ns % 1000 == 0) {

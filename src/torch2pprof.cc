@@ -104,15 +104,31 @@ void NeedEvents(const Trace& trace) {
   }
 }
 
+struct ModelAndStacks {
+  TraceModel model;
+  std::vector<LaneStacks> lanes;
+};
+
+// The model, and beside it on the other threads the uncut stacks (they need no model):
+// analyze's, and convert's unless step labels cut them. At two threads the other is the
+// stacks'; from three the model's backward links get a thread of their own.
+ModelAndStacks BuildModelBesideStacks(const Trace& trace, int threads) {
+  ModelAndStacks out;
+  const int model_threads = threads > 2 ? 2 : 1;
+  BuildOptions uncut;
+  uncut.threads = std::max(1, threads - model_threads);
+  auto uncut_lanes =
+      std::async(threads > 1 ? std::launch::async : std::launch::deferred, [&] { return BuildLanes(trace, uncut); });
+  out.model = BuildModel(trace, model_threads);
+  out.lanes = uncut_lanes.get();
+  return out;
+}
+
 // The model, and the stacks convert aggregates. The stacks need the model only for the
 // step bounds they are cut at when samples get step labels: with threads they are built
 // uncut beside the model, and again, cut, in the case the model then turns step labels
 // on (a trace of at most kAutoStepLabels steps; the uncut build ran on idle cores).
 // With several inputs the other threads are loading the next ones: one after the other.
-struct ModelAndStacks {
-  TraceModel model;
-  std::vector<LaneStacks> lanes;
-};
 ModelAndStacks BuildModelAndStacks(const Trace& trace, int threads, bool one_input, const AggregateOptions& aggregate,
                                    Stages& stages) {
   ModelAndStacks out;
@@ -124,12 +140,7 @@ ModelAndStacks BuildModelAndStacks(const Trace& trace, int threads, bool one_inp
     return out;
   }
   stages.Begin("model and stacks");
-  const int model_threads = threads > 2 ? 2 : 1;  // at two, the other is the stacks'
-  BuildOptions uncut;
-  uncut.threads = threads - model_threads;
-  auto uncut_lanes = std::async(std::launch::async, [&] { return BuildLanes(trace, uncut); });
-  out.model = BuildModel(trace, model_threads);
-  out.lanes = uncut_lanes.get();
+  out = BuildModelBesideStacks(trace, threads);
   if (StepLabelsOn(aggregate, out.model)) {
     stages.Begin("stacks");
     std::vector<LaneStacks>().swap(out.lanes);
@@ -273,10 +284,11 @@ AnalyzeResult Analyze(const AnalyzeOptions& options) {
   NeedEvents(trace);
   stages.Loaded(trace.stats);
   result.warnings = LoadWarnings(trace);
-  stages.Begin("model");
-  TraceModel model = BuildModel(trace, threads);
+  stages.Begin("model and stacks");
+  ModelAndStacks built = BuildModelBesideStacks(trace, threads);
   stages.Begin("analyze");
-  result.analysis = Analyze(trace, model, AnalysisOptions{options.group_by_shape, threads, options.per_step});
+  result.analysis = Analyze(trace, built.model, std::move(built.lanes),
+                            AnalysisOptions{options.group_by_shape, threads, options.per_step});
   return result;
 }
 

@@ -9,6 +9,7 @@
 
 #include "test_util.h"
 #include "torch2pprof/report.h"
+#include "torch2pprof/torch2pprof.h"
 #include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof {
@@ -528,6 +529,13 @@ TEST(Analyzer, ThreadsDoNotChangeTheAnalysis) {
     std::string four = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 4}), ReportOptions{0, ""});
     EXPECT_EQ(one, four) << name;
     EXPECT_GT(one.size(), 500u) << name;  // a real report, not an empty one
+    // The command's path builds the stacks beside the model, on the threads.
+    for (int threads : {1, 2, 3}) {
+      AnalyzeOptions options;
+      options.input = std::string(TESTDATA_DIR) + "/real/" + name;
+      options.threads = threads;
+      EXPECT_EQ(RenderJson(Analyze(options).analysis, ReportOptions{0, ""}), one) << name << " " << threads;
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torch2pprof/lane_builder.h"
 #include "torch2pprof/trace.h"
 #include "torch2pprof/trace_model.h"
 
@@ -151,5 +152,9 @@ struct Analysis {
 // trace must be loaded with LoadOptions::details, and model built from it. Works lane by
 // lane over the loaded intervals: beyond them it holds a few bytes per event, never a copy.
 Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalysisOptions& options = {});
+// The same with the trace's uncut stacks (BuildLanes with default BuildOptions but
+// threads) already built, for example beside the model; they are freed on the way.
+Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneStacks> lanes,
+                 const AnalysisOptions& options);
 
 }  // namespace torch2pprof

@@ -23,9 +23,10 @@ std::string_view ClassOf(std::string_view instance) {
 
 }  // namespace
 
-std::vector<ModuleRow> Modules(const Events& ev, const std::vector<LaneStacks>& lanes) {
+std::vector<ModuleRow> Modules(const Events& ev, const std::vector<LaneStacks>& lanes, int threads) {
   AggregateOptions options;
   options.labels = false;  // one sample per stack: only the tree is needed
+  options.threads = threads;
   Profile p = Aggregate(ev.trace(), ev.model(), lanes, options);
   auto column = [&](const char* type) -> int {
     for (size_t k = 0; k < p.sample_types.size(); ++k) {

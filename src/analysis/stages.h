@@ -21,7 +21,7 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes);
 
 // Python functions, module instances and classes (ModuleRow), from convert's call tree
 // over the lanes' pieces.
-std::vector<ModuleRow> Modules(const Events& ev, const std::vector<LaneStacks>& lanes);
+std::vector<ModuleRow> Modules(const Events& ev, const std::vector<LaneStacks>& lanes, int threads);
 
 // Steps and their breakdown (tb-semantics §3, §4).
 struct StepsResult {

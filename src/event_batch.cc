@@ -50,8 +50,10 @@ uint32_t EventBatch::InternLike(std::string_view s, uint32_t* last) {
 }
 
 void EventBatch::OnEvent(const RawEvent& ev) {
-  BatchEvent e;
-  static_cast<EventValues&>(e) = ev;
+  // Built where it stays, from the event's numbers: a BatchEvent assembled on the stack
+  // and then copied whole into the vector read back its just-written fields (a failed
+  // store-to-load forward), and one value-initialized in place was zeroed first.
+  BatchEvent& e = events_.emplace_back(static_cast<const EventValues&>(ev));
   e.ph = InternLike(ev.ph, &last_[0]);
   e.name = Intern(ev.name);
   e.cat = InternLike(ev.cat, &last_[1]);
@@ -59,7 +61,6 @@ void EventBatch::OnEvent(const RawEvent& ev) {
   e.tid = InternLike(ev.tid, &last_[3]);
   e.meta_name = Intern(ev.meta_name);
   e.input_dims = details_ ? Intern(ev.input_dims) : 0;
-  events_.push_back(e);
 }
 
 void EventBatch::Bad(Skip why, uint64_t offset, const std::string& what) {

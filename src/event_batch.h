@@ -16,6 +16,8 @@ namespace torch2pprof {
 // A RawEvent with its strings as ids into EventBatch::strings (0 is ""); or, in file
 // order among the events, an unreadable event or the note that the next was repaired.
 struct BatchEvent : EventValues {
+  BatchEvent() = default;
+  explicit BatchEvent(const EventValues& values) : EventValues(values) {}
   enum Kind : uint8_t { kEvent, kBad, kRepaired } kind = kEvent;
   Skip bad = Skip::kBadJson;  // kBad: why
   uint32_t ph = 0, name = 0, cat = 0, pid = 0, tid = 0, meta_name = 0, input_dims = 0;

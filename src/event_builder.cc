@@ -119,16 +119,37 @@ Interval EventBuilder::MakeInterval(int64_t start, int64_t end, const BatchEvent
 
 void EventBuilder::AddInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat,
                                uint32_t lane, uint32_t link, uint32_t input_dims) {
-  trace_.intervals.push_back(MakeInterval(start, end, e, name, cat, lane, link));
+  // Written in place field by field: an Interval or EventArgs built whole and then
+  // copied in read back its just-written fields (a failed store-to-load forward each).
+  if (e.device >= 0 && trace_.lanes[lane].device < 0) trace_.lanes[lane].device = e.device;
+  Interval& iv = trace_.intervals.emplace_back();
+  iv.start_ns = start;
+  iv.end_ns = end;
+  iv.name = name;
+  iv.cat = cat;
+  iv.lane = lane;
+  iv.link = link;
   if (details_) {
-    EventArgs a = e.args;
+    EventArgs& a = trace_.args.emplace_back();
+    a.external_id = e.args.external_id;
     a.input_dims = input_dims;
-    trace_.args.push_back(a);
+    a.blocks_per_sm = e.args.blocks_per_sm;
+    a.occupancy = e.args.occupancy;
   }
   if (e.sequence >= 0) {
     trace_.sequence.push_back(SequenceMark{static_cast<uint32_t>(trace_.intervals.size() - 1),
                                            static_cast<int32_t>(e.fwd_thread < 0 ? 0 : e.fwd_thread), e.sequence});
   }
+}
+
+void EventBuilder::AddPythonSpan(uint32_t lane, uint32_t interval, const BatchEvent& e, int64_t end) {
+  PythonSpan& span = python_.emplace_back();  // in place, as AddInterval's
+  span.lane = lane;
+  span.interval = interval;
+  span.id = e.python_id;
+  span.parent = e.python_parent;
+  span.start_ns = e.ts;
+  span.end_ns = end;
 }
 
 void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids) {
@@ -148,8 +169,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       if (flags & kProfilerSpan) return Skipped(Skip::kProfilerSpan);
       bool python = flags & kPython;
       if (python && e.python_id >= 0 && e.dur <= 0) {
-        python_.push_back(PythonSpan{LaneId(ids[e.pid], ids[e.tid]), PythonSpan::kNotAnInterval, e.python_id,
-                                     e.python_parent, e.ts, e.ts + e.dur});
+        AddPythonSpan(LaneId(ids[e.pid], ids[e.tid]), PythonSpan::kNotAnInterval, e, e.ts + e.dur);
       }
       if (e.dur == 0) {
         // Zero-length launch calls still launch kernels: kept when they carry a correlation.
@@ -170,8 +190,7 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
       uint32_t lane = LaneId(ids[e.pid], ids[e.tid]);
       AddInterval(e.ts, end, e, name, cat, lane, Link(e, cat), ids[e.input_dims]);
       if (python && e.python_id >= 0) {
-        python_.push_back(PythonSpan{lane, static_cast<uint32_t>(trace_.intervals.size() - 1), e.python_id,
-                                     e.python_parent, e.ts, end});
+        AddPythonSpan(lane, static_cast<uint32_t>(trace_.intervals.size() - 1), e, end);
       }
       break;
     }

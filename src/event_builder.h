@@ -35,6 +35,7 @@ class EventBuilder {
   uint32_t Link(const BatchEvent& e, uint32_t cat) const;
   Interval MakeInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane,
                         uint32_t link);
+  void AddPythonSpan(uint32_t lane, uint32_t interval, const BatchEvent& e, int64_t end);
   void AddInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane,
                    uint32_t link, uint32_t input_dims);
   // What the builder needs to know of a category: a flag set, once per string id.

@@ -6,6 +6,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#ifdef __PCLMUL__
+#include <wmmintrin.h>
+#endif
 
 namespace torch2pprof {
 
@@ -71,6 +74,12 @@ class JsonBlocks {
   // Bit i: the XOR of bits 0..i, so the bits from an opening quote up to (not
   // including) its closing quote are set.
   static uint64_t PrefixXor(uint64_t x) {
+#ifdef __PCLMUL__
+    // A carry-less multiply by all ones is the prefix XOR in one instruction.
+    const __m128i all = _mm_set1_epi8(static_cast<char>(0xFF));
+    return static_cast<uint64_t>(
+        _mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<int64_t>(x)), all, 0)));
+#else
     x ^= x << 1;
     x ^= x << 2;
     x ^= x << 4;
@@ -78,6 +87,7 @@ class JsonBlocks {
     x ^= x << 16;
     x ^= x << 32;
     return x;
+#endif
   }
 
   uint64_t in_string_ = 0;  // all ones when the previous block ended inside a string

@@ -39,10 +39,15 @@ struct Later {
   bool operator()(const Item& a, const Item& b) const { return before(b, a); }
 };
 
-// An open piece: its self time is final when it closes. `index` is its slot in
-// LaneStacks::pieces when pieces are kept, else -1.
+// An open piece: what can still change (its end at a cut, its self time) and its slot
+// in LaneStacks::pieces, where the rest was written when it opened. Fields are written
+// one by one, never a Piece copied whole: a struct just built on the stack and read
+// back whole is a failed store-to-load forward, and the walk does that per piece.
 struct Open {
-  Piece piece;
+  int64_t start_ns;
+  int64_t end_ns;
+  int64_t self_ns;
+  uint32_t interval;
   int32_t index;
 };
 
@@ -65,19 +70,29 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   size_t next = 0;
   auto pop = [&]() {
     const Open& o = stack.back();
-    if (stack.size() == 1) busy += o.piece.end_ns - o.piece.start_ns;
-    pieces[static_cast<size_t>(o.index)] = o.piece;
+    if (stack.size() == 1) busy += o.end_ns - o.start_ns;
+    Piece& p = pieces[static_cast<size_t>(o.index)];
+    p.end_ns = o.end_ns;
+    p.self_ns = o.self_ns;
     stack.pop_back();
   };
   auto push = [&](int64_t start, int64_t end, uint32_t interval, bool first) {
     int32_t parent = -1;
     if (!stack.empty()) {
-      stack.back().piece.self_ns -= end - start;
+      stack.back().self_ns -= end - start;
       parent = stack.back().index;
     }
-    Piece p{start, end, end - start, interval, parent, first};
-    stack.push_back(Open{p, static_cast<int32_t>(pieces.size())});
-    pieces.push_back(p);
+    Open& o = stack.emplace_back();
+    o.start_ns = start;
+    o.end_ns = end;
+    o.self_ns = end - start;
+    o.interval = interval;
+    o.index = static_cast<int32_t>(pieces.size());
+    Piece& p = pieces.emplace_back();
+    p.start_ns = start;
+    p.interval = interval;
+    p.parent = parent;
+    p.first = first;  // end and self time when it closes
   };
   // At a cut every open piece ends, and goes on as a new piece from the cut on.
   static const std::vector<int64_t> kNoCuts;
@@ -85,20 +100,20 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   size_t next_cut = 0;
   std::vector<Open> cut;
   auto cut_at = [&](int64_t c) {
-    while (!stack.empty() && stack.back().piece.end_ns <= c) pop();
+    while (!stack.empty() && stack.back().end_ns <= c) pop();
     // Every open piece started before c (cuts come before the items that start at them).
     cut.clear();  // the pieces as they were, innermost first
     while (!stack.empty()) {
       Open& o = stack.back();
       // The part after c moves to the new piece; so does the open child's, which
       // had been taken off this piece's self time.
-      int64_t child_after = cut.empty() ? 0 : cut.back().piece.end_ns - c;
+      int64_t child_after = cut.empty() ? 0 : cut.back().end_ns - c;
       cut.push_back(o);
-      o.piece.self_ns -= (o.piece.end_ns - c) - child_after;
-      o.piece.end_ns = c;
+      o.self_ns -= (o.end_ns - c) - child_after;
+      o.end_ns = c;
       pop();
     }
-    for (size_t j = cut.size(); j-- > 0;) push(c, cut[j].piece.end_ns, cut[j].piece.interval, false);
+    for (size_t j = cut.size(); j-- > 0;) push(c, cut[j].end_ns, cut[j].interval, false);
   };
   // The items are read once, in order, while the pieces are written: what was read is
   // handed back every 1 MiB, so that the lane's peak is its pieces, not pieces and items.
@@ -117,14 +132,14 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
       rest.pop();
     }
     while (next_cut < cuts.size() && cuts[next_cut] <= it.start) cut_at(cuts[next_cut++]);
-    while (!stack.empty() && stack.back().piece.end_ns <= it.start) pop();
+    while (!stack.empty() && stack.back().end_ns <= it.start) pop();
     int64_t end = trace.intervals[it.interval].end_ns;
-    if (!stack.empty() && end > stack.back().piece.end_ns) {
+    if (!stack.empty() && end > stack.back().end_ns) {
       // Starts inside the top and ends after it: the part after the top's end
       // comes back later as a piece of its own, so no time is lost or doubled.
       if (it.first) ++out->partial_overlaps;
-      rest.push(Item{stack.back().piece.end_ns, it.interval, false});
-      end = stack.back().piece.end_ns;
+      rest.push(Item{stack.back().end_ns, it.interval, false});
+      end = stack.back().end_ns;
     }
     push(it.start, end, it.interval, it.first);
   }

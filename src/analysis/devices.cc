@@ -81,7 +81,7 @@ std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& device
     Role r = ev.RoleOf(e);
     int32_t d = device_of_lane[ev.Iv(e).lane];
     if (!IsDeviceRole(r) || d < 0) continue;
-    busy[static_cast<size_t>(d)].push_back({ev.Iv(e).start_ns, ev.Iv(e).end_ns});
+    busy[static_cast<size_t>(d)].emplace_back(ev.Iv(e).start_ns, ev.Iv(e).end_ns);
     if (r == Role::kKernel) kernels[static_cast<size_t>(d)].push_back(busy[static_cast<size_t>(d)].back());
   }
   for (size_t d = 0; d < rows.size(); ++d) {

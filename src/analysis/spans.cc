@@ -29,7 +29,7 @@ Spans Intersect(const Spans& a, const Spans& b) {
   Spans out;
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
     int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
-    if (lo < hi) out.push_back({lo, hi});
+    if (lo < hi) out.emplace_back(lo, hi);
     (a[i].second < b[j].second ? i : j)++;
   }
   return out;
@@ -41,7 +41,7 @@ Spans Subtract(const Spans& a, const Spans& b) {
   for (auto s : a) {
     while (j < b.size() && b[j].second <= s.first) ++j;
     for (size_t k = j; k < b.size() && b[k].first < s.second; ++k) {
-      if (b[k].first > s.first) out.push_back({s.first, b[k].first});
+      if (b[k].first > s.first) out.emplace_back(s.first, b[k].first);
       s.first = std::max(s.first, b[k].second);
     }
     if (s.first < s.second) out.push_back(s);

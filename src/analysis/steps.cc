@@ -98,7 +98,7 @@ StepsResult Steps(const Events& ev) {
     Spans spans;
     spans.reserve(static_cast<size_t>(std::count(part.begin(), part.end(), r)));
     for (size_t e = 0; e < ev.count(); ++e) {
-      if (part[e] == r) spans.push_back({ev.Iv(e).start_ns, ev.Iv(e).end_ns});
+      if (part[e] == r) spans.emplace_back(ev.Iv(e).start_ns, ev.Iv(e).end_ns);
     }
     Spans claimed = Intersect(Union(std::move(spans)), remaining);
     for (StepRow& row : result.rows) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <future>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 
 #include "frame_names.h"
 #include "profile_builder.h"
+#include "sorted_runs.h"
 #include "torch2pprof/version.h"
 
 namespace torch2pprof {
@@ -142,7 +144,7 @@ struct Launchers {
     for (const Launch& l : m.launches) {
       if (l.host_event != kNoEvent) events.push_back(l.host_event);
     }
-    std::sort(events.begin(), events.end());
+    SortRuns(events.begin(), events.end(), std::less<>());
     events.erase(std::unique(events.begin(), events.end()), events.end());
     for (uint32_t e : events) {
       if (e < intervals) is[e] = true;
@@ -562,48 +564,47 @@ bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& 
   return any;
 }
 
-// Adds one trace's samples to the profile b builds.
-Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
-               const AggregateOptions& options, ProfileBuilder& b) {
-  const size_t n = t.intervals.size();
-  const bool step_labels = StepLabelsOn(options, m);
-  auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t { return step_labels ? Number(m.StepAt(lane, ts)) : -1; };
-  // Host events that launched device work, and where in the tree each was.
-  const Launchers launcher_slots(m, n);
-  const std::vector<uint32_t>& launchers = launcher_slots.events;
-  auto launcher_slot = [&](uint32_t e) { return launcher_slots.SlotOf(e); };
-  std::vector<Place> launcher_place(launchers.size());
-  std::vector<Place> flow_place(m.launches.size());  // launches from a flow start outside any runtime call
-  std::vector<Place> memory_place(t.memory.size());
+// An instant that is no interval, placed at what was open on its lane then.
+struct Point {
+  enum Kind : uint8_t { kZeroLength, kFlow, kMemory };
+  int64_t ts;
+  uint32_t index;  // into launchers, m.launches or t.memory
+  Kind kind;
+};
 
-  // Instants that are no intervals, placed at what was open on their lane then.
-  enum class Kind { kZeroLength, kFlow, kMemory };
-  struct Point {
-    int64_t ts;
-    uint32_t index;  // into launchers, m.launches or t.memory
-    Kind kind;
-  };
-  std::vector<std::vector<Point>> points(t.lanes.size());
+struct Points {
+  Launchers launchers;
+  std::vector<std::vector<Point>> by_lane;  // each by time
+};
+
+Points FindPoints(const Trace& t, const TraceModel& m) {
+  Points out{Launchers(m, t.intervals.size()), std::vector<std::vector<Point>>(t.lanes.size())};
+  const std::vector<uint32_t>& launchers = out.launchers.events;
+  auto& points = out.by_lane;
   for (uint32_t k = 0; k < launchers.size(); ++k) {
-    if (launchers[k] >= n)
-      points[EventAt(t, launchers[k]).lane].push_back({EventAt(t, launchers[k]).start_ns, k, Kind::kZeroLength});
+    if (launchers[k] >= t.intervals.size())
+      points[EventAt(t, launchers[k]).lane].push_back({EventAt(t, launchers[k]).start_ns, k, Point::kZeroLength});
   }
   for (uint32_t k = 0; k < m.launches.size(); ++k) {
     if (m.launches[k].host_event == kNoEvent)
-      points[m.launches[k].lane].push_back({m.launches[k].ts_ns, k, Kind::kFlow});
+      points[m.launches[k].lane].push_back({m.launches[k].ts_ns, k, Point::kFlow});
   }
   for (uint32_t i = 0; i < t.memory.size(); ++i)
-    points[t.memory[i].lane].push_back({t.memory[i].ts_ns, i, Kind::kMemory});
-  auto place_point = [&](const Point& pt, uint32_t lane, uint32_t node) {
-    if (pt.kind == Kind::kZeroLength) {
-      launcher_place[pt.index] = Place{b.Node(node, b.Frame(EventAt(t, launchers[pt.index]).name)), lane};
-    } else if (pt.kind == Kind::kFlow) {
-      flow_place[pt.index] = Place{node, lane};
-    } else {
-      memory_place[pt.index] = Place{node, lane};
-    }
-  };
+    points[t.memory[i].lane].push_back({t.memory[i].ts_ns, i, Point::kMemory});
+  for (auto& pts : points)
+    std::sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) { return x.ts < y.ts; });
+  return out;
+}
 
+// Adds one trace's samples to the profile b builds.
+Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
+               const AggregateOptions& options, ProfileBuilder& b) {
+  const bool step_labels = StepLabelsOn(options, m);
+  auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t { return step_labels ? Number(m.StepAt(lane, ts)) : -1; };
+  // Host events that launched device work, and the instants that are no intervals, by
+  // lane and time: found beside the links and forward stacks, which do not need them.
+  auto found_points =
+      std::async(options.threads > 1 ? std::launch::async : std::launch::deferred, [&] { return FindPoints(t, m); });
   // The pieces: folded segment by segment on the threads, the segments' trees joined to
   // the profile's in piece order, then their samples lane after lane, and each lane's
   // points once its pieces have their nodes.
@@ -612,6 +613,23 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
   const std::vector<uint32_t> forward_stacks = ForwardStacks(t, lanes, links, is_backward, folds);
+  Points found = found_points.get();
+  const Launchers& launcher_slots = found.launchers;
+  const std::vector<uint32_t>& launchers = launcher_slots.events;
+  auto launcher_slot = [&](uint32_t e) { return launcher_slots.SlotOf(e); };
+  std::vector<std::vector<Point>>& points = found.by_lane;
+  std::vector<Place> launcher_place(launchers.size());
+  std::vector<Place> flow_place(m.launches.size());  // launches from a flow start outside any runtime call
+  std::vector<Place> memory_place(t.memory.size());
+  auto place_point = [&](const Point& pt, uint32_t lane, uint32_t node) {
+    if (pt.kind == Point::kZeroLength) {
+      launcher_place[pt.index] = Place{b.Node(node, b.Frame(EventAt(t, launchers[pt.index]).name)), lane};
+    } else if (pt.kind == Point::kFlow) {
+      flow_place[pt.index] = Place{node, lane};
+    } else {
+      memory_place[pt.index] = Place{node, lane};
+    }
+  };
   const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks};
   ParallelFor(segments.size(), options.threads,
               [&](size_t g) { Fold(fold, segments[g], &folds.At(segments[g].lane, segments[g].begin)); });
@@ -639,7 +657,6 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     // What was open at each point: the last piece started at or before it, or the
     // innermost of its ancestors still open (pieces are in depth-first order).
     auto& pts = points[ls.lane];
-    std::sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) { return x.ts < y.ts; });
     size_t k = 0;
     for (const Point& pt : pts) {
       while (k < ls.pieces.size() && ls.pieces[k].start_ns <= pt.ts) ++k;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "huge_pages.h"
+#include "sorted_runs.h"
 
 namespace torch2pprof {
 namespace {
@@ -55,7 +56,7 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   const Before before{trace.intervals.data()};
   HugeVector<Item> items(count);
   for (size_t k = 0; k < count; ++k) items[k] = Item{trace.intervals[members[k]].start_ns, members[k], true};
-  std::sort(items.begin(), items.end(), before);
+  SortRuns(items.begin(), items.end(), before);
   out->intervals = items.size();
   auto& pieces = out->pieces;
   // Splits and cuts add pieces: were the vector to grow, the copy would hold the lane's

@@ -8,6 +8,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "sorted_runs.h"
+
 namespace torch2pprof {
 namespace {
 
@@ -65,7 +67,7 @@ class FirstByKey {
  public:
   void Add(uint64_t key, uint32_t event) { entries_.push_back({key, event}); }
   void Seal() {
-    std::sort(entries_.begin(), entries_.end());
+    SortRuns(entries_.begin(), entries_.end(), std::less<>());
     entries_.erase(
         std::unique(entries_.begin(), entries_.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
         entries_.end());
@@ -81,7 +83,7 @@ class FirstByKey {
 
 // Stack order of a lane: by start, then longest first, then event number.
 void SortByStack(const Trace& t, std::vector<uint32_t>& events) {
-  std::sort(events.begin(), events.end(), [&](uint32_t x, uint32_t y) {
+  SortRuns(events.begin(), events.end(), [&](uint32_t x, uint32_t y) {
     const Interval &a = EventAt(t, x), &b = EventAt(t, y);
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;

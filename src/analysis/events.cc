@@ -1,5 +1,6 @@
 #include "events.h"
 
+#include "sorted_runs.h"
 #include "stages.h"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ Events::Events(const Trace& trace, const TraceModel& model)
     if (l.host_event != Launch::kNoEvent && IsDeviceRole(RoleOf(l.device_event)))
       launched_.push_back({l.host_event, Dur(l.device_event)});
   }
-  std::sort(launched_.begin(), launched_.end());
+  SortRuns(launched_.begin(), launched_.end(), std::less<>());
   size_t out = 0;  // one entry per host event, its device time summed
   for (size_t i = 0; i < launched_.size(); ++i) {
     if (out > 0 && launched_[out - 1].first == launched_[i].first) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "sorted_runs.h"
 #include "stages.h"
 
 namespace torch2pprof::analysis {
@@ -96,7 +97,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) 
     if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
       by_external.push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
   }
-  std::sort(by_external.begin(), by_external.end());
+  SortRuns(by_external.begin(), by_external.end(), std::less<>());
   std::vector<bool> claimed(by_external.size(), false);
   auto claim = [&](int64_t external_id, Node& n) {
     auto lo = std::lower_bound(by_external.begin(), by_external.end(), std::make_pair(external_id, uint32_t{0}));
@@ -114,7 +115,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) 
   std::vector<int64_t> device_total, host_self;
   for (size_t lane = 0; lane < lanes; ++lane) {
     std::vector<uint32_t> evs(ops.begin(lane), ops.end(lane));
-    std::sort(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
+    SortRuns(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
       const Interval &a = ev.Iv(x), &b = ev.Iv(y);
       if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
       if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;

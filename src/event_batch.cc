@@ -19,7 +19,7 @@ EventBatch::EventBatch(bool details) : details_(details) {
 void EventBatch::Clear() {
   strings_.assign(1, std::string_view());
   std::fill(std::begin(last_), std::end(last_), 0);
-  index_.clear();
+  index_.Clear();
   block_ = 0;
   used_ = 0;
   events_.clear();
@@ -27,8 +27,9 @@ void EventBatch::Clear() {
 
 uint32_t EventBatch::Intern(std::string_view s) {
   if (s.empty()) return 0;
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
+  const uint32_t hash = StringIndex::Hash(s);
+  const uint32_t found = index_.Find(s, hash, strings_);
+  if (found != StringIndex::kNone) return found;
   // Copy into the batch's blocks: the parser's buffers are reused by the next event.
   if (block_ >= blocks_.size() || blocks_[block_].size() - used_ < s.size()) {
     if (block_ < blocks_.size() && used_ > 0) ++block_, used_ = 0;
@@ -40,7 +41,7 @@ uint32_t EventBatch::Intern(std::string_view s) {
   used_ += s.size();
   uint32_t id = static_cast<uint32_t>(strings_.size());
   strings_.push_back(std::string_view(p, s.size()));
-  index_.emplace(strings_.back(), id);
+  index_.Insert(hash, id);
   return id;
 }
 

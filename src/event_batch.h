@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "event_parser.h"
+#include "torch2pprof/string_index.h"
 
 namespace torch2pprof {
 
@@ -43,7 +44,7 @@ class EventBatch final : public EventSink {
   uint32_t InternLike(std::string_view s, uint32_t* last);
   uint32_t last_[4] = {};
   std::vector<std::string_view> strings_;
-  std::unordered_map<std::string_view, uint32_t> index_;
+  StringIndex index_;
   std::vector<std::vector<char>> blocks_;  // the strings' text, reused batch after batch
   size_t block_ = 0, used_ = 0;
   std::vector<BatchEvent> events_;

@@ -178,18 +178,18 @@ std::string_view StringTable::Store(std::string_view s) {
 }
 
 uint32_t StringTable::Intern(std::string_view s) {
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
-  std::string_view stored = Store(s);
-  uint32_t id = static_cast<uint32_t>(views_.size());
-  views_.push_back(stored);
-  index_.emplace(stored, id);
+  const uint32_t hash = StringIndex::Hash(s);
+  uint32_t id = index_.Find(s, hash, views_);
+  if (id != StringIndex::kNone) return id;
+  id = static_cast<uint32_t>(views_.size());
+  views_.push_back(Store(s));
+  index_.Insert(hash, id);
   return id;
 }
 
 int64_t StringTable::Find(std::string_view s) const {
-  auto it = index_.find(s);
-  return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
+  uint32_t id = index_.Find(s, StringIndex::Hash(s), views_);
+  return id == StringIndex::kNone ? -1 : static_cast<int64_t>(id);
 }
 
 }  // namespace torch2pprof

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "torch2pprof/huge_vector.h"
+#include "torch2pprof/string_index.h"
 
 namespace torch2pprof {
 
@@ -37,7 +38,7 @@ class StringTable {
   size_t block_used_ = 0;
   size_t block_size_ = 0;
   std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, uint32_t> index_;
+  StringIndex index_;
 };
 
 // A lane is one (pid, tid) pair: a CPU thread or a GPU stream.

@@ -110,11 +110,12 @@ struct ModelAndStacks {
 };
 
 // The model, and beside it on the other threads the uncut stacks (they need no model):
-// analyze's, and convert's unless step labels cut them. At two threads the other is the
-// stacks'; from three the model's backward links get a thread of their own.
+// analyze's, and convert's unless step labels cut them. The model's backward links get a
+// thread of their own even at two: three threads on two cores, the stacks' (the shorter
+// part, 8 of gpt2_big's 20 ms) leave early, and the stage took 12 ms instead of 16.
 ModelAndStacks BuildModelBesideStacks(const Trace& trace, int threads) {
   ModelAndStacks out;
-  const int model_threads = threads > 2 ? 2 : 1;
+  const int model_threads = std::min(threads, 2);
   BuildOptions uncut;
   uncut.threads = std::max(1, threads - model_threads);
   auto uncut_lanes =

@@ -574,10 +574,10 @@ struct Point {
 
 struct Points {
   Launchers launchers;
-  std::vector<std::vector<Point>> by_lane;  // each by time
+  std::vector<std::vector<Point>> by_lane;  // by time on lanes with pieces, else as found
 };
 
-Points FindPoints(const Trace& t, const TraceModel& m) {
+Points FindPoints(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes) {
   Points out{Launchers(m, t.intervals.size()), std::vector<std::vector<Point>>(t.lanes.size())};
   const std::vector<uint32_t>& launchers = out.launchers.events;
   auto& points = out.by_lane;
@@ -591,8 +591,12 @@ Points FindPoints(const Trace& t, const TraceModel& m) {
   }
   for (uint32_t i = 0; i < t.memory.size(); ++i)
     points[t.memory[i].lane].push_back({t.memory[i].ts_ns, i, Point::kMemory});
-  for (auto& pts : points)
+  // A lane without pieces places its points at the root in the order found, and a
+  // zero-length launcher's frame is made there: that order is kept.
+  for (const LaneStacks& ls : lanes) {
+    std::vector<Point>& pts = points[ls.lane];
     std::sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) { return x.ts < y.ts; });
+  }
   return out;
 }
 
@@ -603,8 +607,8 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t { return step_labels ? Number(m.StepAt(lane, ts)) : -1; };
   // Host events that launched device work, and the instants that are no intervals, by
   // lane and time: found beside the links and forward stacks, which do not need them.
-  auto found_points =
-      std::async(options.threads > 1 ? std::launch::async : std::launch::deferred, [&] { return FindPoints(t, m); });
+  auto found_points = std::async(options.threads > 1 ? std::launch::async : std::launch::deferred,
+                                 [&] { return FindPoints(t, m, lanes); });
   // The pieces: folded segment by segment on the threads, the segments' trees joined to
   // the profile's in piece order, then their samples lane after lane, and each lane's
   // points once its pieces have their nodes.

@@ -577,7 +577,7 @@ struct Points {
   std::vector<std::vector<Point>> by_lane;  // by time on lanes with pieces, else as found
 };
 
-Points FindPoints(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes) {
+Points FindPoints(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes, bool memory) {
   Points out{Launchers(m, t.intervals.size()), std::vector<std::vector<Point>>(t.lanes.size())};
   const std::vector<uint32_t>& launchers = out.launchers.events;
   auto& points = out.by_lane;
@@ -589,7 +589,7 @@ Points FindPoints(const Trace& t, const TraceModel& m, const std::vector<LaneSta
     if (m.launches[k].host_event == kNoEvent)
       points[m.launches[k].lane].push_back({m.launches[k].ts_ns, k, Point::kFlow});
   }
-  for (uint32_t i = 0; i < t.memory.size(); ++i)
+  for (uint32_t i = 0; memory && i < t.memory.size(); ++i)
     points[t.memory[i].lane].push_back({t.memory[i].ts_ns, i, Point::kMemory});
   // A lane without pieces places its points at the root in the order found, and a
   // zero-length launcher's frame is made there: that order is kept.
@@ -608,7 +608,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   // Host events that launched device work, and the instants that are no intervals, by
   // lane and time: found beside the links and forward stacks, which do not need them.
   auto found_points = std::async(options.threads > 1 ? std::launch::async : std::launch::deferred,
-                                 [&] { return FindPoints(t, m, lanes); });
+                                 [&] { return FindPoints(t, m, lanes, options.memory); });
   // The pieces: folded segment by segment on the threads, the segments' trees joined to
   // the profile's in piece order, then their samples lane after lane, and each lane's
   // points once its pieces have their nodes.
@@ -684,7 +684,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
 
   // Allocations where they happened; and, per device, what was still allocated when the
   // allocated total peaked, with what was allocated before the trace began on a frame of its own.
-  for (size_t k = 0; k < m.memory.size(); ++k) {
+  for (size_t k = 0; options.memory && k < m.memory.size(); ++k) {
     const MemoryTimeline& tl = m.memory[k];
     auto add = [&](uint32_t i, int column) {
       const MemoryEvent& e = t.memory[i];
@@ -753,7 +753,7 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
   s.b.Begin(trace, model, s.options.rank_labels ? static_cast<int64_t>(s.inputs.size()) : -1);
   Added added = AddTrace(trace, model, lanes, s.options, s.b);
   s.has_device |= added.device;
-  s.has_memory |= !trace.memory.empty();
+  s.has_memory |= s.options.memory && !trace.memory.empty();
   if (added.first <= added.last && added.first < s.first) s.time_nanos = WallClockStart(trace, added.first);
   s.first = std::min(s.first, added.first);
   s.last = std::max(s.last, added.last);
@@ -765,7 +765,7 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
                                     " steps; --step-labels on adds them, one sample per stack and step)");
   }
   for (const MemoryTimeline& tl : model.memory) {
-    if (tl.before_trace_bytes > 0) input.notes.push_back(MemoryNote(tl));
+    if (s.options.memory && tl.before_trace_bytes > 0) input.notes.push_back(MemoryNote(tl));
   }
   s.inputs.push_back(std::move(input));
 }

@@ -202,6 +202,30 @@ TEST(AggregatorMemory, AllocationsWhereTheyHappenAndWhatIsLiveAtThePeak) {
             (std::vector<int64_t>{0, 0, 0, 1, 4096, 1, 4096}));
 }
 
+// Without the memory sample types (the module view's profile) the others are unchanged.
+TEST(AggregatorMemory, WithoutMemoryTheOtherColumnsStay) {
+  Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/convert/memory.json"});
+  TraceModel model = BuildModel(trace);
+  std::vector<LaneStacks> lanes = BuildLanes(trace, ConvertBuildOptions(model, 1));
+  AggregateOptions without;
+  without.memory = false;
+  auto p = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(trace, model, lanes, without))));
+  EXPECT_EQ(p.problem, "");
+  EXPECT_EQ(p.sample_types, (std::vector<std::string>{"calls/count", "wall/nanoseconds", "work/nanoseconds"}));
+  // No "(outside any event)" stack: it held only thread 2's allocation.
+  EXPECT_EQ(p.stacks.count("device=cuda:1,pid=1,step=2,tid=2|(outside any event)"), 0u);
+  auto all = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(trace, model, lanes, AggregateOptions{}))));
+  size_t with_time = 0;
+  for (const auto& [stack, values] : all.stacks) {
+    if (values[0] == 0 && values[1] == 0) continue;  // memory only
+    ++with_time;
+    ASSERT_TRUE(p.stacks.count(stack)) << stack;
+    EXPECT_EQ(p.stacks.at(stack), (std::vector<int64_t>{values[0], values[1], values[2]})) << stack;
+  }
+  EXPECT_EQ(p.stacks.size(), with_time);
+  EXPECT_GT(with_time, 3u);
+}
+
 }  // namespace
 }  // namespace torch2pprof
 

@@ -31,6 +31,9 @@ struct AggregateOptions {
   // Samples carry labels (pid, tid, thread, step, device, stream); without, one sample
   // per stack (analyze's module view needs only the tree).
   bool labels = true;
+  // The memory sample types (allocations where they happened, what was in use at each
+  // device's peak); the module view reads none of them.
+  bool memory = true;
   StepLabels step_labels = StepLabels::kAuto;
   // Frames a stack keeps: deeper ones fold into one "[deeper frames truncated]" frame,
   // whose samples keep their values (pprof stores every sample's whole stack: depth d

@@ -26,6 +26,7 @@ std::string_view ClassOf(std::string_view instance) {
 std::vector<ModuleRow> Modules(const Events& ev, const std::vector<LaneStacks>& lanes, int threads) {
   AggregateOptions options;
   options.labels = false;  // one sample per stack: only the tree is needed
+  options.memory = false;
   options.threads = threads;
   Profile p = Aggregate(ev.trace(), ev.model(), lanes, options);
   auto column = [&](const char* type) -> int {

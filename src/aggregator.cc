@@ -104,9 +104,7 @@ struct Segment {
 };
 
 // The lanes' pieces cut into segments every `size` pieces (at fixed places, never by
-// threads), and one table of a number per piece of every lane, lane after lane: the
-// forward stacks' work table first, then each piece's node in its segment's tree (one
-// table, its pages faulted in once).
+// threads), and one table of each piece's node in its segment's tree, lane after lane.
 struct Folds {
   uint32_t size;
   std::vector<Segment> segments;
@@ -168,7 +166,8 @@ struct FoldInput {
   const Launchers& launchers;
   bool step_labels;
   // By link: its forward op's stack (ForwardStacks); empty where a link makes a cycle.
-  const std::vector<uint32_t>& forward_stacks;
+  // Found beside the fold: only a segment with a backward root waits for it.
+  const std::shared_future<std::vector<uint32_t>>& forward_stacks;
 };
 
 // The link a piece's interval follows (kNone: none, or its forward op was not found).
@@ -208,13 +207,14 @@ class FrameKeys {
 // (a forward op inside its own backward's subtree): ResolveNodes then drops one.
 std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks>& lanes,
                                     const std::vector<Link>& links, const std::vector<bool>& is_backward,
-                                    Folds& folds) {
+                                    const Folds& folds) {
   if (links.empty()) return {};
   constexpr uint32_t kUnknown = kNone, kVisiting = kNone - 1;
   FlatIndexMap stacks;  // (stack above + 1, backward root?, name) -> stack
-  // By lane and piece: its stack once known, kUnknown or kVisiting before.
-  std::fill(folds.table.begin(), folds.table.end(), kUnknown);
-  auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& { return folds.At(lane, piece); };
+  // By lane and piece: its stack once known, kUnknown or kVisiting before. A table of
+  // its own: the fold writes its nodes into the folds' table meanwhile.
+  HugeVector<uint32_t> table(folds.table.size(), kUnknown);
+  auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& { return table[folds.lane_at[lane] + piece]; };
   std::vector<std::pair<uint32_t, uint32_t>> work;
   std::vector<uint32_t> out(links.size(), kNone);
   FrameKeys frame_key(t.strings);
@@ -312,7 +312,8 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
     } else {
       // A backward root hangs under its forward op's stack: roots of every step whose
       // forward ops had the same stack are one node (where links make a cycle, one each).
-      const uint64_t key = in.forward_stacks.empty() ? up | link : uint64_t{in.forward_stacks[link]} << 32 | name;
+      const std::vector<uint32_t>& stacks = in.forward_stacks.get();
+      const uint64_t key = stacks.empty() ? up | link : uint64_t{stacks[link]} << 32 | name;
       node = add_node(backward_roots, key, LocalNode{parent, name, link, kNone});
     }
     node_of_piece[i - s.begin] = node;
@@ -616,7 +617,10 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   std::vector<Segment>& segments = folds.segments;
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
-  const std::vector<uint32_t> forward_stacks = ForwardStacks(t, lanes, links, is_backward, folds);
+  const std::shared_future<std::vector<uint32_t>> forward_stacks =
+      std::async(options.threads > 1 ? std::launch::async : std::launch::deferred, [&] {
+        return ForwardStacks(t, lanes, links, is_backward, folds);
+      }).share();
   Points found = found_points.get();
   const Launchers& launcher_slots = found.launchers;
   const std::vector<uint32_t>& launchers = launcher_slots.events;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "frame_names.h"
+#include "parallel_for.h"
 #include "profile_builder.h"
 #include "sorted_runs.h"
 #include "torch2pprof/version.h"
@@ -345,18 +346,6 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
     s.samples[k].calls += pc.first;
     s.samples[k].wall += pc.self_ns;
   }
-}
-
-// fn(0), ..., fn(count - 1) on up to `threads` threads, the calling one among them.
-void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < count;) fn(k);
-  };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < std::min<int>(threads, static_cast<int>(count)); ++i) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
 }
 
 // The backward roots, sorted by interval, each with its "[backward] X" frame and its

@@ -29,7 +29,8 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // -> 66.5-67 MB at two); with threads, the steps beside the operator tables.
   auto steps = std::async(options.threads > 1 ? std::launch::async : std::launch::deferred,
                           [&ev] { return analysis::Steps(ev); });
-  analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step);
+  analysis::OperatorsResult operators =
+      analysis::Operators(ev, options.group_by_shape, options.per_step, options.threads);
   a.operators = std::move(operators.rows);
   a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, options.per_step);
   a.memory = analysis::Memory(ev, operators.owners);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "parallel_for.h"
 #include "sorted_runs.h"
 #include "stages.h"
 
@@ -84,36 +85,24 @@ void AttributeAllocations(const Events& ev, const std::vector<Node>& nodes, cons
 
 }  // namespace
 
-OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) {
+// One lane's operator tree, and its rows in the order their keys first appear on it.
+struct LaneOps {
+  std::vector<Node> nodes;
+  std::vector<uint64_t> keys;  // by row
+  std::vector<OperatorRow> rows;
+};
+
+OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, int threads) {
   const size_t steps = std::max<size_t>(1, ev.model().steps.size());
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   OperatorsResult result;
   Groups ops = GroupBy(ev.count(), lanes, [&](size_t e) { return ev.IsHostOp(e) ? int64_t{ev.Iv(e).lane} : -1; });
   Groups mem = GroupBy(t.memory.size(), lanes, [&](size_t m) { return int64_t{t.memory[m].lane}; });
-  // Runtime calls by External id: all of an id's calls go to the first node with it.
-  std::vector<std::pair<int64_t, uint32_t>> by_external;  // (External id, runtime event), sorted
-  for (size_t e = 0; e < ev.count(); ++e) {
-    if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
-      by_external.push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
-  }
-  SortRuns(by_external.begin(), by_external.end(), std::less<>());
-  std::vector<bool> claimed(by_external.size(), false);
-  auto claim = [&](int64_t external_id, Node& n) {
-    auto lo = std::lower_bound(by_external.begin(), by_external.end(), std::make_pair(external_id, uint32_t{0}));
-    size_t k = static_cast<size_t>(lo - by_external.begin());
-    if (lo == by_external.end() || lo->first != external_id || claimed[k]) return;
-    claimed[k] = true;
-    for (auto it = lo; it != by_external.end() && it->first == external_id; ++it) {
-      n.runtime_ns += ev.Dur(it->second);
-      n.launched_ns += ev.LaunchedBy(it->second);
-    }
-  };
-  std::unordered_map<uint64_t, size_t> row_of;  // (name id, Input Dims id) -> row
   result.owners.assign(t.memory.size(), kNoOwner);
-  std::vector<Node> nodes;
-  std::vector<int64_t> device_total, host_self;
-  for (size_t lane = 0; lane < lanes; ++lane) {
+  // Lanes side by side, but for the runtime calls' claims (below), which go in lane order.
+  std::vector<LaneOps> by_lane(lanes);
+  ParallelFor(lanes, threads, [&](size_t lane) {
     std::vector<uint32_t> evs(ops.begin(lane), ops.end(lane));
     SortRuns(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
       const Interval &a = ev.Iv(x), &b = ev.Iv(y);
@@ -123,7 +112,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) 
     });
     // Nested by containment; a node that starts inside another and ends after it is
     // left out, as the plugin does.
-    nodes.clear();
+    std::vector<Node>& nodes = by_lane[lane].nodes;
     nodes.reserve(evs.size());
     std::vector<int32_t> stack;
     for (uint32_t e : evs) {
@@ -132,11 +121,35 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) 
       if (!stack.empty() && ev.Iv(e).end_ns > ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns) continue;
       int32_t id = static_cast<int32_t>(nodes.size());
       nodes.push_back(Node{e});
-      if (ev.Args(e).external_id > 0) claim(ev.Args(e).external_id, nodes.back());
       if (!stack.empty()) AddChild(nodes, stack.back(), id);
       stack.push_back(id);
     }
-    std::vector<uint32_t>().swap(evs);
+  });
+  // Runtime calls by External id: all of an id's calls go to the first node with it, in
+  // lane order and then tree order.
+  std::vector<std::pair<int64_t, uint32_t>> by_external;  // (External id, runtime event), sorted
+  for (size_t e = 0; e < ev.count(); ++e) {
+    if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
+      by_external.push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
+  }
+  SortRuns(by_external.begin(), by_external.end(), std::less<>());
+  std::vector<bool> claimed(by_external.size(), false);
+  for (LaneOps& lane : by_lane) {
+    for (Node& n : lane.nodes) {
+      const int64_t external_id = ev.Args(n.ev).external_id;
+      if (external_id <= 0) continue;
+      auto lo = std::lower_bound(by_external.begin(), by_external.end(), std::make_pair(external_id, uint32_t{0}));
+      size_t k = static_cast<size_t>(lo - by_external.begin());
+      if (lo == by_external.end() || lo->first != external_id || claimed[k]) continue;
+      claimed[k] = true;
+      for (auto it = lo; it != by_external.end() && it->first == external_id; ++it) {
+        n.runtime_ns += ev.Dur(it->second);
+        n.launched_ns += ev.LaunchedBy(it->second);
+      }
+    }
+  }
+  ParallelFor(lanes, threads, [&](size_t lane) {
+    std::vector<Node>& nodes = by_lane[lane].nodes;
     // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
     // parent takes the child's children and runtime calls; its own calls are dropped.
     for (Node& n : nodes) {
@@ -151,8 +164,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) 
       }
     }
     // Children have larger indexes than their parents: one backward pass computes totals.
-    device_total.assign(nodes.size(), 0);
-    host_self.assign(nodes.size(), 0);
+    std::vector<int64_t> device_total(nodes.size(), 0), host_self(nodes.size(), 0);
     for (size_t k = nodes.size(); k-- > 0;) {
       const Node& n = nodes[k];
       if (!n.alive) continue;
@@ -164,18 +176,19 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) 
       }
       host_self[k] = self;
     }
+    LaneOps& out = by_lane[lane];
+    std::unordered_map<uint64_t, size_t> row_of;  // (name id, Input Dims id) -> row
     for (size_t k = 0; k < nodes.size(); ++k) {
       const Node& n = nodes[k];
       if (!n.alive || !ev.IsOperatorRow(n.ev)) continue;
       uint32_t dims = group_by_shape ? ev.Args(n.ev).input_dims : 0;
       uint64_t key = uint64_t{ev.Iv(n.ev).name} << 32 | dims;
-      auto [it, added] = row_of.emplace(key, result.rows.size());
+      auto [it, added] = row_of.emplace(key, out.rows.size());
       if (added) {
-        result.rows.emplace_back();
-        result.rows.back().name = std::string(ev.Name(n.ev));
-        result.rows.back().input_dims = std::string(t.strings.Get(dims));
+        out.keys.push_back(key);
+        out.rows.emplace_back();
       }
-      OperatorRow& r = result.rows[it->second];
+      OperatorRow& r = out.rows[it->second];
       ++r.calls;
       r.host_total_ns += ev.Dur(n.ev);
       r.host_self_ns += host_self[k];
@@ -193,6 +206,34 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step) 
       }
     }
     AttributeAllocations(ev, nodes, mem.begin(lane), mem.end(lane), result.owners);
+    std::vector<Node>().swap(nodes);
+  });
+  // The lanes' rows in lane order: a row is where its key first appears, as one walk
+  // over the lanes makes them; its sums are integers, in any order the same.
+  std::unordered_map<uint64_t, size_t> row_of;
+  for (LaneOps& lane : by_lane) {
+    for (size_t i = 0; i < lane.rows.size(); ++i) {
+      const uint64_t key = lane.keys[i];
+      OperatorRow& part = lane.rows[i];
+      auto [it, added] = row_of.emplace(key, result.rows.size());
+      if (added) {
+        part.name = std::string(t.strings.Get(static_cast<uint32_t>(key >> 32)));
+        part.input_dims = std::string(t.strings.Get(static_cast<uint32_t>(key)));
+        result.rows.push_back(std::move(part));
+        continue;
+      }
+      OperatorRow& r = result.rows[it->second];
+      r.calls += part.calls;
+      r.host_total_ns += part.host_total_ns;
+      r.host_self_ns += part.host_self_ns;
+      r.device_total_ns += part.device_total_ns;
+      r.device_self_ns += part.device_self_ns;
+      r.host_max_ns = std::max(r.host_max_ns, part.host_max_ns);
+      for (size_t k = 0; k < part.step_host_total_ns.size(); ++k) {
+        r.step_host_total_ns[k] += part.step_host_total_ns[k];
+        r.step_device_total_ns[k] += part.step_device_total_ns[k];
+      }
+    }
   }
   std::stable_sort(result.rows.begin(), result.rows.end(),
                    [](const OperatorRow& x, const OperatorRow& y) { return x.host_total_ns > y.host_total_ns; });

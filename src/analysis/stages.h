@@ -40,7 +40,8 @@ struct OperatorsResult {
 };
 // per_step: fill the rows' per-step totals, by the model's steps (or one step, the whole
 // trace, without any).
-OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step);
+// Lanes on up to `threads` threads; the rows never depend on how many.
+OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, int threads = 1);
 
 // Kernels by name (§6), and their summed duration.
 std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step);

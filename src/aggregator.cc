@@ -292,6 +292,7 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
   std::vector<int64_t> step_of_piece;                   // device lanes': their pieces' steps, for their children
   std::unordered_map<uint32_t, int64_t> earlier_steps;  // and those of pieces before the segment
   if (device_lane) step_of_piece.resize(s.end - s.begin);
+  const std::vector<uint32_t>* stacks = nullptr;  // the forward stacks, at the first backward root
   auto add_node = [&](FlatIndexMap& map, uint64_t key, LocalNode n) {
     auto [node, inserted] = map.Emplace(key, static_cast<uint32_t>(s.nodes.size()));
     if (inserted) s.nodes.push_back(n);
@@ -313,8 +314,8 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
     } else {
       // A backward root hangs under its forward op's stack: roots of every step whose
       // forward ops had the same stack are one node (where links make a cycle, one each).
-      const std::vector<uint32_t>& stacks = in.forward_stacks.get();
-      const uint64_t key = stacks.empty() ? up | link : uint64_t{stacks[link]} << 32 | name;
+      if (!stacks) stacks = &in.forward_stacks.get();  // once a segment: waits while they are found
+      const uint64_t key = stacks->empty() ? up | link : uint64_t{(*stacks)[link]} << 32 | name;
       node = add_node(backward_roots, key, LocalNode{parent, name, link, kNone});
     }
     node_of_piece[i - s.begin] = node;
@@ -597,8 +598,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t { return step_labels ? Number(m.StepAt(lane, ts)) : -1; };
   // Host events that launched device work, and the instants that are no intervals, by
   // lane and time: found beside the links and forward stacks, which do not need them.
-  auto found_points = std::async(options.threads > 1 ? std::launch::async : std::launch::deferred,
-                                 [&] { return FindPoints(t, m, lanes, options.memory); });
+  auto found_points = std::async(Beside(options.threads), [&] { return FindPoints(t, m, lanes, options.memory); });
   // The pieces: folded segment by segment on the threads, the segments' trees joined to
   // the profile's in piece order, then their samples lane after lane, and each lane's
   // points once its pieces have their nodes.
@@ -607,9 +607,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
   const std::shared_future<std::vector<uint32_t>> forward_stacks =
-      std::async(options.threads > 1 ? std::launch::async : std::launch::deferred, [&] {
-        return ForwardStacks(t, lanes, links, is_backward, folds);
-      }).share();
+      std::async(Beside(options.threads), [&] { return ForwardStacks(t, lanes, links, is_backward, folds); }).share();
   Points found = found_points.get();
   const Launchers& launcher_slots = found.launchers;
   const std::vector<uint32_t>& launchers = launcher_slots.events;

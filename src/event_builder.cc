@@ -111,18 +111,14 @@ uint32_t EventBuilder::Link(const BatchEvent& e, uint32_t cat) const {
   return category_flags_[cat] & kAnnotation ? IdLink(e.args.external_id) : IdLink(e.correlation);
 }
 
-Interval EventBuilder::MakeInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat,
-                                    uint32_t lane, uint32_t link) {
+// An interval and, with details, its args, written in place field by field: built whole
+// and then copied in, each read back its just-written fields (a failed store-to-load
+// forward per event).
+void EventBuilder::Append(HugeVector<Interval>& intervals, HugeVector<EventArgs>& args, int64_t start, int64_t end,
+                          const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane, uint32_t link,
+                          uint32_t input_dims) {
   if (e.device >= 0 && trace_.lanes[lane].device < 0) trace_.lanes[lane].device = e.device;
-  return Interval{start, end, name, cat, lane, link};
-}
-
-void EventBuilder::AddInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat,
-                               uint32_t lane, uint32_t link, uint32_t input_dims) {
-  // Written in place field by field: an Interval or EventArgs built whole and then
-  // copied in read back its just-written fields (a failed store-to-load forward each).
-  if (e.device >= 0 && trace_.lanes[lane].device < 0) trace_.lanes[lane].device = e.device;
-  Interval& iv = trace_.intervals.emplace_back();
+  Interval& iv = intervals.emplace_back();
   iv.start_ns = start;
   iv.end_ns = end;
   iv.name = name;
@@ -130,12 +126,17 @@ void EventBuilder::AddInterval(int64_t start, int64_t end, const BatchEvent& e, 
   iv.lane = lane;
   iv.link = link;
   if (details_) {
-    EventArgs& a = trace_.args.emplace_back();
+    EventArgs& a = args.emplace_back();
     a.external_id = e.args.external_id;
     a.input_dims = input_dims;
     a.blocks_per_sm = e.args.blocks_per_sm;
     a.occupancy = e.args.occupancy;
   }
+}
+
+void EventBuilder::AddInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat,
+                               uint32_t lane, uint32_t link, uint32_t input_dims) {
+  Append(trace_.intervals, trace_.args, start, end, e, name, cat, lane, link, input_dims);
   if (e.sequence >= 0) {
     trace_.sequence.push_back(SequenceMark{static_cast<uint32_t>(trace_.intervals.size() - 1),
                                            static_cast<int32_t>(e.fwd_thread < 0 ? 0 : e.fwd_thread), e.sequence});
@@ -175,12 +176,8 @@ void EventBuilder::OnEvent(const BatchEvent& e, const std::vector<uint32_t>& ids
         // Zero-length launch calls still launch kernels: kept when they carry a correlation.
         if (details_ || IdLink(e.correlation)) {
           uint32_t lane = LaneId(ids[e.pid], ids[e.tid]);
-          trace_.zero_length.push_back(MakeInterval(e.ts, e.ts, e, name, cat, lane, Link(e, cat)));
-          if (details_) {
-            EventArgs a = e.args;
-            a.input_dims = ids[e.input_dims];
-            trace_.zero_length_args.push_back(a);
-          }
+          Append(trace_.zero_length, trace_.zero_length_args, e.ts, e.ts, e, name, cat, lane, Link(e, cat),
+                 ids[e.input_dims]);
         }
         return Skipped(Skip::kZeroDuration);
       }

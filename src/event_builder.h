@@ -33,8 +33,8 @@ class EventBuilder {
   uint32_t LaneId(uint32_t pid, uint32_t tid);
   void Skipped(Skip why) { ++trace_.stats.skipped[static_cast<int>(why)]; }
   uint32_t Link(const BatchEvent& e, uint32_t cat) const;
-  Interval MakeInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane,
-                        uint32_t link);
+  void Append(HugeVector<Interval>& intervals, HugeVector<EventArgs>& args, int64_t start, int64_t end,
+              const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane, uint32_t link, uint32_t input_dims);
   void AddPythonSpan(uint32_t lane, uint32_t interval, const BatchEvent& e, int64_t end);
   void AddInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane,
                    uint32_t link, uint32_t input_dims);

@@ -56,8 +56,11 @@ class EventSink {
   virtual void Repaired(uint64_t offset) = 0;
 };
 
-// Where each event of a chunk starts: in the chunk, and in the input.
+// Where each event of a chunk starts: in the chunk, and in the input. Constructed in
+// place (emplace_back): one built on the stack and copied in whole read back its
+// just-written fields, a failed store-to-load forward per event of the cut.
 struct ChunkStart {
+  ChunkStart(size_t p, uint64_t o) : pos(p), offset(o) {}
   size_t pos;
   uint64_t offset;
 };

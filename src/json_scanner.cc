@@ -495,9 +495,7 @@ class Scanner::Impl {
     }
     dirty_ = false;
     if (chunk_->starts.empty()) chunk_first_ = from;
-    ChunkStart& start = chunk_->starts.emplace_back();  // field by field, as in CutRange
-    start.pos = from;
-    start.offset = win_.offset(from);
+    chunk_->starts.emplace_back(from, win_.offset(from));
     chunk_end_ = to;
     return shift;
   }
@@ -642,11 +640,7 @@ bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk) {
       } else {
         if (depth == 0) return false;  // the end of traceEvents, or a stray bracket
         if (--depth == 0) {
-          // Field by field: a ChunkStart built whole on the stack and copied in was a
-          // failed store-to-load forward per event (12% of this function).
-          ChunkStart& start = chunk->starts.emplace_back();
-          start.pos = element;
-          start.offset = range.offset + (element - kLead);
+          chunk->starts.emplace_back(element, range.offset + (element - kLead));
           gap = last_end = j + 1;
           after_event = true;
         }

@@ -1,16 +1,18 @@
-// fn(0), ..., fn(count - 1) on up to `threads` threads, the calling one among them: the
-// fan-out of the stages whose parts are independent (segments, ranges, lanes).
+// How the stages use their threads: fn(0), ..., fn(count - 1) fanned out over segments,
+// ranges or lanes (ParallelFor), and a part run beside the caller (Beside).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <future>
 #include <thread>
 #include <vector>
 
 namespace torch2pprof {
 
+// fn(0), ..., fn(count - 1) on up to `threads` threads, the calling one among them.
 inline void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& fn) {
   std::atomic<size_t> next{0};
   auto work = [&] {
@@ -21,5 +23,9 @@ inline void ParallelFor(size_t count, int threads, const std::function<void(size
   work();
   for (std::thread& th : pool) th.join();
 }
+
+// The std::async policy of a part that can run beside the caller: a thread of its own
+// when the command has threads, else run where its result is asked for.
+inline std::launch Beside(int threads) { return threads > 1 ? std::launch::async : std::launch::deferred; }
 
 }  // namespace torch2pprof

@@ -12,6 +12,7 @@
 #include <future>
 #include <thread>
 
+#include "parallel_for.h"
 #include "torch2pprof/lane_builder.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/trace_loader.h"
@@ -118,8 +119,7 @@ ModelAndStacks BuildModelBesideStacks(const Trace& trace, int threads) {
   const int model_threads = std::min(threads, 2);
   BuildOptions uncut;
   uncut.threads = std::max(1, threads - model_threads);
-  auto uncut_lanes =
-      std::async(threads > 1 ? std::launch::async : std::launch::deferred, [&] { return BuildLanes(trace, uncut); });
+  auto uncut_lanes = std::async(Beside(threads), [&] { return BuildLanes(trace, uncut); });
   out.model = BuildModel(trace, model_threads);
   out.lanes = uncut_lanes.get();
   return out;

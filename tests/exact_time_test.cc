@@ -4,6 +4,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "torch2pprof/trace_loader.h"
 
@@ -62,19 +63,22 @@ TEST(ExactTime, LimitsOfSixtyFourBits) {
 // Kineto's usual numbers (up to 16 digits, up to 3 decimals) take a short path; at
 // its edges the results must be those of exact arithmetic.
 TEST(ExactTime, KinetosUsualNumbersAndTheirEdges) {
-  EXPECT_EQ(Ns("4553773957368.553"), 4553773957368553);
-  EXPECT_EQ(Ns("-4553773957368.553"), -4553773957368553);
-  EXPECT_EQ(Ns("189.1"), 189100);
-  EXPECT_EQ(Ns("189.13"), 189130);
-  EXPECT_EQ(Ns("-0"), 0);
-  EXPECT_EQ(Ns("007.5"), 7500);
-  EXPECT_EQ(Ns("1234567890123456"), 1234567890123456000);
-  EXPECT_EQ(Ns("9223372036854774.999"), 9223372036854774999);
-  EXPECT_EQ(Ns("9223372036854775"), 9223372036854775000);
-  EXPECT_EQ(Ns("1712195495519695.8012"), 1712195495519695801);  // 0.2 ns
-  EXPECT_EQ(Ns("1712195495519695.8015"), 1712195495519695802);  // 1.5 ns -> even
-  EXPECT_EQ(Ns("1712195495519695.8025"), 1712195495519695802);  // 2.5 ns -> even
-  EXPECT_TRUE(Rejects("12345678901234567"));                    // 17 digits: past 2^63 ns
+  const std::pair<const char*, int64_t> cases[] = {
+      {"4553773957368.553", 4553773957368553},
+      {"-4553773957368.553", -4553773957368553},
+      {"189.1", 189100},
+      {"189.13", 189130},
+      {"-0", 0},
+      {"007.5", 7500},
+      {"1234567890123456", 1234567890123456000},
+      {"9223372036854774.999", 9223372036854774999},
+      {"9223372036854775", 9223372036854775000},
+      {"1712195495519695.8012", 1712195495519695801},  // 0.2 ns
+      {"1712195495519695.8015", 1712195495519695802},  // 1.5 ns -> even
+      {"1712195495519695.8025", 1712195495519695802},  // 2.5 ns -> even
+  };
+  for (const auto& [text, ns] : cases) EXPECT_EQ(Ns(text), ns) << text;
+  EXPECT_TRUE(Rejects("12345678901234567"));  // 17 digits: past 2^63 ns
   EXPECT_TRUE(Rejects("-"));
   EXPECT_TRUE(Rejects("5."));
 }

@@ -62,6 +62,19 @@ uint8_t EventBuilder::CategoryFlags(uint32_t cat) {
 }
 
 void EventBuilder::Add(const EventBatch& batch) {
+  // Room for the batch first: no table moves while it is written, and one that must moves
+  // under WriteAhead's hold, not while a worker faults in pages ahead of it.
+  const size_t n = batch.events().size();
+  std::apply(
+      [&](auto&... table) {
+        if (((table.capacity() - table.size() < n) || ...)) {
+          std::unique_lock<std::mutex> hold = ahead_.Moving();
+          ((table.capacity() - table.size() < n ? table.reserve(std::max(2 * table.capacity(), table.size() + n))
+                                                : void()),
+           ...);
+        }
+      },
+      Tables());
   // The batch's strings, interned once each: events then carry trace string ids.
   const auto& strings = batch.strings();
   ids_.resize(strings.size());
@@ -80,6 +93,13 @@ void EventBuilder::Add(const EventBatch& batch) {
         break;
     }
   }
+  static_assert(std::tuple_size_v<decltype(Tables())> == kTables);
+  std::apply(
+      [&](auto&... table) {
+        size_t i = 0;
+        (ahead_.Written(i++, table.data(), table.size() * sizeof(table[0]), table.capacity() * sizeof(table[0])), ...);
+      },
+      Tables());
 }
 
 void EventBuilder::Bad(Skip why, uint64_t offset, const std::string& what) {

@@ -5,10 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "event_batch.h"
+#include "huge_pages.h"
 #include "python_spans.h"
 #include "torch2pprof/trace.h"
 #include "torch2pprof/trace_loader.h"
@@ -24,6 +26,9 @@ class EventBuilder {
   void Add(const EventBatch& batch);
   // Closes the load: unmatched B events, the Python span repair, lane names.
   void Finish();
+  // For a thread that waits while Add runs on another: faults in the next page ahead of
+  // where Add writes the tables. False when there is none.
+  bool FaultInAhead() { return ahead_.Step(); }
 
  private:
   struct Event;  // a batch event with global string ids
@@ -40,6 +45,12 @@ class EventBuilder {
                    uint32_t link, uint32_t input_dims);
   // What the builder needs to know of a category: a flag set, once per string id.
   uint8_t CategoryFlags(uint32_t cat);
+  // The tables an event adds to, at most one entry each.
+  static constexpr size_t kTables = 8;
+  auto Tables() {
+    return std::tie(trace_.intervals, trace_.args, trace_.zero_length, trace_.zero_length_args, trace_.sequence,
+                    python_, trace_.flows, trace_.memory);
+  }
 
   Trace& trace_;
   std::string file_;
@@ -55,6 +66,7 @@ class EventBuilder {
   uint64_t phase_counts_[256] = {};
   uint64_t pending_ = 0;
   HugeVector<PythonSpan> python_;  // python_function events, for the repair at the end
+  WriteAhead ahead_{kTables};
   // String ids of the names the builder looks for.
   uint32_t memory_name_, thread_name_, process_name_;
 };

@@ -4,8 +4,9 @@
 
 namespace torch2pprof {
 
-ParsePool::ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges)
+ParsePool::ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges, Idle idle)
     : merge_(std::move(merge)),
+      idle_(std::move(idle)),
       slots_(static_cast<size_t>(workers + 2)),
       details_(details),
       spare_(static_cast<size_t>(workers)),
@@ -140,8 +141,10 @@ EventBatch* ParsePool::TakeBatch(int worker) {
 
 void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
   At(seq).state = State::kWaiting;
+  bool idle_work = idle_ != nullptr;
   for (;;) {
-    if (stopped_) return;
+    // Past next_out_: merged by another thread while this one did idle work.
+    if (stopped_ || next_out_ > seq) return;
     if (seq == next_out_ && !merging_) break;
     bool earlier_parsing = false;
     for (uint64_t k = next_out_; k < seq && !earlier_parsing; ++k) earlier_parsing = At(k).state == State::kParsing;
@@ -149,7 +152,18 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
       At(seq).state = State::kLeft;
       return;
     }
+    if (idle_work) {
+      // Meanwhile the batch is left to whoever merges the one before: a step of the idle
+      // work can take milliseconds.
+      At(seq).state = State::kLeft;
+      lock.unlock();
+      idle_work = idle_();
+      lock.lock();
+      if (next_out_ <= seq) At(seq).state = State::kWaiting;
+      continue;  // the conditions may have changed while unlocked
+    }
     turn_.wait(lock);
+    idle_work = idle_ != nullptr;  // the merge has written more since
   }
   merging_ = true;
   do {

@@ -29,12 +29,15 @@ class ParsePool final : public ChunkSink {
  public:
   struct Cancelled {};  // thrown to the scanner once a merge or parse failed
   using Merge = std::function<void(const EventBatch&)>;
+  // Work for a worker that waits for its turn to merge, a step at a time: false when there
+  // is none left (EventBuilder::WriteAhead).
+  using Idle = std::function<bool()>;
 
   // At most workers + 2 chunks are in flight (a parser left behind rarely holds more
   // than one): the memory per worker is fixed.
   // merge runs on one thread at a time, batch after batch in file order.
   // With `ranges`, the workers read and cut ranges of it themselves (EmitRange).
-  ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr);
+  ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr, Idle idle = nullptr);
   ~ParsePool();
 
   // The scanner's side: a full chunk in, an empty one back.
@@ -75,6 +78,7 @@ class ParsePool final : public ChunkSink {
   Slot& At(uint64_t seq) { return slots_[seq % slots_.size()]; }
 
   Merge merge_;
+  Idle idle_;
   std::mutex mu_;
   // The scanner waits for a free slot, workers for a chunk or their turn, Finish for the end.
   std::condition_variable space_, work_, turn_, done_;

@@ -68,7 +68,8 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
     // inflate and a pipe are read in order, by the scanner.
     ParsePool pool(
         std::min(options.threads, kMaxParseWorkers), options.details,
-        [&builder](const EventBatch& batch) { builder.Add(batch); }, src.seekable() ? &src : nullptr);
+        [&builder](const EventBatch& batch) { builder.Add(batch); }, src.seekable() ? &src : nullptr,
+        [&builder] { return builder.FaultInAhead(); });
     try {
       scanner.Run(pool);
     } catch (const ParsePool::Cancelled&) {

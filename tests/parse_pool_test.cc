@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace torch2pprof {
@@ -96,6 +100,45 @@ TEST(ParsePool, AnErrorOfTheScannerComesAfterEveryChunkEmittedBeforeIt) {
     pool.EmitError(std::make_exception_ptr(std::runtime_error("scanner")));
     EXPECT_THROW(pool.Finish(), std::runtime_error);
     EXPECT_EQ(merged.names, Expected(60)) << workers << " workers";
+  }
+}
+
+// A worker that waits for its turn does idle work (EventBuilder's faulting in ahead of the
+// merge), a step at a time, and meanwhile leaves its batch to whoever merges the one
+// before. Slow merges and slow steps of random lengths: every batch is merged once, in
+// order, and the idle work ran.
+TEST(ParsePool, IdleWorkWhileWaitingNeverChangesTheOrder) {
+  constexpr int kChunks = 300;
+  for (int workers : {2, 3, 6}) {
+    Merged merged;
+    std::atomic<int> idle_steps{0};
+    std::mutex rng_mu;
+    std::mt19937 rng(static_cast<unsigned>(workers));
+    auto pause = [&](int max_us) {
+      int us;
+      {
+        std::lock_guard<std::mutex> lock(rng_mu);
+        us = static_cast<int>(rng() % static_cast<unsigned>(max_us));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+    };
+    ParsePool pool(
+        workers, false,
+        [&](const EventBatch& b) {
+          pause(400);
+          merged.Add(b);
+        },
+        nullptr,
+        [&] {
+          ++idle_steps;
+          pause(600);
+          std::lock_guard<std::mutex> lock(rng_mu);
+          return rng() % 4 != 0;  // sometimes there is no more
+        });
+    for (int c = 0; c < kChunks; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
+    pool.Finish();
+    EXPECT_EQ(merged.names, Expected(kChunks)) << workers << " workers";
+    EXPECT_GT(idle_steps.load(), 0) << workers << " workers";
   }
 }
 

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
+
 #include "test_util.h"
 #include "torch2pprof/aggregator.h"
 #include "torch2pprof/pprof_writer.h"
@@ -65,6 +69,73 @@ TEST(PythonSpans, DenseAndSparseIdsRepairAlike) {
   EXPECT_EQ(dense.dropped, (std::vector<uint32_t>{3, 4}));
   EXPECT_EQ(sparse.clipped, dense.clipped);
   EXPECT_EQ(sparse.dropped, dense.dropped);
+}
+
+// The same forest of spans under three numberings of its ids: one run per lane
+// (Kineto's), a few runs per lane far apart (threads that take turns; tiled traces: a
+// table in blocks), and ids spread thin (a map). Every repair is the same.
+TEST(PythonSpans, IdsInRunsOrSpreadRepairAsDenseOnes) {
+  std::mt19937 rng(11);
+  constexpr int kLanes = 3, kPerLane = 20000;
+  struct Span {
+    uint32_t lane;
+    int k, parent;  // per lane; parent -1: a root
+    int64_t start, end;
+  };
+  std::vector<Span> forest;
+  std::vector<std::vector<size_t>> of_lane(kLanes);
+  for (int i = 0; i < kLanes * kPerLane; ++i) {
+    const uint32_t lane = rng() % kLanes;
+    auto& mine = of_lane[lane];
+    const int k = static_cast<int>(mine.size());
+    const int parent = k == 0 || rng() % 8 == 0 ? -1 : static_cast<int>(rng() % static_cast<unsigned>(k));
+    const int64_t start = parent < 0
+                              ? int64_t{k} * 1000
+                              : forest[mine[static_cast<size_t>(parent)]].start + static_cast<int64_t>(rng() % 500);
+    forest.push_back({lane, k, parent, start, start + 1 + static_cast<int64_t>(rng() % 700)});  // some outlive it
+    mine.push_back(forest.size() - 1);
+  }
+  auto numbered = [&](auto id) {
+    HugeVector<PythonSpan> spans;
+    for (size_t i = 0; i < forest.size(); ++i) {
+      const Span& f = forest[i];
+      spans.push_back({f.lane, static_cast<uint32_t>(i), id(f.k), f.parent < 0 ? -1 : id(f.parent), f.start, f.end});
+    }
+    return spans;
+  };
+  PythonRepair dense = RepairPythonSpans(numbered([](int k) { return int64_t{k} + 1; }));
+  PythonRepair runs = RepairPythonSpans(numbered([](int k) { return int64_t{k} + 1 + (k / 5000) * 3'000'007; }));
+  PythonRepair spread = RepairPythonSpans(numbered([](int k) { return (int64_t{k} + 1) << 30; }));
+  // By hand: parents come before their children, so one pass in order repairs them.
+  std::vector<std::pair<uint32_t, int64_t>> clipped;
+  std::vector<uint32_t> dropped;
+  std::vector<int64_t> end(forest.size());
+  constexpr int64_t kDropped = INT64_MIN;
+  for (size_t i = 0; i < forest.size(); ++i) {
+    const Span& f = forest[i];
+    end[i] = f.end;
+    if (f.parent >= 0) {
+      const int64_t pe = end[of_lane[f.lane][static_cast<size_t>(f.parent)]];
+      if (pe == kDropped || f.start >= pe) {
+        end[i] = kDropped;
+      } else {
+        end[i] = std::min(f.end, pe);
+      }
+    }
+    if (end[i] == kDropped) {
+      dropped.push_back(static_cast<uint32_t>(i));
+    } else if (end[i] != f.end) {
+      clipped.push_back({static_cast<uint32_t>(i), end[i]});
+    }
+  }
+  ASSERT_GT(clipped.size(), 1000u);
+  ASSERT_GT(dropped.size(), 1000u);
+  EXPECT_EQ(dense.clipped, clipped);
+  EXPECT_EQ(dense.dropped, dropped);
+  EXPECT_EQ(runs.clipped, dense.clipped);
+  EXPECT_EQ(runs.dropped, dense.dropped);
+  EXPECT_EQ(spread.clipped, dense.clipped);
+  EXPECT_EQ(spread.dropped, dense.dropped);
 }
 
 TEST(PythonSpans, AParentThatIsNoIntervalStillBounds) {

@@ -6,6 +6,7 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -101,6 +102,7 @@ struct Segment {
   std::vector<LocalNode> nodes;                          // in the order of their first piece
   std::vector<LocalSample> samples;                      // in the order of their first piece
   std::vector<std::pair<uint32_t, uint32_t>> launchers;  // (launcher slot, node)
+  bool backward_roots = false;                           // it waits for the forward stacks
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
 };
 
@@ -353,7 +355,7 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
 // forward op's first piece (looked for on the threads); is_backward gets a bit per
 // interval. None with thread_stacks.
 std::vector<Link> FindLinks(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
-                            const std::vector<Segment>& segments, const AggregateOptions& options, ProfileBuilder& b,
+                            std::vector<Segment>& segments, const AggregateOptions& options, ProfileBuilder& b,
                             std::vector<bool>* is_backward) {
   const size_t n = t.intervals.size();
   std::vector<Link> links;
@@ -376,10 +378,12 @@ std::vector<Link> FindLinks(const Trace& t, const TraceModel& m, const std::vect
   for (const Link& k : links) is_forward[k.forward] = true, (*is_backward)[k.backward] = true;
   std::vector<std::vector<uint32_t>> forward_pieces(segments.size());  // first pieces of forward ops
   ParallelFor(segments.size(), options.threads, [&](size_t g) {
-    const Segment& sg = segments[g];
+    Segment& sg = segments[g];
     const auto& pieces = lanes[sg.lane].pieces;
     for (uint32_t p = sg.begin; p < sg.end; ++p) {
-      if (pieces[p].first && is_forward[pieces[p].interval]) forward_pieces[g].push_back(p);
+      if (!pieces[p].first) continue;
+      if (is_forward[pieces[p].interval]) forward_pieces[g].push_back(p);
+      sg.backward_roots = sg.backward_roots || (*is_backward)[pieces[p].interval];
     }
   });
   for (size_t g = 0; g < segments.size(); ++g) {
@@ -626,8 +630,15 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     }
   };
   const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks};
-  ParallelFor(segments.size(), options.threads,
-              [&](size_t g) { Fold(fold, segments[g], &folds.At(segments[g].lane, segments[g].begin)); });
+  // The segments without backward roots first: the others wait while the forward
+  // stacks are found beside them (gpt2_big at two threads: both threads waited 3.5 ms).
+  std::vector<uint32_t> order(segments.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_partition(order.begin(), order.end(), [&](uint32_t g) { return !segments[g].backward_roots; });
+  ParallelFor(order.size(), options.threads, [&](size_t k) {
+    Segment& sg = segments[order[k]];
+    Fold(fold, sg, &folds.At(sg.lane, sg.begin));
+  });
   std::vector<std::vector<uint32_t>> nodes = ResolveNodes(folds, links, b);
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (uint32_t li = 0; li < lanes.size(); ++li) {

@@ -4,12 +4,13 @@
 
 namespace torch2pprof {
 
-ParsePool::ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges, Idle idle)
+ParsePool::ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges, Idle idle, bool helps)
     : merge_(std::move(merge)),
       idle_(std::move(idle)),
-      slots_(static_cast<size_t>(workers + 2)),
+      helps_(helps),
+      slots_(static_cast<size_t>(workers + (helps ? 3 : 2))),
       details_(details),
-      spare_(static_cast<size_t>(workers)),
+      spare_(static_cast<size_t>(workers + (helps ? 1 : 0))),
       ranges_(ranges) {
   for (int w = 0; w < workers; ++w) workers_.emplace_back([this, w] { Work(w); });
 }
@@ -41,6 +42,15 @@ std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
   At(seq).range = Range{};
   todo_.push_back(seq);
   work_.notify_one();
+  if (helps_ && !todo_.empty() && next_in_ - next_out_ >= slots_.size()) {
+    // Every slot is taken, and the next Emit would wait for one: the oldest waiting chunk
+    // is parsed here instead, as by one more worker (the last index).
+    if (!helper_) helper_ = std::make_unique<EventParser>();
+    uint64_t oldest = todo_.front();
+    todo_.pop_front();
+    ParseAndMerge(oldest, static_cast<int>(spare_.size()) - 1, *helper_, lock);
+    if (stopped_) throw Cancelled{};
+  }
   if (free_.empty()) return std::make_unique<Chunk>();
   std::unique_ptr<Chunk> reuse = std::move(free_.back());
   free_.pop_back();
@@ -106,23 +116,27 @@ void ParsePool::Work(int worker) {
     if (stopped_) return;
     uint64_t seq = todo_.front();
     todo_.pop_front();
-    Slot& s = At(seq);
-    s.batch = TakeBatch(worker);
-    s.worker = worker;
-    lock.unlock();
-    // The slot is this worker's until it is parsed: nobody else touches it.
-    try {
-      s.batch->Clear();
-      s.uncut = s.range.len > 0 && !CutRange(*ranges_, s.range, s.chunk.get());
-      s.events = s.chunk->starts.size();
-      if (!s.uncut) parser.Parse(s.chunk->data(), s.chunk->len, s.chunk->capacity(), s.chunk->starts, *s.batch);
-    } catch (...) {
-      s.error = std::current_exception();
-    }
-    lock.lock();
-    free_.push_back(std::move(s.chunk));
-    Parsed(seq, lock);
+    ParseAndMerge(seq, worker, parser, lock);
   }
+}
+
+void ParsePool::ParseAndMerge(uint64_t seq, int worker, EventParser& parser, std::unique_lock<std::mutex>& lock) {
+  Slot& s = At(seq);
+  s.batch = TakeBatch(worker);
+  s.worker = worker;
+  lock.unlock();
+  // The slot is this thread's until it is parsed: nobody else touches it.
+  try {
+    s.batch->Clear();
+    s.uncut = s.range.len > 0 && !CutRange(*ranges_, s.range, s.chunk.get());
+    s.events = s.chunk->starts.size();
+    if (!s.uncut) parser.Parse(s.chunk->data(), s.chunk->len, s.chunk->capacity(), s.chunk->starts, *s.batch);
+  } catch (...) {
+    s.error = std::current_exception();
+  }
+  lock.lock();
+  free_.push_back(std::move(s.chunk));
+  Parsed(seq, lock);
 }
 
 EventBatch* ParsePool::TakeBatch(int worker) {

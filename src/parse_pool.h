@@ -37,7 +37,11 @@ class ParsePool final : public ChunkSink {
   // than one): the memory per worker is fixed.
   // merge runs on one thread at a time, batch after batch in file order.
   // With `ranges`, the workers read and cut ranges of it themselves (EmitRange).
-  ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr, Idle idle = nullptr);
+  // With `helps`, the thread that emits chunks parses one itself whenever the workers
+  // have fallen two behind: the scanner that inflates and cuts gzip's text then counts
+  // as one of the command's threads (see Emit).
+  ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr, Idle idle = nullptr,
+            bool helps = false);
   ~ParsePool();
 
   // The scanner's side: a full chunk in, an empty one back.
@@ -70,6 +74,9 @@ class ParsePool final : public ChunkSink {
     size_t events = 0;
   };
   void Work(int worker);
+  // Parses seq, taken from todo_, on this thread as `worker`, then merges or leaves it.
+  // Called and returns with the lock held.
+  void ParseAndMerge(uint64_t seq, int worker, EventParser& parser, std::unique_lock<std::mutex>& lock);
   EventBatch* TakeBatch(int worker);  // with the lock held
   // seq was parsed (or failed) on this thread: merge it and the batches left after it
   // when its turn comes, or leave it.
@@ -79,6 +86,8 @@ class ParsePool final : public ChunkSink {
 
   Merge merge_;
   Idle idle_;
+  bool helps_;
+  std::unique_ptr<EventParser> helper_;  // the emitting thread's, once it helps
   std::mutex mu_;
   // The scanner waits for a free slot, workers for a chunk or their turn, Finish for the end.
   std::condition_variable space_, work_, turn_, done_;

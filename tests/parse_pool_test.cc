@@ -59,14 +59,42 @@ std::vector<std::string> Expected(int chunks) {
   return names;
 }
 
+// With `helps`, the emitting thread parses the oldest waiting chunk itself whenever
+// every slot is taken: its batches merge in the same order.
 TEST(ParsePool, MergesInTheOrderChunksWereEmittedWithAnyNumberOfWorkers) {
   constexpr int kChunks = 400;
-  for (int workers : {1, 2, 3, 6}) {
+  for (bool helps : {false, true}) {
+    for (int workers : {1, 2, 3, 6}) {
+      Merged merged;
+      ParsePool pool(
+          workers, false, [&](const EventBatch& b) { merged.Add(b); }, nullptr, nullptr, helps);
+      for (int c = 0; c < kChunks; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
+      pool.Finish();
+      EXPECT_EQ(merged.names, Expected(kChunks)) << workers << " workers" << (helps ? ", helped" : "");
+    }
+  }
+}
+
+// A worker that merges slowly: the pipeline fills, and the emitting thread parses (and
+// merges, when their turn comes) chunks of its own. The order holds, and an error in one
+// of them is thrown in its place.
+TEST(ParsePool, TheEmittingThreadHelpsWhenTheWorkersFallBehind) {
+  for (int workers : {1, 2}) {
     Merged merged;
-    ParsePool pool(workers, false, [&](const EventBatch& b) { merged.Add(b); });
-    for (int c = 0; c < kChunks; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
+    std::atomic<int> on_emitter{0};
+    const std::thread::id emitter = std::this_thread::get_id();
+    ParsePool pool(
+        workers, false,
+        [&](const EventBatch& b) {
+          if (std::this_thread::get_id() == emitter) ++on_emitter;
+          std::this_thread::sleep_for(std::chrono::microseconds(300));
+          merged.Add(b);
+        },
+        nullptr, nullptr, true);
+    for (int c = 0; c < 200; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
     pool.Finish();
-    EXPECT_EQ(merged.names, Expected(kChunks)) << workers << " workers";
+    EXPECT_EQ(merged.names, Expected(200)) << workers << " workers";
+    EXPECT_GT(on_emitter.load(), 0) << workers << " workers";
   }
 }
 

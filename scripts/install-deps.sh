@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ make cmake pkg-config                          # toolchain
   libsimdjson-dev nlohmann-json3-dev                 # JSON: event stream, small documents
-  libprotobuf-dev protobuf-compiler zlib1g-dev       # pprof's protobuf, gzip
+  libprotobuf-dev protobuf-compiler zlib1g-dev       # the tests' pprof decoder, gzip
   libisal-dev                                        # ISA-L's igzip: inflates .json.gz 2-3x as fast as zlib
   libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
   golang-go python3 python3-markdown                 # end-to-end tests: go tool pprof, the reference model, markdown

@@ -1,7 +1,5 @@
 #include "torch2pprof/version.h"
 
-#include <google/protobuf/stubs/common.h>
-
 #include <simdjson.h>
 
 #include "byte_source.h"
@@ -24,7 +22,6 @@ std::string BuildInfo() {
   out += "json      simdjson " + std::to_string(simdjson::SIMDJSON_VERSION_MAJOR) + "." +
          std::to_string(simdjson::SIMDJSON_VERSION_MINOR) + "." + std::to_string(simdjson::SIMDJSON_VERSION_REVISION) +
          "\n";
-  out += "protobuf  " + google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) + "\n";
   out += "inflate   " + InflateLibrary() + "\n";
   return out;
 }

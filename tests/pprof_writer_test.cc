@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 
+#include "proto/profile.pb.h"
 #include "test_util.h"
 #include "torch2pprof/error.h"
 
@@ -43,6 +46,75 @@ TEST(PprofWriter, RoundTripThroughProtobuf) {
   EXPECT_EQ(d.files.at("x.py(3): f"), std::make_pair(std::string("x.py"), int64_t{3}));
   EXPECT_EQ(d.comments, std::vector<std::string>{"hello"});
   EXPECT_EQ(d.duration_nanos, 99);
+}
+
+// The wire format is written by hand: libprotobuf reads back every field, the extremes
+// of int64 (ten-byte varints), zeros that proto3 leaves out, and what pprof needs of
+// numeric labels (a unit, so that a value of 0 is kept).
+TEST(PprofWriter, EveryFieldAsLibprotobufReadsIt) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  Profile p = Small();
+  p.samples[0].values = {kMin, kMax};
+  p.samples[1].values = {0, -1};
+  p.label_sets.push_back({{"rank", "", 0, true}, {"bytes", "", -300, true}});
+  p.samples[2].labels = 1;
+  p.time_nanos = 1'700'000'000'000'000'000;
+  p.source_file = "trace.json";
+  perftools::profiles::Profile pb;
+  ASSERT_TRUE(pb.ParseFromString(EncodeProfile(p)));
+  auto str = [&](int64_t id) { return pb.string_table(static_cast<int>(id)); };
+  EXPECT_EQ(str(0), "");
+  ASSERT_EQ(pb.sample_type_size(), 2);
+  EXPECT_EQ(str(pb.sample_type(1).type()), "wall");
+  EXPECT_EQ(str(pb.sample_type(1).unit()), "nanoseconds");
+  ASSERT_EQ(pb.sample_size(), 3);
+  EXPECT_EQ(std::vector<int64_t>(pb.sample(0).value().begin(), pb.sample(0).value().end()),
+            (std::vector<int64_t>{kMin, kMax}));
+  EXPECT_EQ(std::vector<int64_t>(pb.sample(1).value().begin(), pb.sample(1).value().end()),
+            (std::vector<int64_t>{0, -1}));
+  // Leaf first: node 2 (frame 1, location 2), then its parent node 1 (frame 0).
+  EXPECT_EQ(std::vector<uint64_t>(pb.sample(1).location_id().begin(), pb.sample(1).location_id().end()),
+            (std::vector<uint64_t>{2, 1}));
+  ASSERT_EQ(pb.sample(0).label_size(), 2);
+  EXPECT_EQ(str(pb.sample(0).label(0).key()), "pid");
+  EXPECT_EQ(str(pb.sample(0).label(0).str()), "1");
+  EXPECT_EQ(pb.sample(0).label(0).num_unit(), 0);
+  EXPECT_EQ(str(pb.sample(0).label(1).key()), "step");
+  EXPECT_EQ(pb.sample(0).label(1).num(), 5);
+  ASSERT_EQ(pb.sample(2).label_size(), 2);
+  EXPECT_EQ(pb.sample(2).label(0).num(), 0);
+  EXPECT_EQ(str(pb.sample(2).label(0).num_unit()), "rank");
+  EXPECT_EQ(pb.sample(2).label(1).num(), -300);
+  ASSERT_EQ(pb.mapping_size(), 1);
+  EXPECT_EQ(pb.mapping(0).id(), 1u);
+  EXPECT_EQ(str(pb.mapping(0).filename()), "trace.json");
+  EXPECT_TRUE(pb.mapping(0).has_functions() && pb.mapping(0).has_filenames() && pb.mapping(0).has_line_numbers());
+  ASSERT_EQ(pb.location_size(), 3);
+  ASSERT_EQ(pb.function_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    const Frame& f = p.frames[static_cast<size_t>(i)];
+    EXPECT_EQ(pb.location(i).id(), static_cast<uint64_t>(i + 1));
+    EXPECT_EQ(pb.location(i).mapping_id(), 1u);
+    ASSERT_EQ(pb.location(i).line_size(), 1);
+    EXPECT_EQ(pb.location(i).line(0).function_id(), static_cast<uint64_t>(i + 1));
+    EXPECT_EQ(pb.location(i).line(0).line(), f.line);
+    EXPECT_EQ(pb.function(i).id(), static_cast<uint64_t>(i + 1));
+    EXPECT_EQ(str(pb.function(i).system_name()), i == 2 ? "bad \xEF\xBF\xBD name" : f.system_name);
+    EXPECT_EQ(str(pb.function(i).filename()), f.filename);
+    EXPECT_EQ(pb.function(i).start_line(), f.line);
+  }
+  EXPECT_EQ(pb.time_nanos(), 1'700'000'000'000'000'000);
+  EXPECT_EQ(pb.duration_nanos(), 99);
+  EXPECT_EQ(str(pb.period_type().type()), "wall");
+  EXPECT_EQ(pb.period(), 1);
+  ASSERT_EQ(pb.comment_size(), 1);
+  EXPECT_EQ(str(pb.comment(0)), "hello");
+  EXPECT_EQ(str(pb.default_sample_type()), "wall");
+  // Serialized again by libprotobuf, the message is the same bytes: field order, packing
+  // and the zeros left out are proto3's.
+  std::string again;
+  ASSERT_TRUE(pb.SerializeToString(&again));
+  EXPECT_TRUE(again == EncodeProfile(p));
 }
 
 TEST(PprofWriter, ValidateCatchesBrokenProfiles) {

@@ -85,8 +85,7 @@ TEST(Cli, HelpForACommandAndTheBuild) {
   EXPECT_EQ(bogus.err, "torch2pprof: unknown command 'analyse' (did you mean analyze?)\n");
   // --version: the version, then how it was built.
   Result v = RunArgs({"--version"});
-  for (const char* line :
-       {"torch2pprof 0.", "\nmarch     x86-64", "\njson      simdjson ", "\nprotobuf  3.", "\ninflate   "}) {
+  for (const char* line : {"torch2pprof 0.", "\nmarch     x86-64", "\njson      simdjson ", "\ninflate   "}) {
     EXPECT_NE(v.out.find(line), std::string::npos) << line << " in " << v.out;
   }
 }

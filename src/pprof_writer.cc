@@ -131,8 +131,8 @@ std::string EncodeProfile(const Profile& profile) {
     fill(m);
     w.Bytes(field, message);
   };
-  for (const auto& [type, unit] : sample_types) {
-    sub(1, [&](Wire& m) { m.Int(1, type), m.Int(2, unit); });
+  for (const std::pair<int64_t, int64_t>& t : sample_types) {
+    sub(1, [&](Wire& m) { m.Int(1, t.first), m.Int(2, t.second); });
   }
   std::vector<uint64_t> locations;
   for (const Sample& s : profile.samples) {

@@ -34,12 +34,13 @@ class ParsePool final : public ChunkSink {
   using Idle = std::function<bool()>;
 
   // At most workers + 2 chunks are in flight (a parser left behind rarely holds more
-  // than one): the memory per worker is fixed.
+  // than one), + 3 with `helps`: the memory per worker is fixed.
   // merge runs on one thread at a time, batch after batch in file order.
   // With `ranges`, the workers read and cut ranges of it themselves (EmitRange).
-  // With `helps`, the thread that emits chunks parses one itself whenever the workers
-  // have fallen two behind: the scanner that inflates and cuts gzip's text then counts
-  // as one of the command's threads (see Emit).
+  // With `helps`, the thread that emits chunks parses the oldest waiting one itself
+  // whenever every slot is taken: the scanner that inflates and cuts gzip's text then
+  // counts as one of the command's threads (see Emit).
+  // `idle` is called, a step at a time, by a worker that waits for its turn to merge.
   ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr, Idle idle = nullptr,
             bool helps = false);
   ~ParsePool();

@@ -93,7 +93,6 @@ void EventBuilder::Add(const EventBatch& batch) {
         break;
     }
   }
-  static_assert(std::tuple_size_v<decltype(Tables())> == kTables);
   std::apply(
       [&](auto&... table) {
         size_t i = 0;

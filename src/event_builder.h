@@ -48,8 +48,10 @@ class EventBuilder {
   // The tables an event adds to, at most one entry each.
   static constexpr size_t kTables = 8;
   auto Tables() {
-    return std::tie(trace_.intervals, trace_.args, trace_.zero_length, trace_.zero_length_args, trace_.sequence,
-                    python_, trace_.flows, trace_.memory);
+    auto tables = std::tie(trace_.intervals, trace_.args, trace_.zero_length, trace_.zero_length_args, trace_.sequence,
+                           python_, trace_.flows, trace_.memory);
+    static_assert(std::tuple_size_v<decltype(tables)> == kTables);
+    return tables;
   }
 
   Trace& trace_;

@@ -67,7 +67,8 @@ class Strings {
  public:
   Strings() { Id(""); }
   int64_t Id(const std::string& s) {
-    auto [it, added] = index_.emplace(s, static_cast<int64_t>(table_.size()));
+    // try_emplace: no node (and copy of s) is made for a string already in the table.
+    auto [it, added] = index_.try_emplace(s, static_cast<int64_t>(table_.size()));
     if (added) table_.push_back(ValidUtf8(s));
     return it->second;
   }

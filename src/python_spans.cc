@@ -31,17 +31,18 @@ class SpanById {
     uint64_t entries = 0;
     for (Lane& l : lanes_) {
       if (l.min > l.max) continue;
-      entries += static_cast<uint64_t>(Block(l.max) - Block(l.min)) + 1;
+      entries += BlockIndex(l, l.max) + 1;
     }
     dense_ = entries <= count + (uint64_t{1} << 16);
     if (dense_) {
       for (Lane& l : lanes_) {
-        if (l.min <= l.max) l.blocks.assign(static_cast<size_t>(Block(l.max) - Block(l.min)) + 1, kNone);
+        if (l.min <= l.max) l.blocks.assign(BlockIndex(l, l.max) + 1, kNone);
       }
       size_t used = 0;
       for (const PythonSpan& s : spans) {
         if (s.id < 0) continue;
-        uint32_t& b = BlockOf(s.lane, s.id);
+        Lane& l = lanes_[s.lane];
+        uint32_t& b = l.blocks[BlockIndex(l, s.id)];
         if (b == kNone) b = static_cast<uint32_t>(used++);
       }
       dense_ = used * kBlock <= 4 * count + kBlock * lanes_.size();
@@ -54,7 +55,8 @@ class SpanById {
     for (size_t i = spans.size(); i-- > 0;) {  // backwards: the first one stored stays
       if (spans[i].id < 0) continue;
       if (dense_) {
-        uint32_t& cell = table_[Cell(BlockOf(spans[i].lane, spans[i].id), spans[i].id)];
+        const Lane& l = lanes_[spans[i].lane];
+        uint32_t& cell = table_[Cell(l.blocks[BlockIndex(l, spans[i].id)], spans[i].id)];
         if (cell == kNone) cell = static_cast<uint32_t>(i);
       } else {
         maps_[spans[i].lane].Emplace(static_cast<uint64_t>(spans[i].id), static_cast<uint32_t>(i));
@@ -65,7 +67,8 @@ class SpanById {
   uint32_t Find(uint32_t lane, int64_t id) const {
     if (!dense_) return lane < maps_.size() ? maps_[lane].Find(static_cast<uint64_t>(id)) : kNone;
     if (lane >= lanes_.size() || id < lanes_[lane].min || id > lanes_[lane].max) return kNone;
-    const uint32_t block = lanes_[lane].blocks[static_cast<size_t>(Block(id) - Block(lanes_[lane].min))];
+    const Lane& l = lanes_[lane];
+    const uint32_t block = l.blocks[BlockIndex(l, id)];
     return block == kNone ? kNone : table_[Cell(block, id)];
   }
 
@@ -77,10 +80,8 @@ class SpanById {
     std::vector<uint32_t> blocks;  // by block from min's: its place in the table, or kNone
   };
   static int64_t Block(int64_t id) { return id >> kBlockBits; }  // ids are >= 0 here
-  uint32_t& BlockOf(uint32_t lane, int64_t id) {
-    Lane& l = lanes_[lane];
-    return l.blocks[static_cast<size_t>(Block(id) - Block(l.min))];
-  }
+  // Where id's block is in l's directory; id within [l.min, l.max].
+  static size_t BlockIndex(const Lane& l, int64_t id) { return static_cast<size_t>(Block(id) - Block(l.min)); }
   static size_t Cell(uint32_t block, int64_t id) {
     return (static_cast<size_t>(block) << kBlockBits) | static_cast<size_t>(id & (kBlock - 1));
   }

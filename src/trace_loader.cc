@@ -65,10 +65,9 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
     // scanner (4-6.5 ms) against 0.24 s of parse CPU would now allow about 20 workers,
     // which a machine with that many cores has yet to confirm (README: Performance).
     // A file's text is read and cut on the workers too (ParsePool::EmitRange); gzip's
-    // inflate and a pipe are read in order, by the scanner.
-    // gzip's inflate and a pipe are read and cut in order by the scanner, a busy thread
-    // of its own: one worker fewer, and the scanner parses a chunk itself whenever the
-    // workers fall behind. (Three busy threads on two cores left the scanner, whose chunks
+    // inflate and a pipe are read and cut in order by the scanner, a busy thread of its
+    // own: one worker fewer, and the scanner parses a chunk itself whenever the workers
+    // fall behind. (Three busy threads on two cores left the scanner, whose chunks
     // the workers wait for, a share of two thirds: gpt2_big.json.gz at two threads
     // 0.17 -> 0.14 s.)
     const bool seekable = src.seekable();

@@ -46,7 +46,7 @@ uint32_t EventBatch::Intern(std::string_view s) {
 }
 
 uint32_t EventBatch::InternLike(std::string_view s, uint32_t* last) {
-  if (s == strings_[*last]) return *last;
+  if (SameText(s, strings_[*last])) return *last;
   return *last = Intern(s);
 }
 

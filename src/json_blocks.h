@@ -2,50 +2,46 @@
 // and escape state from block to block: how the loader cuts traceEvents into events.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #ifdef __PCLMUL__
 #include <wmmintrin.h>
 #endif
 
 namespace torch2pprof {
 
+// One 64-byte block's characters of interest, a bit per byte, before strings and
+// escapes are known. '{' and '[' are both opens, '}' and ']' both closes.
+struct RawMasks {
+  uint64_t quote, backslash, open, close;
+};
+
+// How blocks are classified: AVX2 (32 bytes a compare) where the CPU has it, checked at
+// run time so that one binary serves every x86-64; SSE2 (16 bytes) on every x86-64; a
+// byte at a time elsewhere. The masks are the same whichever classifies them.
+enum class BlockKernel { kBytes, kSse2, kAvx2 };
+bool Supported(BlockKernel kernel);
+BlockKernel FastestBlockKernel();
+// The raw masks of the n 64-byte blocks at p, into out[0, n).
+void ClassifyBlocks(BlockKernel kernel, const char* p, size_t n, RawMasks* out);
+
 class JsonBlocks {
  public:
-  // Bit i of *open / *close: p[i] is '{' or '[' / '}' or ']' outside a string.
-  void Next(const char* p, uint64_t* open, uint64_t* close) {
-    uint64_t quote = 0, backslash = 0, opens = 0, closes = 0;
-#ifdef __SSE2__
-    for (int k = 0; k < 4; ++k) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
-      // '{' 0x7b and '[' 0x5b differ in bit 0x20 only, as do '}' and ']'.
-      __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-      auto bits = [&](__m128i eq) {
-        return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(eq))) << (16 * k);
-      };
-      quote |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-      backslash |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-      opens |= bits(_mm_cmpeq_epi8(folded, _mm_set1_epi8('{')));
-      closes |= bits(_mm_cmpeq_epi8(folded, _mm_set1_epi8('}')));
-    }
-#else
-    for (int i = 0; i < 64; ++i) {
-      char c = p[i];
-      uint64_t bit = uint64_t{1} << i;
-      if (c == '"') quote |= bit;
-      if (c == '\\') backslash |= bit;
-      if (c == '{' || c == '[') opens |= bit;
-      if (c == '}' || c == ']') closes |= bit;
-    }
-#endif
-    uint64_t escaped = Escaped(backslash);
-    quote &= ~escaped;
+  // Bit i of *open / *close: byte i of the block is '{' or '[' / '}' or ']' outside a
+  // string. Blocks go in order: the state carries from each to the next.
+  void Next(const RawMasks& raw, uint64_t* open, uint64_t* close) {
+    uint64_t escaped = Escaped(raw.backslash);
+    uint64_t quote = raw.quote & ~escaped;
     uint64_t in_string = PrefixXor(quote) ^ in_string_;
     in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
-    *open = opens & ~in_string & ~escaped;
-    *close = closes & ~in_string & ~escaped;
+    *open = raw.open & ~in_string & ~escaped;
+    *close = raw.close & ~in_string & ~escaped;
+  }
+  // One block classified on the spot.
+  void Next(const char* p, uint64_t* open, uint64_t* close) {
+    RawMasks raw;
+    ClassifyBlocks(FastestBlockKernel(), p, 1, &raw);
+    Next(raw, open, close);
   }
 
  private:

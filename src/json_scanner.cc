@@ -15,6 +15,9 @@ namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// Blocks classified at a time (1 KiB): one call, and its dispatch, for all of them.
+constexpr size_t kClassified = 16;
+
 std::string Describe(char c) {
   if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
   char buf[16];
@@ -408,6 +411,11 @@ class Scanner::Impl {
   // before are handed on. The few bytes between elements are checked by ScanGap.
   bool ScanEvents(bool after_element, uint64_t hand_back) {
     JsonBlocks blocks;
+    const BlockKernel kernel = FastestBlockKernel();
+    // The next blocks' raw masks, classified ahead: the window's bytes may move (a chunk
+    // handed on, a refill), but the blocks' text and their place from i stay the same.
+    RawMasks raw[kClassified];
+    size_t classified = 0, next = 0;
     int depth = 0;          // nesting below the traceEvents array
     size_t gap = win_.pos;  // where the bytes since the last element (or '[') start
     size_t element = 0;     // where the current element starts
@@ -416,9 +424,16 @@ class Scanner::Impl {
     for (;;) {
       // Keep what is still needed when the window refills: the gap, or the element.
       win_.mark = depth == 0 ? gap : element;
-      const char* block;
       size_t valid = 64;
-      if (win_.end - i < 64) {
+      RawMasks block;
+      if (next < classified) {
+        block = raw[next++];
+      } else if (win_.end - i >= 64) {
+        classified = std::min(kClassified, (win_.end - i) / 64);
+        ClassifyBlocks(kernel, win_.data() + i, classified, raw);
+        block = raw[0];
+        next = 1;
+      } else {
         bool ok;
         win_.pos = i;
         // A chunk is the events of one read: handed on before the window moves.
@@ -431,12 +446,18 @@ class Scanner::Impl {
         if (valid == 0) FailTruncated();
         std::memcpy(tail, win_.data() + i, valid);
         std::memset(tail + valid, ' ', 64 - valid);
-        block = tail;
-      } else {
-        block = win_.data() + i;
+        ClassifyBlocks(kernel, tail, 1, &block);
       }
       uint64_t open, close;
       blocks.Next(block, &open, &close);
+      // As in CutRange: deeper in an event than the block has closing brackets, no
+      // element starts or ends in it, and neither does traceEvents.
+      const int closes = __builtin_popcountll(close);
+      if (valid == 64 && depth > closes) {
+        depth += __builtin_popcountll(open) - closes;
+        i += 64;
+        continue;
+      }
       for (uint64_t structural = open | close; structural; structural &= structural - 1) {
         int b = __builtin_ctzll(structural);
         size_t j = i + static_cast<size_t>(b);
@@ -616,33 +637,40 @@ bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk) {
   const size_t stop = kLead + range.len;
   std::memset(d + stop, ' ', kPadding + 1);
   JsonBlocks blocks;
+  const BlockKernel kernel = FastestBlockKernel();
+  RawMasks raw[kClassified];
   int depth = 0;
   size_t gap = kLead, element = 0, last_end = 0;
   bool after_event = range.after_event;
-  for (size_t i = kLead; i < stop; i += 64) {
-    uint64_t open, close;
-    blocks.Next(d + i, &open, &close);
-    // Inside an event deeper than the block has closing brackets, nothing in the block
-    // can start or end one: only the depth moves (most blocks of args-heavy events).
-    const int closes = __builtin_popcountll(close);
-    if (depth > closes) {
-      depth += __builtin_popcountll(open) - closes;
-      continue;
-    }
-    for (uint64_t structural = open | close; structural; structural &= structural - 1) {
-      int b = __builtin_ctzll(structural);
-      size_t j = i + static_cast<size_t>(b);
-      if (open >> b & 1) {
-        if (depth++ == 0) {
-          if (d[j] != '{' || !PlainGap(d, gap, j, after_event)) return false;
-          element = j;
-        }
-      } else {
-        if (depth == 0) return false;  // the end of traceEvents, or a stray bracket
-        if (--depth == 0) {
-          chunk->starts.emplace_back(element, range.offset + (element - kLead));
-          gap = last_end = j + 1;
-          after_event = true;
+  for (size_t group = kLead; group < stop; group += 64 * kClassified) {
+    const size_t blocks_here = std::min(kClassified, (stop - group + 63) / 64);
+    ClassifyBlocks(kernel, d + group, blocks_here, raw);
+    for (size_t k = 0; k < blocks_here; ++k) {
+      const size_t i = group + 64 * k;
+      uint64_t open, close;
+      blocks.Next(raw[k], &open, &close);
+      // Inside an event deeper than the block has closing brackets, nothing in the block
+      // can start or end one: only the depth moves (most blocks of args-heavy events).
+      const int closes = __builtin_popcountll(close);
+      if (depth > closes) {
+        depth += __builtin_popcountll(open) - closes;
+        continue;
+      }
+      for (uint64_t structural = open | close; structural; structural &= structural - 1) {
+        int b = __builtin_ctzll(structural);
+        size_t j = i + static_cast<size_t>(b);
+        if (open >> b & 1) {
+          if (depth++ == 0) {
+            if (d[j] != '{' || !PlainGap(d, gap, j, after_event)) return false;
+            element = j;
+          }
+        } else {
+          if (depth == 0) return false;  // the end of traceEvents, or a stray bracket
+          if (--depth == 0) {
+            chunk->starts.emplace_back(element, range.offset + (element - kLead));
+            gap = last_end = j + 1;
+            after_event = true;
+          }
         }
       }
     }

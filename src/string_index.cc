@@ -50,7 +50,7 @@ uint32_t StringIndex::Find(std::string_view s, uint32_t hash, const std::vector<
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
     if (slot.id == kNone) return kNone;
-    if (slot.hash == hash && views[slot.id] == s) return slot.id;
+    if (slot.hash == hash && SameText(views[slot.id], s)) return slot.id;
   }
 }
 

@@ -133,6 +133,33 @@ TEST(TbPlugin, RuntimeBelongsToOperatorByExternalId) {
   EXPECT_EQ(a.kernels[0].calls, 4u);
 }
 
+// An External id on several operators: its runtime calls go to the first of them in lane
+// order (lanes as they first appear), then in tree order, however many threads walk the lanes.
+TEST(Analyzer, AnExternalIdOnSeveralOperatorsGoesToTheFirst) {
+  std::string json = Trace({
+      X("Operator", "aten::first_lane", "200", 100, 100, Ext(5)),
+      X("Operator", "aten::second_lane", "100", 50, 100, Ext(5)),
+      X("Operator", "aten::later_sibling", "200", 300, 50, Ext(5)),
+      X("Operator", "aten::earlier_sibling", "200", 250, 40, Ext(6)),
+      X("Operator", "aten::other", "200", 350, 10, Ext(6)),
+      X("Runtime", "cudaLaunchKernel", "300", 120, 10, Rt(40, 5)),
+      X("Kernel", "k", "stream 7", 130, 8, Dev(40, 5)),
+      X("Runtime", "cudaLaunchKernel", "300", 260, 5, Rt(41, 6)),
+      X("Kernel", "k", "stream 7", 270, 3, Dev(41, 6)),
+  });
+  for (int threads : {1, 2, 4}) {
+    Analysis a = AnalyzeText(json, AnalysisOptions{false, threads});
+    EXPECT_EQ(Op(a, "aten::first_lane").device_self_ns, 8 * us) << threads;
+    EXPECT_EQ(Op(a, "aten::first_lane").host_self_ns, (100 - 10) * us) << threads;
+    EXPECT_EQ(Op(a, "aten::second_lane").device_self_ns, 0) << threads;
+    EXPECT_EQ(Op(a, "aten::second_lane").host_self_ns, 100 * us) << threads;
+    EXPECT_EQ(Op(a, "aten::later_sibling").device_self_ns, 0) << threads;
+    EXPECT_EQ(Op(a, "aten::earlier_sibling").device_self_ns, 3 * us) << threads;
+    EXPECT_EQ(Op(a, "aten::earlier_sibling").host_self_ns, (40 - 5) * us) << threads;
+    EXPECT_EQ(Op(a, "aten::other").device_self_ns, 0) << threads;
+  }
+}
+
 TEST(TbPlugin, SameStartOrSameEndNests) {
   for (int mm_start : {100, 130}) {
     Analysis a = AnalyzeText(Trace({X("Operator", "aten::mat_mul", "456", 100, 100, Ext(2)),

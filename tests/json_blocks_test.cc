@@ -35,28 +35,72 @@ void Reference(const std::string& s, std::vector<size_t>* open, std::vector<size
   }
 }
 
+const BlockKernel kKernels[] = {BlockKernel::kBytes, BlockKernel::kSse2, BlockKernel::kAvx2};
+
 TEST(JsonBlocks, MatchesAByteAtATimeScanner) {
-  std::mt19937 rng(12345);
-  const char alphabet[] = "\"\\{}[]a ,:";
-  for (int round = 0; round < 2000; ++round) {
-    std::string s(64 * (1 + rng() % 6), ' ');
-    // Mostly plain text with bursts of quotes and backslashes, so long runs of
-    // backslashes and escapes at block edges both occur.
-    for (char& c : s) c = alphabet[rng() % (rng() % 4 == 0 ? 2 : sizeof alphabet - 1)];
-    std::vector<size_t> want_open, want_close, got_open, got_close;
-    Reference(s, &want_open, &want_close);
-    JsonBlocks blocks;
-    for (size_t base = 0; base < s.size(); base += 64) {
-      uint64_t open, close;
-      blocks.Next(s.data() + base, &open, &close);
-      for (int b = 0; b < 64; ++b) {
-        if (open >> b & 1) got_open.push_back(base + b);
-        if (close >> b & 1) got_close.push_back(base + b);
+  for (BlockKernel kernel : kKernels) {
+    if (!Supported(kernel)) continue;
+    std::mt19937 rng(12345);
+    const char alphabet[] = "\"\\{}[]a ,:";
+    for (int round = 0; round < 2000; ++round) {
+      std::string s(64 * (1 + rng() % 6), ' ');
+      // Mostly plain text with bursts of quotes and backslashes, so long runs of
+      // backslashes and escapes at block edges both occur.
+      for (char& c : s) c = alphabet[rng() % (rng() % 4 == 0 ? 2 : sizeof alphabet - 1)];
+      std::vector<size_t> want_open, want_close, got_open, got_close;
+      Reference(s, &want_open, &want_close);
+      std::vector<RawMasks> raw(s.size() / 64);
+      ClassifyBlocks(kernel, s.data(), raw.size(), raw.data());
+      JsonBlocks blocks;
+      for (size_t k = 0; k < raw.size(); ++k) {
+        uint64_t open, close;
+        blocks.Next(raw[k], &open, &close);
+        for (int b = 0; b < 64; ++b) {
+          if (open >> b & 1) got_open.push_back(64 * k + b);
+          if (close >> b & 1) got_close.push_back(64 * k + b);
+        }
+      }
+      ASSERT_EQ(got_open, want_open) << static_cast<int>(kernel) << " " << s;
+      ASSERT_EQ(got_close, want_close) << static_cast<int>(kernel) << " " << s;
+    }
+  }
+}
+
+// Every byte value, at every position of a block: the kernels' masks are the byte loop's.
+TEST(JsonBlocks, KernelsClassifyEveryByteAlike) {
+  std::mt19937 rng(777);
+  std::string s(64 * 512, ' ');
+  for (char& c : s) c = static_cast<char>(rng() % 256);
+  for (size_t i = 0; i < 256; ++i) s[i * 64 + i % 64] = static_cast<char>(i);  // each value once in each lane
+  std::vector<RawMasks> want(s.size() / 64);
+  ClassifyBlocks(BlockKernel::kBytes, s.data(), want.size(), want.data());
+  uint64_t brackets = 0;
+  for (const RawMasks& m : want) brackets += __builtin_popcountll(m.open) + __builtin_popcountll(m.close);
+  EXPECT_GT(brackets, 400u);  // 4 of 256 byte values, 32,768 bytes: about 512
+  for (BlockKernel kernel : kKernels) {
+    if (!Supported(kernel)) continue;
+    // From every offset in a buffer, so that unaligned loads are what is tested.
+    for (size_t offset : {0, 1, 17, 33}) {
+      std::string shifted(offset, 'x');
+      shifted += s;
+      std::vector<RawMasks> got(want.size());
+      ClassifyBlocks(kernel, shifted.data() + offset, got.size(), got.data());
+      for (size_t k = 0; k < want.size(); ++k) {
+        ASSERT_EQ(got[k].quote, want[k].quote) << static_cast<int>(kernel) << " block " << k;
+        ASSERT_EQ(got[k].backslash, want[k].backslash) << static_cast<int>(kernel) << " block " << k;
+        ASSERT_EQ(got[k].open, want[k].open) << static_cast<int>(kernel) << " block " << k;
+        ASSERT_EQ(got[k].close, want[k].close) << static_cast<int>(kernel) << " block " << k;
       }
     }
-    ASSERT_EQ(got_open, want_open) << s;
-    ASSERT_EQ(got_close, want_close) << s;
   }
+}
+
+TEST(JsonBlocks, TheFastestKernelIsOneThisMachineHas) {
+  EXPECT_TRUE(Supported(FastestBlockKernel()));
+#if defined(__x86_64__)
+  EXPECT_NE(FastestBlockKernel(), BlockKernel::kBytes);
+  EXPECT_EQ(FastestBlockKernel() == BlockKernel::kAvx2, static_cast<bool>(__builtin_cpu_supports("avx2")));
+#endif
 }
 
 TEST(JsonBlocks, EscapeAcrossTheBlockEdge) {

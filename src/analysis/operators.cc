@@ -2,6 +2,7 @@
 // (README): host user annotations are tree nodes, never rows, so the time of a
 // record_function block inside an operator is not that operator's self time.
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 
 #include "parallel_for.h"
@@ -19,6 +20,8 @@ struct Node {
   int64_t runtime_ns = 0;   // its own runtime calls
   int64_t launched_ns = 0;  // device time those calls launched (device self)
   bool alive = true;
+  uint32_t external = kNone;  // its External id's first runtime call in ByExternal, if any
+  static constexpr uint32_t kNone = ~uint32_t{0};
 };
 
 void AddChild(std::vector<Node>& nodes, int32_t parent, int32_t child) {
@@ -56,6 +59,26 @@ Groups GroupBy(size_t n, size_t keys, KeyOf key_of) {
     if (k >= 0) g.index[next[static_cast<size_t>(k)]++] = static_cast<uint32_t>(i);
   }
   return g;
+}
+
+// Runtime calls with an External id, as (id, event) sorted: found in ranges of events side
+// by side and joined in event order, so the same as one scan finds them.
+std::vector<std::pair<int64_t, uint32_t>> ByExternal(const Events& ev, int threads) {
+  constexpr size_t kRange = size_t{1} << 16;
+  std::vector<std::vector<std::pair<int64_t, uint32_t>>> found((ev.count() + kRange - 1) / kRange);
+  ParallelFor(found.size(), threads, [&](size_t r) {
+    for (size_t e = r * kRange; e < std::min(ev.count(), (r + 1) * kRange); ++e) {
+      if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
+        found[r].push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
+    }
+  });
+  std::vector<std::pair<int64_t, uint32_t>> out;
+  size_t n = 0;
+  for (const auto& f : found) n += f.size();
+  out.reserve(n);
+  for (const auto& f : found) out.insert(out.end(), f.begin(), f.end());
+  SortRuns(out.begin(), out.end(), std::less<>());
+  return out;
 }
 
 // Each allocation on a lane goes to the innermost operator (a cpu_op, no step) open at its time.
@@ -100,7 +123,11 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   Groups ops = GroupBy(ev.count(), lanes, [&](size_t e) { return ev.IsHostOp(e) ? int64_t{ev.Iv(e).lane} : -1; });
   Groups mem = GroupBy(t.memory.size(), lanes, [&](size_t m) { return int64_t{t.memory[m].lane}; });
   result.owners.assign(t.memory.size(), kNoOwner);
-  // Lanes side by side, but for the runtime calls' claims (below), which go in lane order.
+  // Runtime calls by External id: all of an id's calls go to the first node with it, in
+  // lane order and then tree order. Each lane offers its nodes; the least (lane, node) wins.
+  const std::vector<std::pair<int64_t, uint32_t>> by_external = ByExternal(ev, threads);
+  std::vector<std::atomic<uint64_t>> claimed(by_external.size());
+  for (std::atomic<uint64_t>& c : claimed) c.store(~uint64_t{0}, std::memory_order_relaxed);
   std::vector<LaneOps> by_lane(lanes);
   ParallelFor(lanes, threads, [&](size_t lane) {
     std::vector<uint32_t> evs(ops.begin(lane), ops.end(lane));
@@ -124,32 +151,32 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       if (!stack.empty()) AddChild(nodes, stack.back(), id);
       stack.push_back(id);
     }
-  });
-  // Runtime calls by External id: all of an id's calls go to the first node with it, in
-  // lane order and then tree order.
-  std::vector<std::pair<int64_t, uint32_t>> by_external;  // (External id, runtime event), sorted
-  for (size_t e = 0; e < ev.count(); ++e) {
-    if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
-      by_external.push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
-  }
-  SortRuns(by_external.begin(), by_external.end(), std::less<>());
-  std::vector<bool> claimed(by_external.size(), false);
-  for (LaneOps& lane : by_lane) {
-    for (Node& n : lane.nodes) {
-      const int64_t external_id = ev.Args(n.ev).external_id;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const int64_t external_id = ev.Args(nodes[k].ev).external_id;
       if (external_id <= 0) continue;
       auto lo = std::lower_bound(by_external.begin(), by_external.end(), std::make_pair(external_id, uint32_t{0}));
-      size_t k = static_cast<size_t>(lo - by_external.begin());
-      if (lo == by_external.end() || lo->first != external_id || claimed[k]) continue;
-      claimed[k] = true;
-      for (auto it = lo; it != by_external.end() && it->first == external_id; ++it) {
-        n.runtime_ns += ev.Dur(it->second);
-        n.launched_ns += ev.LaunchedBy(it->second);
+      if (lo == by_external.end() || lo->first != external_id) continue;
+      nodes[k].external = static_cast<uint32_t>(lo - by_external.begin());
+      const uint64_t mine = uint64_t{lane} << 32 | k;
+      std::atomic<uint64_t>& c = claimed[nodes[k].external];
+      for (uint64_t now = c.load(std::memory_order_relaxed); mine < now;) {
+        if (c.compare_exchange_weak(now, mine, std::memory_order_relaxed)) break;
       }
     }
-  }
+  });
   ParallelFor(lanes, threads, [&](size_t lane) {
     std::vector<Node>& nodes = by_lane[lane].nodes;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      Node& n = nodes[k];
+      if (n.external == Node::kNone ||
+          claimed[n.external].load(std::memory_order_relaxed) != (uint64_t{lane} << 32 | k))
+        continue;
+      const int64_t external_id = by_external[n.external].first;
+      for (size_t i = n.external; i < by_external.size() && by_external[i].first == external_id; ++i) {
+        n.runtime_ns += ev.Dur(by_external[i].second);
+        n.launched_ns += ev.LaunchedBy(by_external[i].second);
+      }
+    }
     // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
     // parent takes the child's children and runtime calls; its own calls are dropped.
     for (Node& n : nodes) {

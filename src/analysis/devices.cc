@@ -19,7 +19,7 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
   *total_ns = 0;
   for (size_t e = 0; e < ev.count(); ++e) {
     if (ev.RoleOf(e) != Role::kKernel) continue;
-    auto [it, added] = row_of.emplace(ev.Iv(e).name, rows.size());
+    auto [it, added] = row_of.try_emplace(ev.Iv(e).name, rows.size());
     if (added) {
       rows.emplace_back();
       rows.back().name = std::string(ev.Name(e));

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <unordered_map>
 
+#include "flat_map.h"
 #include "parallel_for.h"
 #include "sorted_runs.h"
 #include "stages.h"
@@ -81,6 +82,41 @@ std::vector<std::pair<int64_t, uint32_t>> ByExternal(const Events& ev, int threa
   return out;
 }
 
+// The first of the (id, event) pairs sorted in v whose id is not less than `id`, as
+// std::lower_bound finds it, but searched from `hint` outward by doubling steps: a lane's
+// operators carry External ids that mostly grow with their start, so the next one is
+// near the last one found.
+size_t LowerBoundFrom(const std::vector<std::pair<int64_t, uint32_t>>& v, int64_t id, size_t hint) {
+  size_t lo = 0, hi = v.size();
+  if (hint < v.size() && v[hint].first < id) {
+    lo = hint + 1;
+    for (size_t step = 1;; step *= 2) {
+      const size_t p = hint + step;
+      if (p >= v.size()) break;
+      if (v[p].first >= id) {
+        hi = p;
+        break;
+      }
+      lo = p + 1;
+    }
+  } else {
+    hi = std::min(hint, v.size());  // v[hi] >= id, or hi is the end
+    for (size_t step = 1;; step *= 2) {
+      if (step > hi) break;
+      const size_t p = hi - step;
+      if (v[p].first < id) {
+        lo = p + 1;
+        break;
+      }
+      hi = p;
+    }
+  }
+  return static_cast<size_t>(
+      std::lower_bound(v.begin() + static_cast<ptrdiff_t>(lo), v.begin() + static_cast<ptrdiff_t>(hi), id,
+                       [](const std::pair<int64_t, uint32_t>& a, int64_t x) { return a.first < x; }) -
+      v.begin());
+}
+
 // Each allocation on a lane goes to the innermost operator (a cpu_op, no step) open at its time.
 void AttributeAllocations(const Events& ev, const std::vector<Node>& nodes, const uint32_t* first, const uint32_t* last,
                           std::vector<uint32_t>& owners) {
@@ -151,12 +187,12 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       if (!stack.empty()) AddChild(nodes, stack.back(), id);
       stack.push_back(id);
     }
-    for (size_t k = 0; k < nodes.size(); ++k) {
+    for (size_t k = 0, hint = 0; k < nodes.size(); ++k) {
       const int64_t external_id = ev.Args(nodes[k].ev).external_id;
       if (external_id <= 0) continue;
-      auto lo = std::lower_bound(by_external.begin(), by_external.end(), std::make_pair(external_id, uint32_t{0}));
-      if (lo == by_external.end() || lo->first != external_id) continue;
-      nodes[k].external = static_cast<uint32_t>(lo - by_external.begin());
+      hint = LowerBoundFrom(by_external, external_id, hint);
+      if (hint == by_external.size() || by_external[hint].first != external_id) continue;
+      nodes[k].external = static_cast<uint32_t>(hint);
       const uint64_t mine = uint64_t{lane} << 32 | k;
       std::atomic<uint64_t>& c = claimed[nodes[k].external];
       for (uint64_t now = c.load(std::memory_order_relaxed); mine < now;) {
@@ -204,18 +240,18 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       host_self[k] = self;
     }
     LaneOps& out = by_lane[lane];
-    std::unordered_map<uint64_t, size_t> row_of;  // (name id, Input Dims id) -> row
+    FlatIndexMap row_of;  // (name id, Input Dims id) -> row
     for (size_t k = 0; k < nodes.size(); ++k) {
       const Node& n = nodes[k];
       if (!n.alive || !ev.IsOperatorRow(n.ev)) continue;
       uint32_t dims = group_by_shape ? ev.Args(n.ev).input_dims : 0;
       uint64_t key = uint64_t{ev.Iv(n.ev).name} << 32 | dims;
-      auto [it, added] = row_of.emplace(key, out.rows.size());
+      auto [row, added] = row_of.Emplace(key, static_cast<uint32_t>(out.rows.size()));
       if (added) {
         out.keys.push_back(key);
         out.rows.emplace_back();
       }
-      OperatorRow& r = out.rows[it->second];
+      OperatorRow& r = out.rows[row];
       ++r.calls;
       r.host_total_ns += ev.Dur(n.ev);
       r.host_self_ns += host_self[k];
@@ -242,7 +278,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
     for (size_t i = 0; i < lane.rows.size(); ++i) {
       const uint64_t key = lane.keys[i];
       OperatorRow& part = lane.rows[i];
-      auto [it, added] = row_of.emplace(key, result.rows.size());
+      auto [it, added] = row_of.try_emplace(key, result.rows.size());
       if (added) {
         part.name = std::string(t.strings.Get(static_cast<uint32_t>(key >> 32)));
         part.input_dims = std::string(t.strings.Get(static_cast<uint32_t>(key)));

@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <limits>
-#include <map>
 
 #include "stages.h"
 
@@ -42,17 +41,24 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
         LaneInfo{lane.pid, lane.tid, lane.thread_name, m.lanes[ls.lane].device, ls.intervals, ls.busy_ns});
     for (const Piece& p : ls.pieces) self[t.intervals[p.interval].cat] += p.self_ns;
   }
-  std::map<uint32_t, CategoryRow> rows;  // by category id: a stable order before sorting
+  // By category id (a stable order before sorting): a table by string id, not a map
+  // looked up per event.
+  std::vector<uint64_t> events(t.strings.size(), 0);
+  std::vector<int64_t> total(t.strings.size(), 0);
   for (size_t e = 0; e < ev.count(); ++e) {
-    CategoryRow& c = rows[ev.Iv(e).cat];
-    ++c.events;
-    c.total_ns += ev.Dur(e);
+    const Interval& iv = ev.Iv(e);
+    ++events[iv.cat];
+    total[iv.cat] += iv.end_ns - iv.start_ns;
   }
-  for (auto& [cat, c] : rows) c.self_ns = self[cat];
-  for (auto& [cat, c] : rows) {
+  for (uint32_t cat = 0; cat < events.size(); ++cat) {
+    if (events[cat] == 0) continue;
+    CategoryRow c;
     c.category = std::string(t.strings.Get(cat));
     c.role = m.category_role[cat];
-    r.categories.push_back(c);
+    c.events = events[cat];
+    c.total_ns = total[cat];
+    c.self_ns = self[cat];
+    r.categories.push_back(std::move(c));
   }
   std::stable_sort(r.categories.begin(), r.categories.end(),
                    [](const CategoryRow& x, const CategoryRow& y) { return x.self_ns > y.self_ns; });

@@ -412,9 +412,11 @@ class Scanner::Impl {
   bool ScanEvents(bool after_element, uint64_t hand_back) {
     JsonBlocks blocks;
     const BlockKernel kernel = FastestBlockKernel();
-    // The next blocks' raw masks, classified ahead: the window's bytes may move (a chunk
-    // handed on, a refill), but the blocks' text and their place from i stay the same.
+    // The next blocks' brackets outside strings, found ahead (as in CutRange): the
+    // window's bytes may move (a chunk handed on, a refill), but the blocks' text and
+    // their place from i stay the same.
     RawMasks raw[kClassified];
+    uint64_t opens[kClassified], closes_of[kClassified];
     size_t classified = 0, next = 0;
     int depth = 0;          // nesting below the traceEvents array
     size_t gap = win_.pos;  // where the bytes since the last element (or '[') start
@@ -425,13 +427,14 @@ class Scanner::Impl {
       // Keep what is still needed when the window refills: the gap, or the element.
       win_.mark = depth == 0 ? gap : element;
       size_t valid = 64;
-      RawMasks block;
+      uint64_t open, close;
       if (next < classified) {
-        block = raw[next++];
+        open = opens[next], close = closes_of[next++];
       } else if (win_.end - i >= 64) {
         classified = std::min(kClassified, (win_.end - i) / 64);
         ClassifyBlocks(kernel, win_.data() + i, classified, raw);
-        block = raw[0];
+        for (size_t k = 0; k < classified; ++k) blocks.Next(raw[k], &opens[k], &closes_of[k]);
+        open = opens[0], close = closes_of[0];
         next = 1;
       } else {
         bool ok;
@@ -446,10 +449,10 @@ class Scanner::Impl {
         if (valid == 0) FailTruncated();
         std::memcpy(tail, win_.data() + i, valid);
         std::memset(tail + valid, ' ', 64 - valid);
+        RawMasks block;
         ClassifyBlocks(kernel, tail, 1, &block);
+        blocks.Next(block, &open, &close);
       }
-      uint64_t open, close;
-      blocks.Next(block, &open, &close);
       // As in CutRange: deeper in an event than the block has closing brackets, no
       // element starts or ends in it, and neither does traceEvents.
       const int closes = __builtin_popcountll(close);
@@ -645,10 +648,13 @@ bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk) {
   for (size_t group = kLead; group < stop; group += 64 * kClassified) {
     const size_t blocks_here = std::min(kClassified, (stop - group + 63) / 64);
     ClassifyBlocks(kernel, d + group, blocks_here, raw);
+    // The brackets outside strings first, in a loop of its own: the in-string state
+    // carried from block to block then stays in a register.
+    uint64_t opens[kClassified], closes_of[kClassified];
+    for (size_t k = 0; k < blocks_here; ++k) blocks.Next(raw[k], &opens[k], &closes_of[k]);
     for (size_t k = 0; k < blocks_here; ++k) {
       const size_t i = group + 64 * k;
-      uint64_t open, close;
-      blocks.Next(raw[k], &open, &close);
+      const uint64_t open = opens[k], close = closes_of[k];
       // Inside an event deeper than the block has closing brackets, nothing in the block
       // can start or end one: only the depth moves (most blocks of args-heavy events).
       const int closes = __builtin_popcountll(close);

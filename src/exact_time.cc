@@ -1,6 +1,7 @@
 // Decimal microseconds to integer nanoseconds without ever going through a double:
 // a 16-digit epoch with 3 decimals has 19 significant digits, more than a double holds.
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string_view>
 
@@ -18,6 +19,22 @@ u128 Pow10(int k) {
   return p;
 }
 
+// Whether the 8 bytes of w (little-endian, the first byte lowest) are all '0'..'9': a
+// byte's high nibble is 3, and adding 6 leaves it 3 only for '0'..'9'.
+bool EightDigits(uint64_t w) {
+  return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+         0x3333333333333333ULL;
+}
+
+// The value of eight decimal digits, the first the most significant: pairs, then
+// quadruples, then the eight combined, each step one multiply (a digit's value sits in
+// the low nibble of its byte).
+uint64_t ValueOfEightDigits(uint64_t w) {
+  w = ((w & 0x0F0F0F0F0F0F0F0FULL) * (10 * 256 + 1)) >> 8;      // 2-digit values in every other byte
+  w = ((w & 0x00FF00FF00FF00FFULL) * (100 * 65536 + 1)) >> 16;  // 4-digit values in every other 16 bits
+  return static_cast<uint32_t>(((w & 0x0000FFFF0000FFFFULL) * (10000ULL * (1ULL << 32) + 1)) >> 32);  // 8 digits
+}
+
 // What Kineto writes: up to 16 integer digits (epoch microseconds) and up to 3
 // decimals, no exponent. Nothing there needs rounding or 128 bits, and it is most
 // of a trace's numbers.
@@ -28,6 +45,15 @@ bool PlainMicros(std::string_view t, int64_t* out) {
   i += neg;
   int64_t v = 0;
   size_t start = i;
+  // Eight digits at a time where eight bytes remain: an epoch's 16 digits in two steps
+  // instead of a chain of 16 multiply-adds.
+  while (n - i >= 8 && i - start + 8 <= 16) {
+    uint64_t w;
+    std::memcpy(&w, t.data() + i, 8);
+    if (!EightDigits(w)) break;
+    v = v * 100000000 + static_cast<int64_t>(ValueOfEightDigits(w));
+    i += 8;
+  }
   while (i < n && i - start < 16 && IsDigit(t[i])) v = v * 10 + (t[i++] - '0');
   // 9223372036854775.807 is the largest value; at kMaxMicros the decimals decide.
   if (i == start || v >= kMaxMicros || (i < n && IsDigit(t[i]))) return false;
@@ -45,10 +71,10 @@ bool PlainMicros(std::string_view t, int64_t* out) {
   *out = neg ? -v : v;
   return true;
 }
-}  // namespace
 
-bool ParseMicrosToNanos(std::string_view t, int64_t* out) {
-  if (PlainMicros(t, out)) return true;
+// Everything else: white space, a sign, more digits, an exponent; exact in 128 bits.
+// Not inlined into ParseMicrosToNanos, whose usual path then saves no registers.
+__attribute__((noinline)) bool GeneralMicros(std::string_view t, int64_t* out) {
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t' || t.front() == '\n' || t.front() == '\r'))
     t.remove_prefix(1);
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r'))
@@ -124,5 +150,9 @@ bool ParseMicrosToNanos(std::string_view t, int64_t* out) {
   *out = neg ? static_cast<int64_t>(-static_cast<__int128>(q)) : static_cast<int64_t>(q);
   return true;
 }
+
+}  // namespace
+
+bool ParseMicrosToNanos(std::string_view t, int64_t* out) { return PlainMicros(t, out) || GeneralMicros(t, out); }
 
 }  // namespace torch2pprof

@@ -116,6 +116,60 @@ TEST(ExactTime, RandomDecimalsMatchExactArithmetic) {
   }
 }
 
+// Digits are read eight at a time where eight bytes remain: every byte value at every
+// place of a Kineto-like number, each against what a digit-by-digit reading gives.
+TEST(ExactTime, EveryByteAtEveryPlaceOfAnEpoch) {
+  const std::string base = "1712195495519695.801";
+  for (size_t at = 0; at < base.size(); ++at) {
+    for (int byte = 1; byte < 256; ++byte) {
+      std::string text = base;
+      text[at] = static_cast<char>(byte);
+      int64_t got = -1;
+      const bool ok = ParseMicrosToNanos(text, &got);
+      // By hand: digits everywhere but the point (or the point moved onto a digit's
+      // place, which still reads as a decimal when it is the only one).
+      bool digits = true;
+      size_t points = 0, point = 0;
+      for (size_t k = 0; k < text.size(); ++k) {
+        if (text[k] == '.') {
+          ++points, point = k;
+        } else if (text[k] < '0' || text[k] > '9') {
+          digits = false;
+        }
+      }
+      if (!digits || points != 1 || point == 0 || point + 1 == text.size()) {
+        // Not a plain decimal (signs, exponents and spaces are covered elsewhere): one of
+        // those the general path accepts, or a rejection.
+        if (ok) {
+          EXPECT_TRUE(byte == ' ' || byte == '\t' || byte == '\n' || byte == '\r' || byte == '-' || byte == '+' ||
+                      byte == 'e' || byte == 'E')
+              << text;
+        }
+        continue;
+      }
+      // The exact value in 128 bits, rounded half to even below 1 ns.
+      unsigned __int128 m = 0;
+      int frac = 0;
+      for (size_t k = 0; k < text.size(); ++k) {
+        if (text[k] == '.') continue;
+        m = m * 10 + static_cast<unsigned>(text[k] - '0');
+        frac += k > point;
+      }
+      for (; frac < 3; ++frac) m *= 10;
+      unsigned __int128 div = 1;
+      for (; frac > 3; --frac) div *= 10;
+      unsigned __int128 q = m / div, r = m % div;
+      if (2 * r > div || (2 * r == div && (q & 1))) ++q;
+      if (q > static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max())) {
+        EXPECT_FALSE(ok) << text;
+        continue;
+      }
+      ASSERT_TRUE(ok) << text;
+      EXPECT_EQ(got, static_cast<int64_t>(q)) << text;
+    }
+  }
+}
+
 TEST(ExactTime, RejectsWhatIsNotANumber) {
   for (const char* bad : {"", "abc", "1.", ".5", "1e", "--1", "1.2.3", "0x10", "NaN", "inf", "1 2"}) {
     EXPECT_TRUE(Rejects(bad)) << bad;

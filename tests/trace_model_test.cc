@@ -25,7 +25,7 @@ std::string Flow(const char* cat, char ph, int id, int pid, int tid, int ts) {
          R"(, "ts": )" + std::to_string(ts) + (ph == 'f' ? R"(, "bp": "e"})" : "}");
 }
 
-std::string Events(std::initializer_list<std::string> events) {
+std::string Events(const std::vector<std::string>& events) {
   std::string s = "[";
   for (const auto& e : events) s += (s.size() > 1 ? ",\n" : "") + e;
   return s + "]";
@@ -209,6 +209,27 @@ TEST(TraceModel, SeveralFlowsEndingAtOneBackwardRootTheSmallestIdWins) {
     TraceModel m = BuildModel(t);
     ASSERT_EQ(m.backward.size(), 1u);
     EXPECT_EQ(Name(t, m.backward[0].forward), first_is_smaller ? "aten::a" : "aten::b") << a << ", " << b;
+  }
+}
+
+TEST(TraceModel, AFlowIdStartedTwiceLinksTheFirstStart) {
+  // One fwdbwd id started on two forward ops: the start met first (lanes in order of
+  // appearance, then time) gives the forward op, wherever the second one is written.
+  for (bool later_written_first : {false, true}) {
+    std::vector<std::string> events = {
+        X("cpu_op", "aten::first", 1, 1, 0, 10, R"({"Sequence number": 7, "Fwd thread id": 0})"),
+        X("cpu_op", "aten::second", 1, 1, 20, 10, R"({"Sequence number": 7, "Fwd thread id": 0})"),
+        X("cpu_op", "XBackward0", 1, 2, 100, 10, R"({"Sequence number": 7, "Fwd thread id": 1})"),
+        Flow("fwdbwd", 's', 5, 1, 1, 5),
+        Flow("fwdbwd", 's', 5, 1, 1, 25),
+        Flow("fwdbwd", 'f', 5, 1, 2, 100),
+    };
+    if (later_written_first) std::swap(events[3], events[4]);
+    Trace t = LoadText(Events(events));
+    TraceModel m = BuildModel(t);
+    ASSERT_EQ(m.backward.size(), 1u);
+    EXPECT_EQ(Name(t, m.backward[0].forward), "aten::first") << later_written_first;
+    EXPECT_TRUE(m.backward[0].by_flow);
   }
 }
 

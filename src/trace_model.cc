@@ -325,7 +325,9 @@ std::vector<BackwardLink> FindBackward(const Trace& t, const TraceModel& m) {
   for (size_t lane = 0; lane < t.lanes.size(); ++lane) {
     auto& q = queries[lane];
     if (q.empty()) continue;
-    std::sort(q.begin(), q.end());
+    // Flow ends, flow starts and marked ops, each in time order: std::sort's pivots drove
+    // such input into its heapsort fallback (FindBackward 5.1 -> 4.0 ms with a merge sort).
+    std::stable_sort(q.begin(), q.end());
     SweepOpen(t, ops[lane], q, [&](uint32_t code, const std::vector<uint32_t>& stack) {
       uint32_t index = code >> 2;
       switch (code & 3) {

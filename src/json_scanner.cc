@@ -416,7 +416,7 @@ class Scanner::Impl {
     // window's bytes may move (a chunk handed on, a refill), but the blocks' text and
     // their place from i stay the same.
     RawMasks raw[kClassified];
-    uint64_t opens[kClassified], closes_of[kClassified];
+    uint64_t open_bits[kClassified], close_bits[kClassified];
     size_t classified = 0, next = 0;
     int depth = 0;          // nesting below the traceEvents array
     size_t gap = win_.pos;  // where the bytes since the last element (or '[') start
@@ -429,12 +429,12 @@ class Scanner::Impl {
       size_t valid = 64;
       uint64_t open, close;
       if (next < classified) {
-        open = opens[next], close = closes_of[next++];
+        open = open_bits[next], close = close_bits[next++];
       } else if (win_.end - i >= 64) {
         classified = std::min(kClassified, (win_.end - i) / 64);
         ClassifyBlocks(kernel, win_.data() + i, classified, raw);
-        for (size_t k = 0; k < classified; ++k) blocks.Next(raw[k], &opens[k], &closes_of[k]);
-        open = opens[0], close = closes_of[0];
+        for (size_t k = 0; k < classified; ++k) blocks.Next(raw[k], &open_bits[k], &close_bits[k]);
+        open = open_bits[0], close = close_bits[0];
         next = 1;
       } else {
         bool ok;
@@ -650,11 +650,11 @@ bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk) {
     ClassifyBlocks(kernel, d + group, blocks_here, raw);
     // The brackets outside strings first, in a loop of its own: the in-string state
     // carried from block to block then stays in a register.
-    uint64_t opens[kClassified], closes_of[kClassified];
-    for (size_t k = 0; k < blocks_here; ++k) blocks.Next(raw[k], &opens[k], &closes_of[k]);
+    uint64_t open_bits[kClassified], close_bits[kClassified];
+    for (size_t k = 0; k < blocks_here; ++k) blocks.Next(raw[k], &open_bits[k], &close_bits[k]);
     for (size_t k = 0; k < blocks_here; ++k) {
       const size_t i = group + 64 * k;
-      const uint64_t open = opens[k], close = closes_of[k];
+      const uint64_t open = open_bits[k], close = close_bits[k];
       // Inside an event deeper than the block has closing brackets, nothing in the block
       // can start or end one: only the depth moves (most blocks of args-heavy events).
       const int closes = __builtin_popcountll(close);

@@ -9,7 +9,6 @@
 #include <numeric>
 #include <stdexcept>
 #include <thread>
-#include <tuple>
 #include <unordered_map>
 
 #include "frame_names.h"
@@ -348,20 +347,16 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
     if (pc.self_ns == 0 && !pc.first) continue;
     uint32_t step_index = static_cast<uint32_t>(std::find(steps.begin(), steps.end(), step) - steps.begin());
     if (step_index == steps.size()) steps.push_back(step);
+    const uint32_t next = static_cast<uint32_t>(s.samples.size());
     uint32_t k;
     if (step_index == 0) {
       if (node >= first_step_sample.size()) first_step_sample.resize(s.nodes.size(), kNone);
-      k = first_step_sample[node];
-      if (k == kNone) {
-        k = first_step_sample[node] = static_cast<uint32_t>(s.samples.size());
-        s.samples.push_back(LocalSample{node, step, 0, 0});
-      }
+      uint32_t& slot = first_step_sample[node];
+      k = slot == kNone ? (slot = next) : slot;
     } else {
-      bool inserted;
-      std::tie(k, inserted) =
-          samples.Emplace(static_cast<uint64_t>(node) << 32 | step_index, static_cast<uint32_t>(s.samples.size()));
-      if (inserted) s.samples.push_back(LocalSample{node, step, 0, 0});
+      k = samples.Emplace(static_cast<uint64_t>(node) << 32 | step_index, next).first;
     }
+    if (k == next) s.samples.push_back(LocalSample{node, step, 0, 0});
     s.samples[k].calls += pc.first;
     s.samples[k].wall += pc.self_ns;
   }

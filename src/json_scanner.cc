@@ -15,9 +15,6 @@ namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-// Blocks classified at a time (1 KiB): one call, and its dispatch, for all of them.
-constexpr size_t kClassified = 16;
-
 std::string Describe(char c) {
   if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
   char buf[16];
@@ -411,12 +408,9 @@ class Scanner::Impl {
   // before are handed on. The few bytes between elements are checked by ScanGap.
   bool ScanEvents(bool after_element, uint64_t hand_back) {
     JsonBlocks blocks;
-    const BlockKernel kernel = FastestBlockKernel();
-    // The next blocks' brackets outside strings, found ahead (as in CutRange): the
-    // window's bytes may move (a chunk handed on, a refill), but the blocks' text and
-    // their place from i stay the same.
-    RawMasks raw[kClassified];
-    uint64_t open_bits[kClassified], close_bits[kClassified];
+    // The next blocks' brackets outside strings, found ahead: the window's bytes may move
+    // (a chunk handed on, a refill), but the blocks' text and their place from i stay.
+    uint64_t open_bits[JsonBlocks::kGroup], close_bits[JsonBlocks::kGroup];
     size_t classified = 0, next = 0;
     int depth = 0;          // nesting below the traceEvents array
     size_t gap = win_.pos;  // where the bytes since the last element (or '[') start
@@ -431,9 +425,8 @@ class Scanner::Impl {
       if (next < classified) {
         open = open_bits[next], close = close_bits[next++];
       } else if (win_.end - i >= 64) {
-        classified = std::min(kClassified, (win_.end - i) / 64);
-        ClassifyBlocks(kernel, win_.data() + i, classified, raw);
-        for (size_t k = 0; k < classified; ++k) blocks.Next(raw[k], &open_bits[k], &close_bits[k]);
+        classified = std::min(JsonBlocks::kGroup, (win_.end - i) / 64);
+        blocks.Group(win_.data() + i, classified, open_bits, close_bits);
         open = open_bits[0], close = close_bits[0];
         next = 1;
       } else {
@@ -449,9 +442,7 @@ class Scanner::Impl {
         if (valid == 0) FailTruncated();
         std::memcpy(tail, win_.data() + i, valid);
         std::memset(tail + valid, ' ', 64 - valid);
-        RawMasks block;
-        ClassifyBlocks(kernel, tail, 1, &block);
-        blocks.Next(block, &open, &close);
+        blocks.Group(tail, 1, &open, &close);
       }
       // As in CutRange: deeper in an event than the block has closing brackets, no
       // element starts or ends in it, and neither does traceEvents.
@@ -640,18 +631,13 @@ bool CutRange(const ByteSource& src, const Range& range, Chunk* chunk) {
   const size_t stop = kLead + range.len;
   std::memset(d + stop, ' ', kPadding + 1);
   JsonBlocks blocks;
-  const BlockKernel kernel = FastestBlockKernel();
-  RawMasks raw[kClassified];
   int depth = 0;
   size_t gap = kLead, element = 0, last_end = 0;
   bool after_event = range.after_event;
-  for (size_t group = kLead; group < stop; group += 64 * kClassified) {
-    const size_t blocks_here = std::min(kClassified, (stop - group + 63) / 64);
-    ClassifyBlocks(kernel, d + group, blocks_here, raw);
-    // The brackets outside strings first, in a loop of its own: the in-string state
-    // carried from block to block then stays in a register.
-    uint64_t open_bits[kClassified], close_bits[kClassified];
-    for (size_t k = 0; k < blocks_here; ++k) blocks.Next(raw[k], &open_bits[k], &close_bits[k]);
+  for (size_t group = kLead; group < stop; group += 64 * JsonBlocks::kGroup) {
+    const size_t blocks_here = std::min(JsonBlocks::kGroup, (stop - group + 63) / 64);
+    uint64_t open_bits[JsonBlocks::kGroup], close_bits[JsonBlocks::kGroup];
+    blocks.Group(d + group, blocks_here, open_bits, close_bits);
     for (size_t k = 0; k < blocks_here; ++k) {
       const size_t i = group + 64 * k;
       const uint64_t open = open_bits[k], close = close_bits[k];

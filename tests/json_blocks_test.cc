@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,15 +50,19 @@ TEST(JsonBlocks, MatchesAByteAtATimeScanner) {
       for (char& c : s) c = alphabet[rng() % (rng() % 4 == 0 ? 2 : sizeof alphabet - 1)];
       std::vector<size_t> want_open, want_close, got_open, got_close;
       Reference(s, &want_open, &want_close);
-      std::vector<RawMasks> raw(s.size() / 64);
-      ClassifyBlocks(kernel, s.data(), raw.size(), raw.data());
-      JsonBlocks blocks;
-      for (size_t k = 0; k < raw.size(); ++k) {
-        uint64_t open, close;
-        blocks.Next(raw[k], &open, &close);
-        for (int b = 0; b < 64; ++b) {
-          if (open >> b & 1) got_open.push_back(64 * k + b);
-          if (close >> b & 1) got_close.push_back(64 * k + b);
+      // In groups of every size up to a whole one, so that the state carries across
+      // groups as well as across the blocks of one.
+      JsonBlocks blocks(kernel);
+      const size_t blocks_in_s = s.size() / 64;
+      for (size_t k = 0, group = 1; k < blocks_in_s; k += group, group = group % JsonBlocks::kGroup + 1) {
+        const size_t n = std::min(group, blocks_in_s - k);
+        uint64_t open[JsonBlocks::kGroup], close[JsonBlocks::kGroup];
+        blocks.Group(s.data() + 64 * k, n, open, close);
+        for (size_t g = 0; g < n; ++g) {
+          for (int b = 0; b < 64; ++b) {
+            if (open[g] >> b & 1) got_open.push_back(64 * (k + g) + b);
+            if (close[g] >> b & 1) got_close.push_back(64 * (k + g) + b);
+          }
         }
       }
       ASSERT_EQ(got_open, want_open) << static_cast<int>(kernel) << " " << s;
@@ -108,9 +113,9 @@ TEST(JsonBlocks, EscapeAcrossTheBlockEdge) {
   std::string s = "\"" + std::string(62, 'a') + "\\" + "\"{}\"[" + std::string(59, ' ');
   JsonBlocks blocks;
   uint64_t open, close;
-  blocks.Next(s.data(), &open, &close);
+  blocks.Group(s.data(), 1, &open, &close);
   EXPECT_EQ(open | close, 0u);
-  blocks.Next(s.data() + 64, &open, &close);
+  blocks.Group(s.data() + 64, 1, &open, &close);
   EXPECT_EQ(open, uint64_t{1} << 4);  // only the '[' after the closing quote
   EXPECT_EQ(close, 0u);
 }

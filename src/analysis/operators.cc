@@ -62,22 +62,13 @@ Groups GroupBy(size_t n, size_t keys, KeyOf key_of) {
   return g;
 }
 
-// Runtime calls with an External id, as (id, event) sorted: found in ranges of events side
-// by side and joined in event order, so the same as one scan finds them.
-std::vector<std::pair<int64_t, uint32_t>> ByExternal(const Events& ev, int threads) {
-  constexpr size_t kRange = size_t{1} << 16;
-  std::vector<std::vector<std::pair<int64_t, uint32_t>>> found((ev.count() + kRange - 1) / kRange);
-  ParallelFor(found.size(), threads, [&](size_t r) {
-    for (size_t e = r * kRange; e < std::min(ev.count(), (r + 1) * kRange); ++e) {
-      if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
-        found[r].push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
-    }
-  });
+// Runtime calls with an External id, as (id, event) sorted.
+std::vector<std::pair<int64_t, uint32_t>> ByExternal(const Events& ev) {
   std::vector<std::pair<int64_t, uint32_t>> out;
-  size_t n = 0;
-  for (const auto& f : found) n += f.size();
-  out.reserve(n);
-  for (const auto& f : found) out.insert(out.end(), f.begin(), f.end());
+  for (size_t e = 0; e < ev.count(); ++e) {
+    if (ev.RoleOf(e) == Role::kRuntime && ev.Args(e).external_id > 0)
+      out.push_back({ev.Args(e).external_id, static_cast<uint32_t>(e)});
+  }
   SortRuns(out.begin(), out.end(), std::less<>());
   return out;
 }
@@ -161,7 +152,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   result.owners.assign(t.memory.size(), kNoOwner);
   // Runtime calls by External id: all of an id's calls go to the first node with it, in
   // lane order and then tree order. Each lane offers its nodes; the least (lane, node) wins.
-  const std::vector<std::pair<int64_t, uint32_t>> by_external = ByExternal(ev, threads);
+  const std::vector<std::pair<int64_t, uint32_t>> by_external = ByExternal(ev);
   std::vector<std::atomic<uint64_t>> claimed(by_external.size());
   for (std::atomic<uint64_t>& c : claimed) c.store(~uint64_t{0}, std::memory_order_relaxed);
   std::vector<LaneOps> by_lane(lanes);

@@ -613,7 +613,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   auto step_at = [&](uint32_t lane, int64_t ts) -> int64_t { return step_labels ? Number(m.StepAt(lane, ts)) : -1; };
   // Host events that launched device work, and the instants that are no intervals, by
   // lane and time: found beside the links and forward stacks, which do not need them.
-  auto found_points = std::async(Beside(options.threads), [&] { return FindPoints(t, m, lanes, options.memory); });
+  auto found_points = Beside(options.threads, [&] { return FindPoints(t, m, lanes, options.memory); });
   // The pieces: folded segment by segment on the threads, the segments' trees joined to
   // the profile's in piece order, then their samples lane after lane, and each lane's
   // points once its pieces have their nodes.
@@ -621,8 +621,9 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   std::vector<Segment>& segments = folds.segments;
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
-  const std::shared_future<std::vector<uint32_t>> forward_stacks =
-      std::async(Beside(options.threads), [&] { return ForwardStacks(t, lanes, links, is_backward, folds); }).share();
+  Pending<std::vector<uint32_t>> forward_part =
+      Beside(options.threads, [&] { return ForwardStacks(t, lanes, links, is_backward, folds); });
+  const std::shared_future<std::vector<uint32_t>> forward_stacks = forward_part.share();
   Points found = found_points.get();
   const Launchers& launcher_slots = found.launchers;
   const std::vector<uint32_t>& launchers = launcher_slots.events;

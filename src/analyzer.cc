@@ -28,7 +28,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // What reads only the events comes after the lanes' pieces are freed, so that its
   // memory never adds to theirs (gpt2_big: the peak 64.8 -> 62.3 MB at one thread, 68.5-70.8
   // -> 66.5-67 MB at two); with threads, the steps beside the operator tables.
-  auto steps = std::async(Beside(options.threads), [&ev] { return analysis::Steps(ev); });
+  auto steps = Beside(options.threads, [&ev] { return analysis::Steps(ev); });
   analysis::OperatorsResult operators =
       analysis::Operators(ev, options.group_by_shape, options.per_step, options.threads);
   a.operators = std::move(operators.rows);

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <queue>
-#include <thread>
 
 #include "huge_pages.h"
+#include "parallel_for.h"
 #include "sorted_runs.h"
 
 namespace torch2pprof {
@@ -183,15 +183,15 @@ std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& optio
       BuildOne(trace, members.data() + first[ls.lane], size_of(order[k]), options, &ls);
     }
   };
-  std::vector<std::thread> pool;
+  Crew crew;
   if (threads > 1) {
     next = 1;  // the largest is the caller's
-    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+    for (int t = 1; t < threads; ++t) crew.Run(work);
     LaneStacks& largest = out[order[0]];
     BuildOne(trace, members.data() + first[largest.lane], size_of(order[0]), options, &largest);
   }
   work();
-  for (auto& th : pool) th.join();
+  crew.Wait();
   return out;
 }
 

@@ -12,7 +12,7 @@ ParsePool::ParsePool(int workers, bool details, Merge merge, const ByteSource* r
       details_(details),
       spare_(static_cast<size_t>(workers + (helps ? 1 : 0))),
       ranges_(ranges) {
-  for (int w = 0; w < workers; ++w) workers_.emplace_back([this, w] { Work(w); });
+  for (int w = 0; w < workers; ++w) workers_.Run([this, w] { Work(w); });
 }
 
 ParsePool::~ParsePool() {
@@ -20,7 +20,7 @@ ParsePool::~ParsePool() {
     std::lock_guard<std::mutex> lock(mu_);
     StopLocked(nullptr);
   }
-  for (std::thread& t : workers_) t.join();
+  workers_.Wait();
 }
 
 void ParsePool::StopLocked(std::exception_ptr error) {

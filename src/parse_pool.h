@@ -9,11 +9,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "event_batch.h"
 #include "json_scanner.h"
+#include "parallel_for.h"
 
 namespace torch2pprof {
 
@@ -107,7 +107,7 @@ class ParsePool final : public ChunkSink {
   Resume resume_;
   uint64_t range_events_ = 0, range_bytes_ = 0;  // in the ranges merged since the last EndRanges
   std::exception_ptr error_;                     // the first in file order
-  std::vector<std::thread> workers_;
+  Crew workers_;                                 // last: destroyed first, it waits for the workers
 };
 
 }  // namespace torch2pprof

@@ -119,7 +119,7 @@ ModelAndStacks BuildModelBesideStacks(const Trace& trace, int threads) {
   const int model_threads = std::min(threads, 2);
   BuildOptions uncut;
   uncut.threads = std::max(1, threads - model_threads);
-  auto uncut_lanes = std::async(Beside(threads), [&] { return BuildLanes(trace, uncut); });
+  auto uncut_lanes = Beside(threads, [&] { return BuildLanes(trace, uncut); });
   out.model = BuildModel(trace, model_threads);
   out.lanes = uncut_lanes.get();
   return out;

@@ -146,15 +146,15 @@ void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::fu
       changed.notify_all();
     }
   };
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < std::min(window, n); ++t) pool.emplace_back(load);
+  Crew pool;
+  for (size_t t = 0; t < std::min(window, n); ++t) pool.Run(load);
   auto finish = [&] {
     {
       std::lock_guard<std::mutex> lock(mu);
       stop = true;
     }
     changed.notify_all();
-    for (auto& th : pool) th.join();
+    pool.Wait();
   };
   try {
     for (size_t i = 0; i < n; ++i) {

@@ -534,7 +534,7 @@ TraceModel BuildModel(const Trace& trace, int threads) {
   FindSteps(trace, m);
   // Launches, backward links and memory read only the above: side by side. The backward
   // links cost the most (gpt2_big: 8 of the model's 15 ms).
-  auto backward = std::async(Beside(threads), FindBackward, std::cref(trace), std::cref(m));
+  auto backward = Beside(threads, [&] { return FindBackward(trace, m); });
   std::vector<Launch> launches = FindLaunches(trace, m);
   std::vector<MemoryTimeline> memory = BuildMemory(trace);
   m.backward = backward.get();

@@ -105,6 +105,10 @@ void ParsePool::EmitError(std::exception_ptr error) {
 void ParsePool::Finish() {
   std::unique_lock<std::mutex> lock(mu_);
   done_.wait(lock, [&] { return stopped_ || (next_out_ == next_in_ && !merging_); });
+  // Stopped, with no worker left in the idle work (it writes ahead in the builder's
+  // tables, which the load trims next): the pool may be dropped on any thread now.
+  StopLocked(nullptr);
+  done_.wait(lock, [&] { return idling_ == 0; });
   if (error_) std::rethrow_exception(error_);
 }
 
@@ -170,9 +174,11 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
       // Meanwhile the batch is left to whoever merges the one before: a step of the idle
       // work can take milliseconds.
       At(seq).state = State::kLeft;
+      ++idling_;
       lock.unlock();
       idle_work = idle_();
       lock.lock();
+      if (--idling_ == 0) done_.notify_all();
       if (next_out_ <= seq) At(seq).state = State::kWaiting;
       continue;  // the conditions may have changed while unlocked
     }

@@ -53,8 +53,8 @@ class ParsePool final : public ChunkSink {
   bool TakesRanges() const override { return ranges_ != nullptr; }
   bool EmitRange(const Range& range) override;
   void EndRanges(Resume* resume) override;
-  // After the scanner's last chunk: waits until every batch is merged, and rethrows the
-  // first error in file order.
+  // After the scanner's last chunk: waits until every batch is merged and the workers
+  // call neither merge nor idle again, and rethrows the first error in file order.
   void Finish();
 
  private:
@@ -101,6 +101,7 @@ class ParsePool final : public ChunkSink {
   std::vector<std::vector<EventBatch*>> spare_;
   uint64_t next_in_ = 0, next_out_ = 0;  // next_out_: the next batch to merge
   bool merging_ = false, stopped_ = false;
+  int idling_ = 0;  // workers in the idle work
   const ByteSource* ranges_;
   // Set at the first range that could not be cut, until EndRanges: later ones are dropped.
   bool fell_back_ = false;

@@ -21,6 +21,7 @@
 #include "byte_source.h"
 #include "event_builder.h"
 #include "json_scanner.h"
+#include "parallel_for.h"
 #include "parse_pool.h"
 #include "torch2pprof/error.h"
 
@@ -54,6 +55,7 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
   size_t expected_events = static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31));
   EventBuilder builder(&trace, trace.file, options, expected_events);
   Scanner scanner(src, options.strict, options.allow_truncated, options.range_bytes);
+  Crew teardown;
   if (options.threads <= 1) {
     DirectSink sink(builder, options.details);
     scanner.Run(sink);
@@ -72,16 +74,19 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
     // 0.17 -> 0.14 s.)
     const bool seekable = src.seekable();
     const int workers = std::min(seekable ? options.threads : options.threads - 1, kMaxParseWorkers);
-    ParsePool pool(
+    auto pool = std::make_unique<ParsePool>(
         workers, options.details, [&builder](const EventBatch& batch) { builder.Add(batch); },
         seekable ? &src : nullptr, [&builder] { return builder.FaultInAhead(); }, !seekable);
     try {
-      scanner.Run(pool);
+      scanner.Run(*pool);
     } catch (const ParsePool::Cancelled&) {
     } catch (...) {
-      pool.EmitError(std::current_exception());  // after what was cut before: an earlier error wins
+      pool->EmitError(std::current_exception());  // after what was cut before: an earlier error wins
     }
-    pool.Finish();
+    pool->Finish();
+    // Its workers' parsers, chunks and batches are freed beside the end of the load
+    // (gpt2_big: 0.6-0.7 ms, mostly unmapping).
+    teardown.Run([p = pool.release()] { delete p; });
   }
   trace.header = std::move(scanner.header());
   trace.stats.json_bytes = src.uncompressed_offset();

@@ -170,5 +170,40 @@ TEST(ParsePool, IdleWorkWhileWaitingNeverChangesTheOrder) {
   }
 }
 
+TEST(ParsePool, AfterFinishNoWorkerIsInTheIdleWorkNorStartsIt) {
+  // The idle work writes ahead in the builder's tables, which the load trims (and the
+  // pool may then be dropped on another thread) as soon as Finish returns.
+  for (int workers : {2, 3}) {
+    Merged merged;
+    std::atomic<int> inside{0}, steps{0};
+    ParsePool pool(
+        workers, false,
+        [&](const EventBatch& b) {
+          // A slow merge: the workers that parsed the next chunks wait for their turn.
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          merged.Add(b);
+        },
+        nullptr,
+        [&] {
+          ++inside;
+          ++steps;
+          std::this_thread::sleep_for(std::chrono::milliseconds(3));
+          --inside;
+          return true;  // always more: only stopping ends it
+        });
+    for (int c = 0; c < 60; ++c) {
+      pool.Emit(MakeChunk(c, EventsIn(c)));
+      if (c % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    pool.Finish();
+    EXPECT_EQ(inside.load(), 0) << workers << " workers";
+    const int steps_at_finish = steps.load();
+    EXPECT_GT(steps_at_finish, 0) << workers << " workers";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(steps.load(), steps_at_finish) << workers << " workers";
+    EXPECT_EQ(merged.names, Expected(60));
+  }
+}
+
 }  // namespace
 }  // namespace torch2pprof

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "parallel_for.h"
 #include "torch2pprof/error.h"
 #include "utf8.h"
 
@@ -187,26 +189,53 @@ std::string EncodeProfile(const Profile& profile) {
   return out;
 }
 
-std::string Gzip(const std::string& data) {
-  z_stream zs{};
-  // windowBits 31: gzip wrapper; zlib writes mtime 0, so equal input gives equal bytes.
-  // Level 1, as Go's runtime/pprof writes its profiles: encoding runs on one thread after
-  // everything else, and level 6 took 0.009 s instead of 0.006 s on gpt2_big's profile
-  // for a file 13% smaller (66 KB against 75 KB).
-  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    throw std::runtime_error("cannot initialise zlib");
+// gzip in blocks of 128 KiB, each deflated on its own (level 1, as Go's runtime/pprof
+// writes profiles) and ended by a sync flush, the last by the final block: one deflate
+// stream that any inflater reads, its blocks compressed side by side (pigz's layout).
+// The blocks are the data's, never the threads': the same bytes at every --threads.
+// gpt2_big's profile (428 KB into 74 KB): 1.6 ms on one thread, 1.2 ms on two. The 32
+// KiB before each block as its dictionary, as pigz does, saved 0.4% of it: left out.
+std::string Gzip(const std::string& data, int threads) {
+  constexpr size_t kBlock = size_t{128} << 10;
+  const size_t blocks = std::max<size_t>(1, (data.size() + kBlock - 1) / kBlock);
+  std::vector<std::string> out(blocks);
+  auto size_of = [&](size_t k) { return std::min(kBlock, data.size() - std::min(data.size(), k * kBlock)); };
+  std::vector<uLong> crcs(blocks);
+  ParallelFor(blocks, threads, [&](size_t k) {
+    const size_t begin = k * kBlock, len = size_of(k);
+    const auto* in = reinterpret_cast<const Bytef*>(data.data());
+    crcs[k] = crc32_z(0, in + begin, len);
+    z_stream zs{};
+    if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      throw std::runtime_error("cannot initialise zlib");
+    }
+    std::string& o = out[k];
+    o.resize(deflateBound(&zs, len) + 16);  // + the sync flush's empty stored block
+    zs.next_in = const_cast<Bytef*>(in + begin);
+    zs.avail_in = static_cast<uInt>(len);
+    zs.next_out = reinterpret_cast<Bytef*>(o.data());
+    zs.avail_out = static_cast<uInt>(o.size());
+    const bool last = k + 1 == blocks;
+    const int rc = deflate(&zs, last ? Z_FINISH : Z_SYNC_FLUSH);
+    const bool done = last ? rc == Z_STREAM_END : rc == Z_OK && zs.avail_in == 0 && zs.avail_out > 0;
+    o.resize(zs.total_out);
+    deflateEnd(&zs);
+    if (!done) throw std::runtime_error("gzip compression failed");
+  });
+  // The header as zlib writes it for level 1 (mtime 0, extra flags 4: fastest, OS 3: Unix).
+  std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x04\x03", 10);
+  size_t total = gz.size() + 8;
+  for (const std::string& o : out) total += o.size();
+  gz.reserve(total);
+  uLong crc = crc32_z(0, nullptr, 0);
+  for (size_t k = 0; k < blocks; ++k) {
+    gz += out[k];
+    crc = crc32_combine(crc, crcs[k], static_cast<z_off_t>(size_of(k)));
   }
-  std::string out;
-  out.resize(deflateBound(&zs, data.size()) + 32);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&zs, Z_FINISH);
-  deflateEnd(&zs);
-  if (rc != Z_STREAM_END) throw std::runtime_error("gzip compression failed");
-  out.resize(zs.total_out);
-  return out;
+  const uint64_t size = data.size();
+  for (int i = 0; i < 4; ++i) gz.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  for (int i = 0; i < 4; ++i) gz.push_back(static_cast<char>((size >> (8 * i)) & 0xff));  // ISIZE: mod 2^32
+  return gz;
 }
 
 namespace {

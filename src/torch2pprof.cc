@@ -217,7 +217,7 @@ ConvertResult Convert(const ConvertOptions& options) {
     std::string bytes = options.format == OutputFormat::kFolded
                             ? WriteFolded(result.profile, options.sample_type, options.folded_root)
                         : options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
-                                                                  : Gzip(EncodeProfile(result.profile));
+                                                                  : Gzip(EncodeProfile(result.profile), threads);
     WriteOutputFile(options.output, bytes, options.inputs, options.remove_output_on_signal);
   }
   return result;

@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <random>
+#include <string>
 
 #include "proto/profile.pb.h"
 #include "test_util.h"
@@ -135,6 +138,52 @@ TEST(PprofWriter, ValidateCatchesBrokenProfiles) {
 }
 
 TEST(PprofWriter, SameProfileSameBytes) { EXPECT_EQ(Gzip(EncodeProfile(Small())), Gzip(EncodeProfile(Small()))); }
+
+// zlib's own gzip reader: the whole input must be one member, its one stream ending
+// exactly at the input's end.
+std::string Gunzip(const std::string& gz) {
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 31), Z_OK);
+  std::string out;
+  char buf[1 << 16];
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  zs.avail_in = static_cast<uInt>(gz.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+  }
+  EXPECT_EQ(rc, Z_STREAM_END);
+  EXPECT_EQ(zs.avail_in, 0u) << "bytes after the first member";
+  inflateEnd(&zs);
+  return out;
+}
+
+TEST(PprofWriter, GzipInBlocksIsOneStreamWhateverTheThreads) {
+  // Compressible text like a profile's, in sizes at and around the blocks' (128 KiB).
+  std::mt19937 rng(7);
+  std::string text;
+  while (text.size() < (size_t{1} << 20) + 77) {
+    text += "frame_" + std::to_string(rng() % 5000) + "(" + std::to_string(rng() % 97) + ") ";
+  }
+  constexpr size_t kBlock = size_t{128} << 10;
+  for (size_t size :
+       {size_t{0}, size_t{1}, size_t{1000}, kBlock - 1, kBlock, kBlock + 1, 3 * kBlock + 77, text.size()}) {
+    const std::string data = text.substr(0, size);
+    const std::string one = Gzip(data, 1);
+    ASSERT_EQ(Gunzip(one), data) << size;
+    for (int threads : {2, 3, 8}) EXPECT_EQ(Gzip(data, threads), one) << size << " bytes, " << threads << " threads";
+    // Blocks compressed apart lose little against one stream (zlib level 1 over the whole).
+    uLongf bound = compressBound(static_cast<uLong>(size));
+    std::string whole(bound, '\0');
+    ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(whole.data()), &bound, reinterpret_cast<const Bytef*>(data.data()),
+                        static_cast<uLong>(size), 1),
+              Z_OK);
+    EXPECT_LE(one.size(), bound + bound / 50 + 64) << size;
+  }
+}
 
 TEST(PprofWriter, WritesAtomicallyAndLeavesNoTemporaryFile) {
   TempDir dir;

@@ -12,8 +12,9 @@ namespace torch2pprof {
 // The serialized, uncompressed profile.proto message.
 std::string EncodeProfile(const Profile& profile);
 
-// gzip of data, as a single member.
-std::string Gzip(const std::string& data);
+// gzip of data, as a single member of one deflate stream, compressed in blocks on up to
+// `threads` threads; the bytes never depend on `threads`.
+std::string Gzip(const std::string& data, int threads = 1);
 
 // Writes data to path atomically (temporary file in the same directory, then
 // rename); "-" writes to standard output. Refuses to overwrite `input`. With

@@ -170,7 +170,7 @@ struct FoldInput {
   bool step_labels;
   // By link: its forward op's stack (ForwardStacks); empty where a link makes a cycle.
   // Found beside the fold: only a segment with a backward root waits for it.
-  const std::shared_future<std::vector<uint32_t>>& forward_stacks;
+  const Pending<std::vector<uint32_t>>& forward_stacks;
 };
 
 // The link a piece's interval follows (kNone: none, or its forward op was not found).
@@ -320,7 +320,7 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
     } else {
       // A backward root hangs under its forward op's stack: roots of every step whose
       // forward ops had the same stack are one node (where links make a cycle, one each).
-      if (!stacks) stacks = &in.forward_stacks.get();  // once a segment: waits while they are found
+      if (!stacks) stacks = &in.forward_stacks.Shared();  // once a segment: finds them, or waits while they are found
       const uint64_t key = stacks->empty() ? up | link : uint64_t{(*stacks)[link]} << 32 | name;
       node = add_node(backward_roots, key, LocalNode{parent, name, link, kNone});
     }
@@ -621,9 +621,8 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   std::vector<Segment>& segments = folds.segments;
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
-  Pending<std::vector<uint32_t>> forward_part =
+  const Pending<std::vector<uint32_t>> forward_stacks =
       Beside(options.threads, [&] { return ForwardStacks(t, lanes, links, is_backward, folds); });
-  const std::shared_future<std::vector<uint32_t>> forward_stacks = forward_part.share();
   Points found = found_points.get();
   const Launchers& launcher_slots = found.launchers;
   const std::vector<uint32_t>& launchers = launcher_slots.events;

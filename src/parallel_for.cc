@@ -63,22 +63,33 @@ void RunOnKeptThread(std::function<void()> work, std::function<void()> finished)
 }
 
 void Crew::Run(std::function<void()> fn) {
+  auto part = std::make_shared<Part>();
+  part->fn = std::move(fn);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++running_;
+    parts_.push_back(part);
   }
+  // A part that Wait cancelled touches neither its function nor this Crew, which may be
+  // gone by the time its thread starts.
   RunOnKeptThread(
-      [this, fn = std::move(fn)] {
+      [part] {
+        if (part->claimed.exchange(true)) {
+          part->fn = nullptr;
+          return;
+        }
         try {
-          fn();
+          part->fn();
         } catch (...) {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (!error_) error_ = std::current_exception();
+          part->error = std::current_exception();
         }
       },
-      [this] {
+      [this, part] {
+        if (!part->fn) return;  // cancelled
+        part->fn = nullptr;
         // Notified under the lock: once it is let go the waiter may destroy this Crew.
         std::lock_guard<std::mutex> lock(mu_);
+        if (part->error && !error_) error_ = part->error;
         --running_;
         idle_.notify_all();
       });
@@ -86,6 +97,10 @@ void Crew::Run(std::function<void()> fn) {
 
 void Crew::WaitQuietly() {
   std::unique_lock<std::mutex> lock(mu_);
+  for (const std::shared_ptr<Part>& part : parts_) {
+    if (!part->claimed.exchange(true)) --running_;  // not started: it never will
+  }
+  parts_.clear();
   idle_.wait(lock, [&] { return running_ == 0; });
 }
 

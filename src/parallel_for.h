@@ -4,17 +4,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace torch2pprof {
 
@@ -27,8 +26,10 @@ namespace torch2pprof {
 // process's, like malloc's arenas: they hold no data between the calls.
 void RunOnKeptThread(std::function<void()> work, std::function<void()> finished);
 
-// Parts run on kept threads beside the caller. Wait (and the destructor) waits for all
-// of them; Wait rethrows the first exception one threw.
+// Parts run on kept threads beside the caller. Wait (and the destructor) cancels the
+// parts no thread has started yet and waits for the others; Wait rethrows the first
+// exception one threw. (A kept thread can start late: woken onto a busy core, it may
+// wait there a scheduler tick while another idles. Nobody waits for it then.)
 class Crew {
  public:
   Crew() = default;
@@ -40,10 +41,16 @@ class Crew {
   void Wait();
 
  private:
+  struct Part {
+    std::function<void()> fn;
+    std::atomic<bool> claimed{false};  // by the thread that runs it, or by Wait
+    std::exception_ptr error;
+  };
   void WaitQuietly();
   std::mutex mu_;
   std::condition_variable idle_;
-  int running_ = 0;
+  int running_ = 0;  // parts not yet finished, nor cancelled
+  std::vector<std::shared_ptr<Part>> parts_;
   std::exception_ptr error_;
 };
 
@@ -59,62 +66,91 @@ inline void ParallelFor(size_t count, int threads, const std::function<void(size
   crew.Wait();
 }
 
-// The result of a part run beside the caller. Unlike a bare std::future it waits for
-// the part when dropped unread (an exception on the caller's side): the part refers to
-// the caller's locals.
+// The result of a part run beside the caller (Beside). Whoever comes first runs it: a
+// kept thread, or the first to ask for the result while no thread has started it (the
+// part is never waited for before it starts). Dropped unread, it waits for the part if
+// a thread is running it (the part refers to the caller's locals), else never runs it.
 template <typename R>
 class Pending {
  public:
-  explicit Pending(std::future<R> f) : f_(std::move(f)) {}
+  explicit Pending(std::function<R()> fn) : s_(std::make_shared<State>()) { s_->fn = std::move(fn); }
   Pending(Pending&&) = default;
   Pending& operator=(Pending&&) = delete;
   ~Pending() {
-    if (f_.valid() && f_.wait_for(std::chrono::seconds(0)) != std::future_status::deferred) f_.wait();
-    if (shared_.valid() && shared_.wait_for(std::chrono::seconds(0)) != std::future_status::deferred) shared_.wait();
+    if (s_ && s_->claimed.exchange(true)) Wait();
   }
-  R get() { return f_.get(); }
-  // For several readers; this Pending still waits for the part when dropped.
-  std::shared_future<R> share() {
-    shared_ = f_.share();
-    return shared_;
+
+  // The result, moved out: for one reader.
+  R get() {
+    Settle();
+    if (s_->error) std::rethrow_exception(s_->error);
+    return std::move(*s_->value);
+  }
+  // The result, for several readers at once.
+  const R& Shared() const {
+    Settle();
+    if (s_->error) std::rethrow_exception(s_->error);
+    return *s_->value;
+  }
+
+  // The kept thread's side: runs the part unless a reader has claimed it, then tells
+  // the readers (after the thread is idle again).
+  std::function<void()> Work() const {
+    return [s = s_] {
+      if (!s->claimed.exchange(true)) Run(*s), s->ran_on_thread = true;
+    };
+  }
+  std::function<void()> Finished() const {
+    return [s = s_] {
+      if (!s->ran_on_thread) return;
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->done = true;
+      s->changed.notify_all();
+    };
   }
 
  private:
-  std::future<R> f_;
-  std::shared_future<R> shared_;
+  struct State {
+    std::function<R()> fn;
+    std::atomic<bool> claimed{false};
+    bool ran_on_thread = false;  // written before Finished reads it, on the same thread
+    std::mutex mu;
+    std::condition_variable changed;
+    bool done = false;
+    std::optional<R> value;
+    std::exception_ptr error;
+  };
+  static void Run(State& s) {
+    try {
+      s.value.emplace(s.fn());
+    } catch (...) {
+      s.error = std::current_exception();
+    }
+  }
+  void Settle() const {
+    if (!s_->claimed.exchange(true)) {
+      Run(*s_);
+      std::lock_guard<std::mutex> lock(s_->mu);
+      s_->done = true;
+      s_->changed.notify_all();
+      return;
+    }
+    Wait();
+  }
+  void Wait() const {
+    std::unique_lock<std::mutex> lock(s_->mu);
+    s_->changed.wait(lock, [&] { return s_->done; });
+  }
+  std::shared_ptr<State> s_;
 };
 
-// fn() on a kept thread of its own when the command has threads, else run where its
-// result is asked for.
+// fn() on a kept thread when the command has threads, else where its result is asked for.
 template <typename F>
 auto Beside(int threads, F&& fn) -> Pending<std::invoke_result_t<std::decay_t<F>&>> {
   using R = std::invoke_result_t<std::decay_t<F>&>;
   static_assert(!std::is_void_v<R>, "a part beside the caller returns its result");
-  if (threads <= 1) return Pending<R>(std::async(std::launch::deferred, std::forward<F>(fn)));
-  struct State {
-    explicit State(F&& f) : fn(std::forward<F>(f)) {}
-    std::decay_t<F> fn;
-    std::promise<R> promise;
-    std::optional<R> value;
-    std::exception_ptr error;
-  };
-  auto state = std::make_shared<State>(std::forward<F>(fn));
-  Pending<R> pending(state->promise.get_future());
-  RunOnKeptThread(
-      [state] {
-        try {
-          state->value.emplace(state->fn());
-        } catch (...) {
-          state->error = std::current_exception();
-        }
-      },
-      [state] {
-        if (state->error) {
-          state->promise.set_exception(state->error);
-        } else {
-          state->promise.set_value(std::move(*state->value));
-        }
-      });
+  Pending<R> pending{std::function<R()>(std::forward<F>(fn))};
+  if (threads > 1) RunOnKeptThread(pending.Work(), pending.Finished());
   return pending;
 }
 

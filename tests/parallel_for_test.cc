@@ -57,8 +57,12 @@ TEST(ParallelFor, TheNextStageRunsOnTheThreadsTheLastOneKept) {
   std::set<long> second = OneIndexPerThread(3);
   EXPECT_EQ(first, second);
   ASSERT_EQ(second.size(), 3u);
-  // And a part beside the caller runs on one of them, not on a new thread.
-  long beside = Beside(2, [] { return Tid(); }).get();
+  // And a part beside the caller runs on one of them, not on a new thread (waited for
+  // here: asked for before a thread starts it, the caller would run it itself).
+  std::atomic<long> beside{0};
+  auto part = Beside(2, [&] { return beside = Tid(); });
+  while (!beside) std::this_thread::yield();
+  EXPECT_EQ(part.get(), beside);
   EXPECT_EQ(first.count(beside), 1u);
   EXPECT_NE(beside, Tid());
 }
@@ -82,7 +86,12 @@ TEST(ParallelFor, AnExceptionOnAHelperReachesTheCaller) {
                            }),
                std::runtime_error);
   Crew crew;
-  crew.Run([] { throw std::out_of_range("first"); });
+  std::atomic<bool> started{false};
+  crew.Run([&] {
+    started = true;
+    throw std::out_of_range("first");
+  });
+  while (!started) std::this_thread::yield();  // Wait would cancel it before it started
   EXPECT_THROW(crew.Wait(), std::out_of_range);
   crew.Run([] {});
   EXPECT_NO_THROW(crew.Wait());  // the error was handed over once
@@ -104,23 +113,49 @@ TEST(Beside, WithOneThreadTheCallerRunsItWhenAskedFor) {
   EXPECT_FALSE(never);  // dropped unread: a deferred part never runs
 }
 
-TEST(Beside, ADroppedPartIsWaitedFor) {
+TEST(Beside, ADroppedPartIsWaitedForOnceAThreadRunsIt) {
   // The part refers to the caller's locals: dropping its result, as an exception on the
   // caller's side does, must not leave it running.
-  std::atomic<bool> done{false};
+  std::atomic<bool> started{false}, done{false};
   try {
     auto part = Beside(2, [&] {
+      started = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       done = true;
       return 1;
     });
-    std::shared_future<int> shared = part.share();
+    while (!started) std::this_thread::yield();
     throw std::runtime_error("the caller failed");
   } catch (const std::runtime_error&) {
     EXPECT_TRUE(done);
   }
   auto failing = Beside(2, []() -> int { throw std::invalid_argument("part"); });
   EXPECT_THROW(failing.get(), std::invalid_argument);
+}
+
+TEST(Beside, WhoeverComesFirstRunsThePartOnce) {
+  // The reader first: the thread that starts later finds it taken.
+  std::atomic<int> runs{0};
+  auto first = Beside(1, [&] { return ++runs; });
+  EXPECT_EQ(first.get(), 1);
+  first.Work()();
+  first.Finished()();
+  EXPECT_EQ(runs, 1);
+  // The thread first: the reader gets its result without running it again.
+  auto second = Beside(1, [&] { return ++runs * 10; });
+  second.Work()();
+  second.Finished()();
+  EXPECT_EQ(second.get(), 20);
+  EXPECT_EQ(runs, 2);
+  // Several readers at once: one runs it, the others wait for its result.
+  auto shared = Beside(1, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return std::vector<int>{++runs};
+  });
+  std::vector<int> seen(4);
+  ParallelFor(seen.size(), 4, [&](size_t k) { seen[k] = shared.Shared().at(0); });
+  EXPECT_EQ(seen, std::vector<int>(4, 3));
+  EXPECT_EQ(runs, 3);
 }
 
 }  // namespace

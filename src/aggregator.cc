@@ -621,8 +621,9 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   std::vector<Segment>& segments = folds.segments;
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
+  // Found by the fold's first item (below), or by the first segment that needs them.
   const Pending<std::vector<uint32_t>> forward_stacks =
-      Beside(options.threads, [&] { return ForwardStacks(t, lanes, links, is_backward, folds); });
+      Beside(1, [&] { return ForwardStacks(t, lanes, links, is_backward, folds); });
   Points found = found_points.get();
   const Launchers& launcher_slots = found.launchers;
   const std::vector<uint32_t>& launchers = launcher_slots.events;
@@ -641,13 +642,20 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     }
   };
   const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks};
-  // The segments without backward roots first: the others wait while the forward
-  // stacks are found beside them (gpt2_big at two threads: both threads waited 3.5 ms).
+  // The forward stacks first, then the segments without backward roots, then those that
+  // wait for the forward stacks (gpt2_big at two threads: both threads had waited 3.5
+  // ms). As the fold's first item, the forward stacks take one of the command's threads,
+  // not one more: a third busy thread on two cores can be left on one core's queue while
+  // the other idles, for a scheduler tick (seen: the fold's second thread started 2 ms late).
   std::vector<uint32_t> order(segments.size());
   std::iota(order.begin(), order.end(), 0u);
   std::stable_partition(order.begin(), order.end(), [&](uint32_t g) { return !segments[g].backward_roots; });
-  ParallelFor(order.size(), options.threads, [&](size_t k) {
-    Segment& sg = segments[order[k]];
+  ParallelFor(order.size() + 1, options.threads, [&](size_t k) {
+    if (k == 0) {
+      forward_stacks.Shared();
+      return;
+    }
+    Segment& sg = segments[order[k - 1]];
     Fold(fold, sg, &folds.At(sg.lane, sg.begin));
   });
   std::vector<std::vector<uint32_t>> nodes = ResolveNodes(folds, links, b);

@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <stdexcept>
+#include <thread>
 
 #include "test_util.h"
 
@@ -164,6 +168,32 @@ TEST(LaneBuilder, LanesAreIndependentAndThreadsDoNotChangeTheResult) {
     EXPECT_EQ(one[i].lane, four[i].lane);
     EXPECT_EQ(Describe(t, one[i]), Describe(t, four[i]));
     EXPECT_EQ(one[i].busy_ns, four[i].busy_ns);
+  }
+}
+
+TEST(LaneBuilder, APartBesideRunsOnceOnTheSameThreadsAndChangesNothing) {
+  std::string s = "[";
+  for (int lane = 0; lane < 5; ++lane) {
+    for (int i = 0; i < 40 + 30 * lane; ++i) s += (s.size() > 1 ? "," : "") + X("op", i * 3 + lane, 4 + (i % 3), lane);
+  }
+  Trace t = LoadText(s + "]");
+  const auto alone = BuildLanes(t);
+  for (int threads : {1, 2, 3, 8}) {
+    BuildOptions options;
+    options.threads = threads;
+    std::atomic<int> runs{0};
+    auto lanes = BuildLanes(t, options, [&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // longer than the lanes
+      ++runs;
+    });
+    EXPECT_EQ(runs, 1) << threads << " threads";
+    ASSERT_EQ(lanes.size(), alone.size());
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      EXPECT_EQ(lanes[i].lane, alone[i].lane);
+      EXPECT_EQ(Describe(t, lanes[i]), Describe(t, alone[i])) << threads << " threads, lane " << i;
+    }
+    // A part that fails fails the build, whichever thread ran it.
+    EXPECT_THROW(BuildLanes(t, options, [] { throw std::runtime_error("the model failed"); }), std::runtime_error);
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "torch2pprof/trace.h"
@@ -37,7 +38,12 @@ struct BuildOptions {
   std::vector<std::vector<int64_t>> cuts;
 };
 
-// One LaneStacks per lane that has intervals, in lane order.
-std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options = {});
+// One LaneStacks per lane that has intervals, in lane order. `also`, where given, is one
+// more part for the same threads, taken first by a helper while the caller groups the
+// lanes (or by the caller after them): work of the caller's that needs no lanes, such as
+// the model beside uncut stacks, shared with them without more threads busy than
+// `options.threads`. It runs exactly once.
+std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options = {},
+                                   const std::function<void()>& also = nullptr);
 
 }  // namespace torch2pprof

@@ -97,7 +97,9 @@ class Pending {
   // the readers (after the thread is idle again).
   std::function<void()> Work() const {
     return [s = s_] {
-      if (!s->claimed.exchange(true)) Run(*s), s->ran_on_thread = true;
+      if (s->claimed.exchange(true)) return;
+      Run(*s);
+      s->ran_on_thread = true;
     };
   }
   std::function<void()> Finished() const {

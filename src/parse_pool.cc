@@ -79,7 +79,9 @@ bool ParsePool::EmitRange(const Range& range) {
 
 void ParsePool::EndRanges(Resume* resume) {
   std::unique_lock<std::mutex> lock(mu_);
+  draining_ = true;
   done_.wait(lock, [&] { return stopped_ || (next_out_ == next_in_ && !merging_); });
+  draining_ = false;
   if (stopped_) throw Cancelled{};
   if (fell_back_) {
     *resume = resume_;
@@ -104,6 +106,7 @@ void ParsePool::EmitError(std::exception_ptr error) {
 
 void ParsePool::Finish() {
   std::unique_lock<std::mutex> lock(mu_);
+  draining_ = true;
   done_.wait(lock, [&] { return stopped_ || (next_out_ == next_in_ && !merging_); });
   // Stopped, with no worker left in the idle work (it writes ahead in the builder's
   // tables, which the load trims next): the pool may be dropped on any thread now.
@@ -161,6 +164,10 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
   At(seq).state = State::kWaiting;
   bool idle_work = idle_ != nullptr;
   for (;;) {
+    // Nothing more comes while the scanner waits for the batches in flight: the pages
+    // ahead would be past the tables' last writes (gpt2_big: up to 2 MiB a table), and
+    // the last one faulted in would hold up the end of the load.
+    idle_work = idle_work && !draining_;
     // Past next_out_: merged by another thread while this one did idle work.
     if (stopped_ || next_out_ > seq) return;
     if (seq == next_out_ && !merging_) break;

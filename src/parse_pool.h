@@ -101,7 +101,8 @@ class ParsePool final : public ChunkSink {
   std::vector<std::vector<EventBatch*>> spare_;
   uint64_t next_in_ = 0, next_out_ = 0;  // next_out_: the next batch to merge
   bool merging_ = false, stopped_ = false;
-  int idling_ = 0;  // workers in the idle work
+  int idling_ = 0;         // workers in the idle work
+  bool draining_ = false;  // the scanner waits for the batches in flight: no idle work
   const ByteSource* ranges_;
   // Set at the first range that could not be cut, until EndRanges: later ones are dropped.
   bool fell_back_ = false;

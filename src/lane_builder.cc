@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <queue>
 
 #include "huge_pages.h"
@@ -156,76 +154,69 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
 }  // namespace
 
 std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options, const std::function<void()>& also) {
-  // With threads, the helpers start at once: the first takes `also` while this thread
-  // groups the lanes, and each then waits for the grouping before it takes a lane.
-  std::atomic<bool> also_taken{!also};
-  std::mutex mu;
-  std::condition_variable changed;
-  bool grouped = false, failed = false;
-  std::atomic<size_t> next{0};
   std::vector<LaneStacks> out;
   std::vector<size_t> first(trace.lanes.size() + 1, 0);
   HugeVector<uint32_t> members;
   std::vector<size_t> order;
   auto size_of = [&](size_t i) { return first[out[i].lane + 1] - first[out[i].lane]; };
-  auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
-      LaneStacks& ls = out[order[k]];
-      BuildOne(trace, members.data() + first[ls.lane], size_of(order[k]), options, &ls);
-    }
-  };
-  auto helper = [&] {
-    if (!also_taken.exchange(true)) also();
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      changed.wait(lock, [&] { return grouped; });
-      if (failed) return;
-    }
-    work();
-  };
-  auto publish = [&](bool ok) {
-    std::lock_guard<std::mutex> lock(mu);
-    grouped = true;
-    failed = !ok;
-    changed.notify_all();
-  };
+  std::atomic<size_t> next{0};
   // Lanes are known only once grouped: their count bounds the helpers from above.
   const int threads =
       std::max(1, std::min<int>(options.threads, static_cast<int>(trace.lanes.size()) + (also ? 1 : 0)));
-  Crew crew;
-  for (int t = 1; t < threads; ++t) crew.Run(helper);
-  try {
+  // The grouping of the intervals by lane, and `also`: each run by whoever needs it first
+  // (Pending), so that the helpers start at once, the first on `also` while this thread
+  // groups, and each waits for the grouping (or hears it failed) before it takes a lane.
+  const Pending<bool> grouped = Beside(1, [&] {
     // Interval indexes grouped by lane in one array (a counting sort), in file order.
     for (const Interval& iv : trace.intervals) ++first[iv.lane + 1];
     for (size_t lane = 0; lane < trace.lanes.size(); ++lane) first[lane + 1] += first[lane];
     members.resize(trace.intervals.size());
-    {
-      std::vector<size_t> at(first.begin(), first.end() - 1);
-      for (uint32_t i = 0; i < trace.intervals.size(); ++i) members[at[trace.intervals[i].lane]++] = i;
-    }
+    std::vector<size_t> at(first.begin(), first.end() - 1);
+    for (uint32_t i = 0; i < trace.intervals.size(); ++i) members[at[trace.intervals[i].lane]++] = i;
     for (uint32_t lane = 0; lane < trace.lanes.size(); ++lane) {
       if (first[lane] == first[lane + 1]) continue;
       out.emplace_back();
       out.back().lane = lane;
     }
     // Largest lanes first, each taken by the next free thread: one lane is often most of
-    // the work (gpt2_big's main thread: 64% of the intervals). The calling thread takes
-    // the largest itself, so the pieces the aggregator reads first are in its own cache.
+    // the work (gpt2_big's main thread: 64% of the intervals).
     order.resize(out.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
-    if (threads > 1 && !order.empty()) next = 1;
-  } catch (...) {
-    publish(false);
-    throw;
+    if (threads > 1 && !order.empty()) next = 1;  // the largest is the caller's
+    return true;
+  });
+  const Pending<bool> beside = Beside(1, [&] {
+    if (also) also();
+    return true;
+  });
+  auto work = [&] {
+    grouped.Shared();
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
+      LaneStacks& ls = out[order[k]];
+      BuildOne(trace, members.data() + first[ls.lane], size_of(order[k]), options, &ls);
+    }
+  };
+  Crew crew;
+  for (int t = 1; t < threads; ++t) {
+    if (t > 1) {
+      crew.Run(work);
+      continue;
+    }
+    crew.Run([&] {
+      beside.Shared();
+      work();
+    });
   }
-  publish(true);
+  grouped.Shared();
   if (threads > 1 && !order.empty()) {
+    // The calling thread takes the largest lane itself, so the pieces the aggregator
+    // reads first are in its own cache.
     LaneStacks& largest = out[order[0]];
     BuildOne(trace, members.data() + first[largest.lane], size_of(order[0]), options, &largest);
   }
   work();
-  if (!also_taken.exchange(true)) also();  // no helper started on it
+  beside.Shared();  // no helper started on it
   crew.Wait();
   return out;
 }

@@ -1,5 +1,5 @@
 // How the stages use their threads: fn(0), ..., fn(count - 1) fanned out over segments,
-// ranges or lanes (ParallelFor), a part run beside the caller (Beside), or a Crew of both.
+// ranges or lanes (ParallelFor), a part run beside the caller (Beside), or a Crew of them.
 #pragma once
 
 #include <algorithm>
@@ -26,46 +26,6 @@ namespace torch2pprof {
 // process's, like malloc's arenas: they hold no data between the calls.
 void RunOnKeptThread(std::function<void()> work, std::function<void()> finished);
 
-// Parts run on kept threads beside the caller. Wait (and the destructor) cancels the
-// parts no thread has started yet and waits for the others; Wait rethrows the first
-// exception one threw. (A kept thread can start late: woken onto a busy core, it may
-// wait there a scheduler tick while another idles. Nobody waits for it then.)
-class Crew {
- public:
-  Crew() = default;
-  Crew(const Crew&) = delete;
-  Crew& operator=(const Crew&) = delete;
-  ~Crew() { WaitQuietly(); }
-
-  void Run(std::function<void()> fn);
-  void Wait();
-
- private:
-  struct Part {
-    std::function<void()> fn;
-    std::atomic<bool> claimed{false};  // by the thread that runs it, or by Wait
-    std::exception_ptr error;
-  };
-  void WaitQuietly();
-  std::mutex mu_;
-  std::condition_variable idle_;
-  int running_ = 0;  // parts not yet finished, nor cancelled
-  std::vector<std::shared_ptr<Part>> parts_;
-  std::exception_ptr error_;
-};
-
-// fn(0), ..., fn(count - 1) on up to `threads` threads, the calling one among them.
-inline void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < count;) fn(k);
-  };
-  Crew crew;
-  for (int i = 1; i < std::min<int>(threads, static_cast<int>(count)); ++i) crew.Run(work);
-  work();
-  crew.Wait();
-}
-
 // The result of a part run beside the caller (Beside). Whoever comes first runs it: a
 // kept thread, or the first to ask for the result while no thread has started it (the
 // part is never waited for before it starts). Dropped unread, it waits for the part if
@@ -77,7 +37,7 @@ class Pending {
   Pending(Pending&&) = default;
   Pending& operator=(Pending&&) = delete;
   ~Pending() {
-    if (s_ && s_->claimed.exchange(true)) Wait();
+    if (s_) Cancel();
   }
 
   // The result, moved out: for one reader.
@@ -93,6 +53,17 @@ class Pending {
     return *s_->value;
   }
 
+  // The part will not start now: unless a thread started it (then, once it is done, its
+  // exception if it threw one).
+  std::exception_ptr Cancel() {
+    if (!s_->claimed.exchange(true)) {
+      MarkDone();
+      return nullptr;
+    }
+    Wait();
+    return s_->error;
+  }
+
   // The kept thread's side: runs the part unless a reader has claimed it, then tells
   // the readers (after the thread is idle again).
   std::function<void()> Work() const {
@@ -104,10 +75,7 @@ class Pending {
   }
   std::function<void()> Finished() const {
     return [s = s_] {
-      if (!s->ran_on_thread) return;
-      std::lock_guard<std::mutex> lock(s->mu);
-      s->done = true;
-      s->changed.notify_all();
+      if (s->ran_on_thread) MarkDone(*s);
     };
   }
 
@@ -129,12 +97,16 @@ class Pending {
       s.error = std::current_exception();
     }
   }
+  static void MarkDone(State& s) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.done = true;
+    s.changed.notify_all();
+  }
+  void MarkDone() const { MarkDone(*s_); }
   void Settle() const {
     if (!s_->claimed.exchange(true)) {
       Run(*s_);
-      std::lock_guard<std::mutex> lock(s_->mu);
-      s_->done = true;
-      s_->changed.notify_all();
+      MarkDone();
       return;
     }
     Wait();
@@ -154,6 +126,44 @@ auto Beside(int threads, F&& fn) -> Pending<std::invoke_result_t<std::decay_t<F>
   Pending<R> pending{std::function<R()>(std::forward<F>(fn))};
   if (threads > 1) RunOnKeptThread(pending.Work(), pending.Finished());
   return pending;
+}
+
+// Parts run on kept threads beside the caller, each a Pending: Wait (and the destructor)
+// cancels the parts no thread has started yet and waits for the others; Wait rethrows
+// the first exception one threw. (A kept thread can start late: woken onto a busy core,
+// it may wait there a scheduler tick while another idles. Nobody waits for it then.)
+class Crew {
+ public:
+  void Run(std::function<void()> fn) {
+    parts_.push_back(Beside(/*threads=*/2, [fn = std::move(fn)] {
+      fn();
+      return true;
+    }));
+  }
+  void Wait() {
+    std::exception_ptr first;
+    for (Pending<bool>& part : parts_) {
+      std::exception_ptr error = part.Cancel();
+      if (error && !first) first = error;
+    }
+    parts_.clear();
+    if (first) std::rethrow_exception(first);
+  }
+
+ private:
+  std::vector<Pending<bool>> parts_;  // their destructors cancel or wait, as Wait does
+};
+
+// fn(0), ..., fn(count - 1) on up to `threads` threads, the calling one among them.
+inline void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < count;) fn(k);
+  };
+  Crew crew;
+  for (int i = 1; i < std::min<int>(threads, static_cast<int>(count)); ++i) crew.Run(work);
+  work();
+  crew.Wait();
 }
 
 }  // namespace torch2pprof

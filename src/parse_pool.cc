@@ -164,10 +164,6 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
   At(seq).state = State::kWaiting;
   bool idle_work = idle_ != nullptr;
   for (;;) {
-    // Nothing more comes while the scanner waits for the batches in flight: the pages
-    // ahead would be past the tables' last writes (gpt2_big: up to 2 MiB a table), and
-    // the last one faulted in would hold up the end of the load.
-    idle_work = idle_work && !draining_;
     // Past next_out_: merged by another thread while this one did idle work.
     if (stopped_ || next_out_ > seq) return;
     if (seq == next_out_ && !merging_) break;
@@ -177,7 +173,10 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
       At(seq).state = State::kLeft;
       return;
     }
-    if (idle_work) {
+    // None while the scanner waits for the batches in flight: nothing more comes, so the
+    // pages ahead would lie past the tables' last writes (gpt2_big: up to 2 MiB a
+    // table), and the last one faulted in would hold up the end of the load.
+    if (idle_work && !draining_) {
       // Meanwhile the batch is left to whoever merges the one before: a step of the idle
       // work can take milliseconds.
       At(seq).state = State::kLeft;

@@ -662,6 +662,10 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (uint32_t li = 0; li < lanes.size(); ++li) {
     const LaneStacks& ls = lanes[li];
+    // A device lane's time is device time (the gpu samples, under the launching stacks):
+    // its own samples count in wall, never in work, where the self time of a device
+    // annotation (ProfilerStep#N on the stream) would be the device idling.
+    const bool work = !m.lanes[ls.lane].device;
     for (uint32_t g = folds.first_segment[li]; g < folds.first_segment[li + 1]; ++g) {
       const Segment& sg = segments[g];
       first = std::min(first, sg.first);
@@ -672,7 +676,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
         uint32_t sample = b.Sample(node, b.Labels(ls.lane, ss.step));
         b.Add(sample, kCalls, ss.calls);
         b.Add(sample, kWall, ss.wall);
-        if (!b.IsWait(node)) b.Add(sample, kWork, ss.wall);
+        if (work && !b.IsWait(node)) b.Add(sample, kWork, ss.wall);
       }
     }
     auto node_of_piece = [&](size_t piece) {

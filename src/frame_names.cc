@@ -18,36 +18,8 @@ std::string_view ShortPath(std::string_view path) {
   return path;
 }
 
-// pprof's symbolizer "simplifies" every function whose name equals its system name
-// and looks like demangled C++ (has <>[] or ::): it deletes each balanced (...) and
-// <...>. Trace names such as "<built-in method add_ of Tensor object>" would become
-// empty, "Memcpy HtoD (Pageable -> Device)" would merge with its Pinned twin, and
-// template instantiations of one kernel would merge. So such a frame gets a name
-// that differs from its system name, which pprof then shows as it is.
-bool LooksLikeCpp(std::string_view s) {
-  if (s.find(".<") != std::string_view::npos || s.find("]).") != std::string_view::npos) return false;
-  return s.find_first_of("<>[]") != std::string_view::npos || s.find("::") != std::string_view::npos;
-}
+}  // namespace
 
-std::string RemoveMatching(std::string s, char open, char close) {
-  int depth = 0;
-  size_t first = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == open) {
-      if (++depth == 1) first = i;
-    } else if (s[i] == close) {
-      if (--depth < 0) return s;
-      if (depth == 0) {
-        s.erase(first, i + 1 - first);
-        i = first - 1;  // wraps to first after ++i; s[first] is the next unseen char
-      }
-    }
-  }
-  return s;
-}
-
-// "void k<4, F<float> >(int, F<float>)" -> "void k<4, F<float> >": the parameter list of
-// a C++ signature, which directly follows an identifier or a template's '>'.
 std::string_view WithoutParameters(std::string_view s) {
   if (s.empty() || s.back() != ')') return s;
   int depth = 0;
@@ -63,16 +35,6 @@ std::string_view WithoutParameters(std::string_view s) {
   }
   return s;
 }
-
-std::string ReadableName(const std::string& system_name) {
-  if (!LooksLikeCpp(system_name)) return system_name;
-  if (RemoveMatching(RemoveMatching(system_name, '(', ')'), '<', '>') == system_name) return system_name;
-  std::string_view short_name = WithoutParameters(system_name);
-  if (short_name.size() != system_name.size()) return std::string(short_name);
-  return system_name + " ";  // any difference stops pprof's rewrite; this one is invisible
-}
-
-}  // namespace
 
 std::string FrameSystemName(std::string_view name) {
   if (StepNumber(name) >= 0) return "ProfilerStep";
@@ -99,7 +61,7 @@ std::string FrameSystemName(std::string_view name) {
 Frame MakeFrame(std::string_view system_name) {
   Frame f;
   f.system_name = std::string(system_name);
-  f.name = ReadableName(f.system_name);
+  f.name = f.function = f.system_name;
   // Kineto's Python frames: "path/to/file.py(123): func". The path may itself
   // contain ".py(", so the last match that parses wins, as a greedy regex would.
   if (system_name.find('\n') != std::string_view::npos) return f;
@@ -111,11 +73,10 @@ Frame MakeFrame(std::string_view system_name) {
     while (e < system_name.size() && IsDigit(system_name[e])) ++e;
     if (e == d || e - d > 18 || system_name.substr(e, 3) != "): ") continue;
     std::string_view path = system_name.substr(0, at + 3);
-    std::string_view func = system_name.substr(e + 3);
+    f.function = std::string(system_name.substr(e + 3));
     f.filename = std::string(path);
     f.line = std::stoll(std::string(system_name.substr(d, e - d)));
-    f.name = std::string(func) + " " + std::string(ShortPath(path)) + ":" + std::to_string(f.line);
-    if (f.name == f.system_name) f.name += " ";
+    f.name = f.function + " " + std::string(ShortPath(path)) + ":" + std::to_string(f.line);
     break;
   }
   return f;
@@ -159,13 +120,9 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 bool IsBlockingWait(const Frame& f) {
   if (!f.filename.empty()) {
-    std::string_view system = f.system_name;
-    size_t at = system.find("): ", f.filename.size());
-    if (at == std::string_view::npos) return false;
-    std::string_view function = system.substr(at + 3);
     std::string path = "/" + f.filename;  // a bare "threading.py" matches "/threading.py"
     for (const PythonWait& w : kWaitFunctions) {
-      if (function == w.function && EndsWith(path, w.file_suffix)) return true;
+      if (f.function == w.function && EndsWith(path, w.file_suffix)) return true;
     }
     return false;
   }
@@ -174,6 +131,8 @@ bool IsBlockingWait(const Frame& f) {
   }
   return false;
 }
+
+bool IsBlockingWaitEvent(std::string_view event_name) { return IsBlockingWait(MakeFrame(FrameSystemName(event_name))); }
 
 std::string BackwardFrameName(std::string_view root) {
   constexpr std::string_view kWrapper = "autograd::engine::evaluate_function: ";

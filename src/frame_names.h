@@ -14,8 +14,9 @@ namespace torch2pprof {
 // different steps (and of runs with other step numbers) aggregate; the step label keeps N.
 std::string FrameSystemName(std::string_view event_name);
 
-// A frame for a (cleaned) event name; Python frames "path.py(123): func" get file and
-// line and the readable name "func path:123".
+// A frame for a (cleaned) event name, its names decided here for every output: Python
+// frames "path.py(123): func" get file, line, the function "func" and the name
+// "func path:123" (the path after site-packages/); any other frame is named as the event.
 Frame MakeFrame(std::string_view system_name);
 
 // A frame whose own time is a thread waiting, not working (README: the wait list): a
@@ -24,6 +25,15 @@ Frame MakeFrame(std::string_view system_name);
 // autograd thread does the work; and the profiler's own overhead (Activity Buffer
 // Request). CUDA synchronisation is not on the list: a CPU waiting for the GPU is a finding.
 bool IsBlockingWait(const Frame& frame);
+
+// "void k<4, F<float> >(int, F<float>)" -> "void k<4, F<float> >": a C++ signature without
+// its parameter list (which directly follows an identifier or a template's '>'); any
+// other name as it is.
+std::string_view WithoutParameters(std::string_view name);
+
+// IsBlockingWait of the frame an event name becomes: analyze's lanes leave the same
+// time out of their work as convert's work sample type.
+bool IsBlockingWaitEvent(std::string_view event_name);
 
 // The frame over a backward subtree hung under its forward op: "[backward] AddmmBackward0"
 // for "autograd::engine::evaluate_function: AddmmBackward0".

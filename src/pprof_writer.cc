@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "parallel_for.h"
+#include "pprof_names.h"
 #include "torch2pprof/error.h"
 #include "utf8.h"
 
@@ -100,7 +101,8 @@ std::string EncodeProfile(const Profile& profile) {
   };
   std::vector<FunctionIds> functions;
   functions.reserve(profile.frames.size());
-  for (const Frame& f : profile.frames) functions.push_back({st.Id(f.name), st.Id(f.system_name), st.Id(f.filename)});
+  for (const Frame& f : profile.frames)
+    functions.push_back({st.Id(PprofFunctionName(f)), st.Id(f.system_name), st.Id(f.filename)});
   // Numeric labels carry a unit: pprof drops a numeric label whose value and unit
   // are both 0, and rank 0 and ProfilerStep#0 are real values.
   std::vector<std::string> label_sets(profile.label_sets.size());

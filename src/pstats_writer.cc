@@ -71,17 +71,7 @@ class Marshal {
 };
 
 // cProfile's key for a frame: Python frames by file, line and function, others built-in style.
-Key KeyOf(const Frame& f) {
-  if (f.filename.empty()) {
-    size_t end = f.name.find_last_not_of(' ');
-    return Key{"~", 0, end == std::string::npos ? f.name : f.name.substr(0, end + 1)};
-  }
-  std::string suffix = " " + f.filename + ":" + std::to_string(f.line);
-  std::string name = f.name;
-  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-    name.resize(name.size() - suffix.size());
-  return Key{f.filename, f.line, name};
-}
+Key KeyOf(const Frame& f) { return f.filename.empty() ? Key{"~", 0, f.function} : Key{f.filename, f.line, f.function}; }
 
 void Write(Marshal& m, const Totals& t, bool edge) {
   // cProfile writes a function's numbers as (cc, nc, ...) and a caller edge's as (nc, cc, ...).
@@ -94,7 +84,7 @@ void Write(Marshal& m, const Totals& t, bool edge) {
 }  // namespace
 
 std::string WritePstats(const Profile& p, const std::string& sample_type) {
-  const size_t time = SampleTypeIndex(p, sample_type.empty() ? "wall" : sample_type);
+  const size_t time = SampleTypeIndex(p, sample_type);
   if (p.sample_types[time].unit != "nanoseconds") {
     throw Error(Error::Kind::kUsage, "", -1,
                 "--sample-type " + p.sample_types[time].type + ": pstats holds times, and its unit is " +

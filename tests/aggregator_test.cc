@@ -114,10 +114,10 @@ TEST(AggregatorGpu, KernelsHangUnderTheStackThatLaunchedThem) {
             (std::vector<int64_t>{0, 0, 0, 4000}));
   EXPECT_EQ(d.stacks.at("device=cuda:0,pid=0,stream=7,thread=stream 7,tid=7|cuda:0 stream 7 (no launch found);orphan"),
             (std::vector<int64_t>{0, 0, 0, 2000}));
-  // The stream keeps its own wall samples, in the step their work was launched in;
-  // CPU samples carry the step whose window holds them.
-  EXPECT_EQ(d.stacks.at("pid=0,step=5,thread=stream 7,tid=7|gemm"), (std::vector<int64_t>{1, 30000, 30000, 0}));
-  EXPECT_EQ(d.stacks.at("pid=0,thread=stream 7,tid=7|orphan"), (std::vector<int64_t>{1, 2000, 2000, 0}));
+  // The stream keeps its own wall samples, in the step their work was launched in, and no
+  // work: its time is device time, in gpu. CPU samples carry the step whose window holds them.
+  EXPECT_EQ(d.stacks.at("pid=0,step=5,thread=stream 7,tid=7|gemm"), (std::vector<int64_t>{1, 30000, 0, 0}));
+  EXPECT_EQ(d.stacks.at("pid=0,thread=stream 7,tid=7|orphan"), (std::vector<int64_t>{1, 2000, 0, 0}));
   EXPECT_EQ(d.stacks.at("pid=1,step=5,tid=1|ProfilerStep;aten::mm"), (std::vector<int64_t>{1, 45000, 45000, 0}));
   int64_t gpu = 0;
   for (const auto& [k, v] : d.stacks) gpu += v[3];
@@ -165,7 +165,7 @@ TEST(AggregatorRanks, TracesAddedInTurnKeepTheirRanksAndColumns) {
   EXPECT_EQ(d.stacks.at("pid=1,rank=7,tid=1|a"), (std::vector<int64_t>{1, 5000, 5000, 0}));
   EXPECT_EQ(d.stacks.at("pid=1,rank=2,tid=1|launch"), (std::vector<int64_t>{1, 4000, 4000, 0}));
   EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,rank=2,stream=7,tid=1|launch;k"), (std::vector<int64_t>{0, 0, 0, 6000}));
-  EXPECT_EQ(d.stacks.at("pid=0,rank=2,tid=7|k"), (std::vector<int64_t>{1, 6000, 6000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=0,rank=2,tid=7|k"), (std::vector<int64_t>{1, 6000, 0, 0}));
   EXPECT_EQ(d.stacks.size(), 4u);
 
   // Without rank labels a single trace is what Aggregate gives.
@@ -250,7 +250,7 @@ TEST(AggregatorSteps, EveryThreadGetsTheStepWhoseWindowHoldsIt) {
   // Device work: the step of its launch (step 7), though it ran in step 8's window.
   EXPECT_EQ(d.stacks.at("device=cuda:0,pid=1,step=7,stream=7,tid=2|AddmmBackward0;cudaLaunchKernel;k"),
             (std::vector<int64_t>{0, 0, 0, 10000}));
-  EXPECT_EQ(d.stacks.at("pid=0,step=7,tid=7|k"), (std::vector<int64_t>{1, 10000, 10000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=0,step=7,tid=7|k"), (std::vector<int64_t>{1, 10000, 0, 0}));
 }
 
 TEST(AggregatorSteps, LabelsOfNumbersAreNumeric) {

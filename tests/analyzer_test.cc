@@ -552,8 +552,9 @@ TEST(Analyzer, ThreadsDoNotChangeTheAnalysis) {
        {"kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz",
         "hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", "torch113__mlp_two_threads.pt.trace.json"}) {
     torch2pprof::Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/real/" + name, 1, true});
-    std::string one = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 1}), ReportOptions{0, ""});
-    std::string four = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 4}), ReportOptions{0, ""});
+    std::string one = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 1}), ReportOptions{0, 0, ""});
+    std::string four =
+        RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 4}), ReportOptions{0, 0, ""});
     EXPECT_EQ(one, four) << name;
     EXPECT_GT(one.size(), 500u) << name;  // a real report, not an empty one
     // The command's path builds the stacks beside the model, on the threads.
@@ -561,7 +562,7 @@ TEST(Analyzer, ThreadsDoNotChangeTheAnalysis) {
       AnalyzeOptions options;
       options.input = std::string(TESTDATA_DIR) + "/real/" + name;
       options.threads = threads;
-      EXPECT_EQ(RenderJson(Analyze(options).analysis, ReportOptions{0, ""}), one) << name << " " << threads;
+      EXPECT_EQ(RenderJson(Analyze(options).analysis, ReportOptions{0, 0, ""}), one) << name << " " << threads;
     }
   }
 }
@@ -603,31 +604,170 @@ TEST(AnalyzerModules, ModulesAndPythonFramesWithTheirBackward) {
       X("kernel", "gemm_bwd", "stream 7", 210, 15, Dev(2, 10)),
       X("python_function", "<built-in method acquire of _thread.lock object>", "1", 60, 20),
   }));
-  auto row = [&](const std::string& name, const std::string& kind) -> const ModuleRow& {
-    for (const ModuleRow& m : a.modules) {
-      if (m.name == name && m.kind == kind) return m;
-    }
-    static ModuleRow none;
-    ADD_FAILURE() << "no row " << name;
-    return none;
-  };
-  // Linear_1: its own 30 us less nothing + addmm 20 + backward 30; the wait is not under it.
-  const ModuleRow& inner = row("nn.Module: Linear_1", "module");
+  // The tree: Linear_1 under Linear_0, which called it.
+  ASSERT_EQ(a.modules.size(), 2u);
+  const ModuleNode& outer = a.modules[0];
+  const ModuleNode& inner = a.modules[1];
+  EXPECT_EQ(outer.name, "Linear_0");
+  EXPECT_EQ(outer.module_class, "Linear");
+  EXPECT_EQ(outer.parent, -1);
+  EXPECT_EQ(inner.name, "Linear_1");
+  EXPECT_EQ(inner.parent, 0);
+  EXPECT_EQ(inner.depth, 1);
+  // Linear_1: its 50 us (addmm inside) and the backward of its op on the autograd thread.
   EXPECT_EQ(inner.calls, 1u);
   EXPECT_EQ(inner.host_total_ns, (50 + 30) * us);
-  EXPECT_EQ(inner.host_self_ns, 30 * us);
+  EXPECT_EQ(inner.host_self_ns, (50 + 30) * us);
   EXPECT_EQ(inner.device_total_ns, (10 + 15) * us);
-  // Linear_0: 100 us less the 20 us wait, plus the backward.
-  EXPECT_EQ(row("nn.Module: Linear_0", "module").host_total_ns, (100 - 20 + 30) * us);
-  // The class counts both instances, once per stack though one holds the other.
-  const ModuleRow& cls = row("Linear", "module class");
+  EXPECT_EQ(inner.device_self_ns, (10 + 15) * us);
+  // Linear_0: 100 us less the 20 us wait, plus the backward; its own is what Linear_1 is not.
+  EXPECT_EQ(outer.host_total_ns, (100 - 20 + 30) * us);
+  EXPECT_EQ(outer.host_self_ns, (100 - 20 + 30 - 80) * us);
+  EXPECT_EQ(outer.device_total_ns, 25 * us);
+  EXPECT_EQ(outer.device_self_ns, 0);
+  // The class counts both instances, its total once per stack though one holds the other.
+  ASSERT_EQ(a.module_classes.size(), 1u);
+  const ModuleClassRow& cls = a.module_classes[0];
+  EXPECT_EQ(cls.instances, 2u);
   EXPECT_EQ(cls.calls, 2u);
   EXPECT_EQ(cls.host_total_ns, (100 - 20 + 30) * us);
+  EXPECT_EQ(cls.host_self_ns, (100 - 20 + 30) * us);
   EXPECT_EQ(cls.device_total_ns, 25 * us);
-  const ModuleRow& fwd = row("forward torch/nn/modules/linear.py:125", "python");
+  EXPECT_EQ(cls.device_self_ns, 25 * us);
+  ASSERT_FALSE(a.python_functions.empty());
+  const PythonFunctionRow& fwd = a.python_functions[0];
+  EXPECT_EQ(fwd.name, "forward torch/nn/modules/linear.py:125");
   EXPECT_EQ(fwd.file, "torch/nn/modules/linear.py");
   EXPECT_EQ(fwd.line, 125);
   EXPECT_EQ(fwd.host_self_ns, (90 - 50 - 20) * us);
+}
+
+TEST(AnalyzerModules, TheCallSpineIsNoModuleAndChildrenComeByCost) {
+  // A model with two layers under the spine of Python frames that call them; the second
+  // layer launches more device work and comes first among its siblings.
+  Analysis a = AnalyzeText(Trace({
+      X("python_function", "train.py(10): step", "1", 0, 300),
+      X("python_function", "torch/nn/modules/module.py(1783): _call_impl", "1", 1, 298),
+      X("python_function", "nn.Module: Model_0", "1", 2, 296),
+      X("python_function", "nn.Module: Linear_0", "1", 10, 40),
+      X("cpu_op", "aten::mm", "1", 15, 20, R"({"External id": 1})"),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 16, 5, Rt(1, 1)),
+      X("kernel", "gemm", "stream 7", 30, 5, Dev(1, 1)),
+      X("python_function", "nn.Module: GELU_0", "1", 60, 40),
+      X("cpu_op", "aten::gelu", "1", 65, 20, R"({"External id": 2})"),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 66, 5, Rt(2, 2)),
+      X("kernel", "gelu", "stream 7", 80, 50, Dev(2, 2)),
+  }));
+  ASSERT_EQ(a.modules.size(), 3u);
+  EXPECT_EQ(a.modules[0].name, "Model_0");
+  EXPECT_EQ(a.modules[1].name, "GELU_0");  // 50 us of device time before Linear_0's 5
+  EXPECT_EQ(a.modules[2].name, "Linear_0");
+  EXPECT_EQ(a.modules[1].parent, 0);
+  EXPECT_EQ(a.modules[2].parent, 0);
+  EXPECT_EQ(a.modules[0].device_self_ns, 0);
+  ASSERT_EQ(a.module_classes.size(), 3u);
+  EXPECT_EQ(a.module_classes[0].name, "GELU");  // by device self: the leaf layers lead
+  EXPECT_EQ(a.module_classes[0].device_self_ns, 50 * us);
+  EXPECT_EQ(a.module_classes[1].name, "Linear");
+  for (const ModuleNode& m : a.modules) EXPECT_EQ(m.name.find("_call_impl"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+TEST(AnalyzerLanes, AStreamIsBusyWhileItRunsDeviceWorkAndAThreadWorksWhenNotWaiting) {
+  // The stream's ProfilerStep annotation spans 100 us around 30 us of kernels: its self
+  // time is the device idling, in no busy time, no work and no category's self time.
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "ProfilerStep#1", "1", 0, 200, Ext(1)),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 10, 5, Rt(1, 2)),
+      X("python_function", "<built-in method acquire of _thread.lock object>", "1", 50, 40),
+      X("gpu_user_annotation", "ProfilerStep#1", "stream 7", 20, 100, Ext(1)),
+      X("kernel", "k1", "stream 7", 30, 10, Dev(1, 2)),
+      X("kernel", "k2", "stream 7", 60, 20, Dev(2, 2)),
+  }));
+  ASSERT_EQ(a.trace.lanes.size(), 2u);
+  const LaneInfo& cpu = a.trace.lanes[0];
+  const LaneInfo& stream = a.trace.lanes[1];
+  EXPECT_FALSE(cpu.device);
+  EXPECT_EQ(cpu.busy_ns, 200 * us);
+  EXPECT_EQ(cpu.work_ns, (200 - 40) * us);  // the lock wait is left out
+  EXPECT_TRUE(stream.device);
+  EXPECT_EQ(stream.busy_ns, 30 * us);
+  EXPECT_EQ(stream.work_ns, -1);
+  ASSERT_EQ(a.gpu.size(), 1u);
+  EXPECT_EQ(a.gpu[0].busy_ns, stream.busy_ns);
+  int64_t self = 0;
+  for (const CategoryRow& c : a.categories) {
+    self += c.self_ns;
+    if (c.category == "gpu_user_annotation") {
+      EXPECT_EQ(c.self_ns, 0);
+      EXPECT_EQ(c.covered_ns, 100 * us);
+      EXPECT_EQ(c.total_ns, 100 * us);
+    }
+    if (c.category == "kernel") {
+      EXPECT_EQ(c.self_ns, 30 * us);
+    }
+  }
+  EXPECT_EQ(self, cpu.busy_ns + stream.busy_ns);
+}
+
+TEST(AnalyzerLanes, ACategoryCoversTheUnionOfItsEventsNotTheirSum) {
+  // Nested Python frames: 100 + 80 + 30 us of durations cover 100 us of the thread.
+  Analysis a = AnalyzeText(Trace({
+      X("python_function", "a.py(1): f", "1", 0, 100),
+      X("python_function", "a.py(2): g", "1", 10, 80),
+      X("python_function", "a.py(3): h", "1", 20, 30),
+      X("python_function", "a.py(4): h", "2", 50, 60),
+      X("cpu_op", "aten::mm", "1", 200, 10),
+  }));
+  for (const CategoryRow& c : a.categories) {
+    if (c.category == "python_function") {
+      EXPECT_EQ(c.total_ns, (100 + 80 + 30 + 60) * us);
+      EXPECT_EQ(c.covered_ns, (100 + 60) * us);
+    }
+  }
+}
+
+TEST(AnalyzerKernels, AnOccupancyOfZeroIsNoEstimate) {
+  // Kineto writes 0 where CUPTI gives no estimate; the weighted mean leaves those out.
+  Analysis a = AnalyzeText(Trace({
+      X("kernel", "nvjet", "stream 7", 0, 10, R"({"device": 0, "est. achieved occupancy %": 0})"),
+      X("kernel", "k", "stream 7", 20, 10, R"({"device": 0, "est. achieved occupancy %": 50})"),
+      X("kernel", "k", "stream 7", 40, 30, R"({"device": 0, "est. achieved occupancy %": 0})"),
+      X("kernel", "k", "stream 7", 80, 30, R"({"device": 0, "est. achieved occupancy %": 100})"),
+  }));
+  for (const KernelRow& k : a.kernels) {
+    if (k.name == "nvjet") {
+      EXPECT_LT(k.occupancy, 0);
+    } else {
+      EXPECT_DOUBLE_EQ(k.occupancy, (10 * 50 + 30 * 100) / 40.0);
+    }
+  }
+}
+
+TEST(AnalyzerMemory, OperatorsRankByWhatTheyHoldAtThePeak) {
+  // aten::empty allocates most over the trace but frees it all before the peak; aten::mm
+  // holds 30 bytes there.
+  Analysis a = AnalyzeText(Trace({
+      X("cpu_op", "aten::empty", "1", 0, 10),
+      X("cpu_op", "aten::mm", "1", 20, 10),
+      R"({"ph": "i", "name": "[memory]", "pid": 13721, "tid": "1", "ts": 1, "args": {"Device Type": 1, "Device Id": 0, "Addr": 1, "Bytes": 100}})",
+      R"({"ph": "i", "name": "[memory]", "pid": 13721, "tid": "1", "ts": 2, "args": {"Device Type": 1, "Device Id": 0, "Addr": 1, "Bytes": -100}})",
+      R"({"ph": "i", "name": "[memory]", "pid": 13721, "tid": "1", "ts": 21, "args": {"Device Type": 1, "Device Id": 0, "Addr": 2, "Bytes": 30}})",
+  }));
+  ASSERT_EQ(a.memory.size(), 1u);
+  const MemoryRow& m = a.memory[0];
+  EXPECT_EQ(m.peak_bytes, 100);  // the first allocation is the peak ...
+  ASSERT_EQ(m.top_operators.size(), 2u);
+  EXPECT_EQ(m.top_operators[0].name, "aten::empty");  // ... and aten::empty holds it there
+  EXPECT_EQ(m.top_operators[0].live_bytes, 100);
+  EXPECT_EQ(m.top_operators[1].name, "aten::mm");
+  EXPECT_EQ(m.top_operators[1].live_bytes, 0);
+  EXPECT_EQ(m.top_operators[1].bytes, 30);
 }
 
 }  // namespace

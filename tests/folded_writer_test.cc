@@ -15,7 +15,10 @@ Profile Small() {
   Profile p;
   p.sample_types = {{"calls", "count"}, {"wall", "nanoseconds"}};
   p.default_sample_type = "wall";
-  p.frames = {{"main", "main", "", 0}, {"a;b", "a;b", "", 0}, {"c\nd", "c\nd", "", 0}, {" leaf ", "leaf", "", 0}};
+  p.frames = {{"main", "main", "main", "", 0},
+              {"a;b", "a;b", "a;b", "", 0},
+              {"c\nd", "c\nd", "c\nd", "", 0},
+              {" leaf ", "leaf", "leaf", "", 0}};
   p.tree = {{0, 0}, {0, 0}, {1, 1}, {2, 2}, {1, 3}};
   p.label_sets = {{Num("tid", 7), Text("thread", "thread 7 (python3)")},
                   {Num("tid", 8)},

@@ -42,19 +42,29 @@ TEST(FrameNames, PythonFramesGetFileLineAndAName) {
   }
 }
 
-TEST(FrameNames, NamesPprofWouldRewriteGetANameItShowsAsIs) {
-  // Unaffected names stay as they are.
-  EXPECT_EQ(MakeFrame("aten::add").name, "aten::add");
-  EXPECT_EQ(MakeFrame("cudaLaunchKernel").name, "cudaLaunchKernel");
-  EXPECT_EQ(MakeFrame("ProfilerStep").name, "ProfilerStep");
-  // C++ signatures lose their parameter list and keep their template arguments.
-  EXPECT_EQ(MakeFrame("void k<4, F<float> >(int, F<float>)").name, "void k<4, F<float> >");
-  EXPECT_EQ(MakeFrame("cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)").name,
+TEST(FrameNames, EveryOutputReadsOneNameAndOneFunction) {
+  // Any other frame is named, and is a function, exactly as its event.
+  for (const char* name : {"aten::add", "void k<4, F<float> >(int, F<float>)", "Memcpy HtoD (Pageable -> Device)",
+                           "<built-in function linear>", "nn.Module: Linear_0"}) {
+    Frame f = MakeFrame(name);
+    EXPECT_EQ(f.name, name);
+    EXPECT_EQ(f.function, name);
+    EXPECT_EQ(f.system_name, name);
+  }
+  // A Python frame's function is the function alone; its name adds the short path and line.
+  Frame p = MakeFrame("/usr/lib/python3/site-packages/torch/nn/modules/module.py(1194): _call_impl");
+  EXPECT_EQ(p.function, "_call_impl");
+  EXPECT_EQ(p.name, "_call_impl torch/nn/modules/module.py:1194");
+  EXPECT_EQ(MakeFrame("x.py(3): f(a, b)").function, "f(a, b)");
+}
+
+TEST(FrameNames, WithoutParametersDropsOnlyASignaturesParameterList) {
+  EXPECT_EQ(WithoutParameters("void k<4, F<float> >(int, F<float>)"), "void k<4, F<float> >");
+  EXPECT_EQ(WithoutParameters("cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)"),
             "cask_cudnn::computeOffsetsKernel");
-  // Others keep all their text but differ from the system name by a trailing space.
-  EXPECT_EQ(MakeFrame("Memcpy HtoD (Pageable -> Device)").name, "Memcpy HtoD (Pageable -> Device) ");
-  EXPECT_EQ(MakeFrame("<built-in function linear>").name, "<built-in function linear> ");
-  EXPECT_EQ(MakeFrame("void cutlass::Kernel<cfg>").name, "void cutlass::Kernel<cfg> ");
+  EXPECT_EQ(WithoutParameters("Memcpy HtoD (Pageable -> Device)"), "Memcpy HtoD (Pageable -> Device)");
+  EXPECT_EQ(WithoutParameters("(x)"), "(x)");
+  EXPECT_EQ(WithoutParameters("aten::mm"), "aten::mm");
 }
 
 }  // namespace

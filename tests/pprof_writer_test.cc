@@ -28,8 +28,9 @@ Profile Small() {
   p.default_sample_type = "wall";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
-  p.frames = {
-      {"main", "main", "", 0}, {"f x.py:3", "x.py(3): f", "x.py", 3}, {"bad \xff name", "bad \xff name", "", 0}};
+  p.frames = {{"main", "main", "main", "", 0},
+              {"f x.py:3", "f", "x.py(3): f", "x.py", 3},
+              {"bad \xff name", "bad \xff name", "bad \xff name", "", 0}};
   p.tree = {{0, 0}, {0, 0}, {1, 1}, {2, 2}};
   p.label_sets = {{{"pid", "1", 0, false}, {"step", "", 5, true}}};
   p.samples = {{1, 0, {1, 10}}, {2, 0, {2, 20}}, {3, 0, {1, 5}}};

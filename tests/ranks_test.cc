@@ -125,11 +125,11 @@ TEST(Ranks, EightRanksOneSlow) {
   }
   // The same analysis on one thread; and the reports agree with it.
   options.threads = 1;
-  EXPECT_EQ(RenderRanksJson(AnalyzeRanks(options).analysis, ReportOptions{0, ""}),
-            RenderRanksJson(a, ReportOptions{0, ""}));
-  std::string csv = RenderRanksCsv(a, ReportOptions{0, "step_alignment"});
+  EXPECT_EQ(RenderRanksJson(AnalyzeRanks(options).analysis, ReportOptions{0, 0, ""}),
+            RenderRanksJson(a, ReportOptions{0, 0, ""}));
+  std::string csv = RenderRanksCsv(a, ReportOptions{0, 0, "step_alignment"});
   EXPECT_NE(csv.find("ProfilerStep#2,5,1250\n"), std::string::npos) << csv;
-  EXPECT_THROW(RenderRanksCsv(a, ReportOptions{0, "operators"}), Error);
+  EXPECT_THROW(RenderRanksCsv(a, ReportOptions{0, 0, "operators"}), Error);
 }
 
 TEST(Ranks, WithoutDistributedInfoRanksAreThePositions) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "report/svg_chart.h"
+#include "report/table.h"
 #include "test_util.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/trace_loader.h"
@@ -44,7 +45,7 @@ TEST(Report, DurationsForPeople) {
 
 TEST(Report, JsonParsesAndHasTheDocumentedKeys) {
   const Analysis& a = Shared();
-  nlohmann::json j = nlohmann::json::parse(RenderJson(a, ReportOptions{0, ""}));
+  nlohmann::json j = nlohmann::json::parse(RenderJson(a, ReportOptions{0, 0, ""}));
   for (const char* key : {"trace", "categories", "steps", "operators", "kernels", "gpu", "memory", "recommendations"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -62,13 +63,13 @@ TEST(Report, JsonParsesAndHasTheDocumentedKeys) {
   for (const char* key : {"name", "calls", "total_us", "mean_us", "min_us", "max_us"}) {
     EXPECT_TRUE(j["kernels"][0].contains(key)) << key;
   }
-  nlohmann::json top = nlohmann::json::parse(RenderJson(a, ReportOptions{5, ""}));
+  nlohmann::json top = nlohmann::json::parse(RenderJson(a, ReportOptions{20, 5, ""}));
   EXPECT_EQ(top["operators"].size(), 5u);
 }
 
 TEST(Report, TextFitsInOneHundredTwentyColumnsAndAgreesWithJson) {
   const Analysis& a = Shared();
-  std::string text = RenderText(a, ReportOptions{0, ""});
+  std::string text = RenderText(a, ReportOptions{0, 0, ""});
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
@@ -107,12 +108,12 @@ TEST(Report, LongAdviceAndPathsStayWithinTheWidth) {
 TEST(Report, CsvTablesAndQuoting) {
   Analysis a;
   a.kernels.push_back(KernelRow{"void k<float, 2>(int, \"x\")", 2, 3500, 1000, 2500, -1, -1, {}});
-  std::string csv = RenderCsv(a, ReportOptions{0, "kernels"});
+  std::string csv = RenderCsv(a, ReportOptions{0, 0, "kernels"});
   EXPECT_EQ(csv,
             "name,calls,total_us,mean_us,min_us,max_us,blocks_per_sm,occupancy\n"
             "\"void k<float, 2>(int, \"\"x\"\")\",2,3.5,1.750,1,2.5,,\n");
-  EXPECT_THROW(RenderCsv(a, ReportOptions{0, "bogus"}), Error);
-  for (const std::string& t : CsvTables()) EXPECT_NO_THROW(RenderCsv(Shared(), ReportOptions{3, t})) << t;
+  EXPECT_THROW(RenderCsv(a, ReportOptions{0, 0, "bogus"}), Error);
+  for (const std::string& t : CsvTables()) EXPECT_NO_THROW(RenderCsv(Shared(), ReportOptions{3, 3, t})) << t;
 }
 
 // The HTML report's table rows: each <tr> of the table with this id, as its cells' data-v
@@ -144,7 +145,7 @@ std::vector<HtmlRow> HtmlRows(const std::string& html, const std::string& id) {
 
 TEST(Report, HtmlTablesCarryTheExactNumbersAndHideRowsPastTop) {
   const Analysis& a = Shared();
-  std::string html = RenderHtml(a, ReportOptions{5, ""});
+  std::string html = RenderHtml(a, ReportOptions{5, 0, ""});
   std::vector<HtmlRow> steps = HtmlRows(html, "steps-table");
   ASSERT_EQ(steps.size(), a.steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -212,6 +213,77 @@ TEST(Report, ChartAxesStayFewTicksFarFromTheOrigin) {
   EXPECT_GT(ticks, 2u);
   EXPECT_LE(ticks, 2u * 21);  // bytes and time axes, at most 21 labels each
   EXPECT_NE(svg.find("peak 250 B"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+TEST(ReportNames, TwoNamesThatDifferOnlyPastTheCutStayApart) {
+  const std::string common =
+      "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<" + std::string(60, 'x') + ", ";
+  std::vector<std::string> names = {common + "std::plus<float>, float>(int)",
+                                    common + "std::multiplies<float>, float>(int)", "aten::mm"};
+  std::vector<std::vector<std::string>> shown = report::DistinctNames(names, 50);
+  ASSERT_EQ(shown.size(), 3u);
+  EXPECT_EQ(shown[2], std::vector<std::string>{"aten::mm"});  // it fits: as it is
+  ASSERT_EQ(shown[0].size(), 1u);
+  ASSERT_EQ(shown[1].size(), 1u);
+  EXPECT_NE(shown[0][0], shown[1][0]);
+  for (const auto& s : shown) EXPECT_LE(report::Columns(s[0]), 50u) << s[0];
+  EXPECT_NE(shown[0][0].find("plus"), std::string::npos) << shown[0][0];
+  EXPECT_EQ(shown[0][0].rfind("multi_tensor_apply_kernel<", 0), 0u)
+      << shown[0][0];  // the prefix every kernel has is gone
+}
+
+TEST(ReportNames, NamesThatStillReadAlikeAreWrittenWhole) {
+  // The same 70 characters, then a difference in the last one: at 20 columns no cut keeps both
+  // apart with context, so both are written whole over several lines.
+  std::vector<std::string> names = {std::string(70, 'a') + "1", std::string(70, 'a') + "2"};
+  auto shown = report::DistinctNames(names, 20);
+  for (size_t i = 0; i < 2; ++i) {
+    std::string joined;
+    for (const std::string& line : shown[i]) joined += line;
+    EXPECT_TRUE(joined == names[i] || shown[i].size() == 1) << joined;
+  }
+  EXPECT_NE(shown[0], shown[1]);
+}
+
+TEST(ReportNames, ShortNamesDropWhatEveryKernelAndBackwardNodeRepeats) {
+  EXPECT_EQ(report::ShortName("void at::native::(anonymous namespace)::k<at::native::F<float> >(int)"), "k<F<float> >");
+  EXPECT_EQ(report::ShortName("autograd::engine::evaluate_function: AddmmBackward0"),
+            "evaluate_function: AddmmBackward0");
+  EXPECT_EQ(report::ShortName("aten::mm"), "aten::mm");
+}
+
+TEST(ReportNames, MarkdownNeverCutsAName) {
+  std::string name(300, 'k');
+  std::string md = report::MarkdownTable({{"kernel", "calls"}, {name + "|x", "1"}});
+  EXPECT_NE(md.find(name + "\\|x"), std::string::npos);
+}
+
+TEST(Report, JsonKeepsEveryRowUnlessTopIsGivenAndSaysHowMany) {
+  testing::TempDir dir;
+  Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", R"([
+    {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 5, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 10, "dur": 20}])"),
+                                      1, true});
+  const Analysis a = Analyze(trace, BuildModel(trace));
+  ASSERT_EQ(a.operators.size(), 3u);
+  nlohmann::json all = nlohmann::json::parse(RenderJson(a, ReportOptions{}));  // -top not given
+  EXPECT_EQ(all["operators"].size(), a.operators.size());
+  EXPECT_EQ(all["counts"]["operators"], a.operators.size());
+  EXPECT_EQ(all["steps"].size(), a.steps.size());
+  ASSERT_TRUE(all.contains("step_average"));
+  EXPECT_EQ(all["step_average"]["steps"], a.steps.size());
+  nlohmann::json top = nlohmann::json::parse(RenderJson(a, ReportOptions{2, 2, ""}));
+  EXPECT_EQ(top["operators"].size(), std::min<size_t>(2, a.operators.size()));
+  EXPECT_EQ(top["counts"]["operators"], a.operators.size());
 }
 
 }  // namespace

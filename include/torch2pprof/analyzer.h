@@ -24,7 +24,12 @@ struct LaneInfo {
   std::string pid, tid, name;  // name: thread_name, or empty
   bool device = false;         // a GPU (or other device) stream
   uint64_t intervals = 0;
+  // A CPU thread: the union of its intervals. A device stream: the union of its device
+  // work (kernels, memcpys, memsets); annotations around it are no work.
   int64_t busy_ns = 0;
+  // A CPU thread: busy less the time whose innermost event is a blocking wait (convert's
+  // work on the lane). -1 on device streams, whose time is device time (convert's gpu).
+  int64_t work_ns = -1;
 };
 
 struct TraceOverview {
@@ -45,9 +50,12 @@ struct TraceOverview {
 struct CategoryRow {
   std::string category;  // as written ("" when the event had none)
   Role role = Role::kOther;
-  uint64_t events = 0;   // X events, zero-length ones included
-  int64_t total_ns = 0;  // summed durations
-  int64_t self_ns = 0;   // summed self time (lane stacks); sums to the busy time over categories
+  uint64_t events = 0;     // X events, zero-length ones included
+  int64_t total_ns = 0;    // summed durations (nested events count each time)
+  int64_t covered_ns = 0;  // time covered by its events: their union per lane, summed over lanes
+  // Self time (lane stacks), summing to the lanes' busy time over categories: on device
+  // streams only device work has any (a device annotation's self time is the device idling).
+  int64_t self_ns = 0;
 };
 
 // A step and its breakdown; the parts sum to total_ns.
@@ -89,10 +97,13 @@ struct GpuRow {
   int64_t window_kernel_ns = 0;  // union of its kernels inside that span
 };
 
+// The operator that allocated (the innermost operator open on the allocating thread).
 struct MemoryOperator {
   std::string name;
-  uint64_t allocations = 0;
+  uint64_t allocations = 0;  // over the trace
   int64_t bytes = 0;
+  uint64_t live_allocations = 0;  // of them, still allocated at the device's peak
+  int64_t live_bytes = 0;
 };
 
 // A stretch of a device's memory timeline: the highest and the last level in it.
@@ -109,25 +120,46 @@ struct MemoryRow {
   int64_t peak_ns = 0;                        // when it peaked
   bool from_totals = false;                   // peak read from "Total Allocated"
   int64_t before_trace_bytes = 0;             // of the peak: allocated before the trace began
-  std::vector<MemoryOperator> top_operators;  // by allocated bytes
+  std::vector<MemoryOperator> top_operators;  // by bytes live at the peak, then by allocated bytes
   // Allocated bytes over time, for charts: kMemoryBuckets equal stretches from the first
   // event to the last; the peak's bucket has max_bytes == peak_bytes.
   std::vector<MemoryBucket> timeline;
 };
 inline constexpr int kMemoryBuckets = 480;
+// A device whose peak is below this (a few CPU scalars) gets a line, not a table or a chart.
+inline constexpr int64_t kSmallMemory = 1 << 20;
 
-// A Python function, a module instance (nn.Module: Linear_0) or a module class (Linear)
-// by inclusive time, with the backward moved under the forward op that created it
-// (convert's default stacks): torch-tb-profiler's module view without lost operators.
-struct ModuleRow {
-  std::string name;             // "forward torch/nn/modules/linear.py:125", "nn.Module: Linear_0", "Linear"
-  std::string kind;             // "python", "module", "module class"
-  std::string file;             // Python frames: the source file
-  int64_t line = 0;             // and line
-  uint64_t calls = 0;           // python_function events (instances of the class together)
-  int64_t host_total_ns = 0;    // CPU time under it, waits left out (convert's work); once per stack
-  int64_t host_self_ns = 0;     // of which its own
-  int64_t device_total_ns = 0;  // device time launched under it, backward included
+// The model's modules (torch-tb-profiler's module view, without lost operators): each
+// nn.Module instance under the instance that called it, from convert's default stacks,
+// so a module's time holds its backward (moved under the forward op that created it).
+// Host time is convert's work (waits left out); device time, what was launched under it.
+struct ModuleNode {
+  std::string name;          // the instance: "Linear_0" (from the frame "nn.Module: Linear_0")
+  std::string module_class;  // "Linear"
+  int32_t parent = -1;       // index into Analysis::modules of its caller module, -1 at the top
+  int depth = 0;             // 0 at the top
+  uint64_t calls = 0;
+  int64_t host_total_ns = 0, device_total_ns = 0;  // under it, once per stack
+  int64_t host_self_ns = 0, device_self_ns = 0;    // of which not under a child module
+};
+
+// A module class: its instances together; the total counts an instance inside another
+// instance of its class once.
+struct ModuleClassRow {
+  std::string name;  // "Linear"
+  uint64_t instances = 0, calls = 0;
+  int64_t host_total_ns = 0, device_total_ns = 0;
+  int64_t host_self_ns = 0, device_self_ns = 0;  // not under a child module
+};
+
+// A Python function (python_function frames, with_stack), by its own host time.
+struct PythonFunctionRow {
+  std::string name;  // "forward torch/nn/modules/linear.py:125"
+  std::string file;  // the source file
+  int64_t line = 0;
+  uint64_t calls = 0;
+  int64_t host_total_ns = 0, host_self_ns = 0;  // once per stack; self: frames below left out
+  int64_t device_total_ns = 0;
 };
 
 struct Recommendation {
@@ -145,7 +177,10 @@ struct Analysis {
   int64_t kernel_total_ns = 0;         // summed kernel durations
   std::vector<GpuRow> gpu;
   std::vector<MemoryRow> memory;
-  std::vector<ModuleRow> modules;  // by host total
+  // Depth first, a module's children by device total (host total in a trace without device time).
+  std::vector<ModuleNode> modules;
+  std::vector<ModuleClassRow> module_classes;       // by device self (host self without device time)
+  std::vector<PythonFunctionRow> python_functions;  // by host self
   std::vector<Recommendation> recommendations;
 };
 

@@ -13,9 +13,11 @@ struct ValueType {
   std::string unit;  // e.g. "nanoseconds"
 };
 
-// One stack frame: a pprof Function and its Location.
+// One stack frame: a pprof Function and its Location. Every output reads its names from
+// here, decided once (MakeFrame); only the pprof writer adapts name to pprof's display.
 struct Frame {
-  std::string name;         // readable name (Python frames: "func file:line", no '(')
+  std::string name;         // as people read it: Python frames "func path:line" (no '('), else system_name
+  std::string function;     // the function alone: Python frames "func", else system_name
   std::string system_name;  // the event name as in the trace, addresses removed
   std::string filename;     // source file of Python frames, else empty
   int64_t line = 0;         // line of Python frames, else 0

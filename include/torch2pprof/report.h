@@ -13,7 +13,8 @@
 namespace torch2pprof {
 
 struct ReportOptions {
-  int top = 20;       // rows per table; 0: all
+  int top = 20;       // text, markdown and HTML: the rows shown per table (0: all)
+  int rows = 0;       // JSON and CSV: the rows written per list (0: all; the CLI sets it from an explicit -top)
   std::string table;  // CSV: which table (see CsvTables())
 };
 

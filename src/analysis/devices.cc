@@ -37,7 +37,11 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
     double w = static_cast<double>(dur);
     const EventArgs& args = ev.Args(e);
     if (args.blocks_per_sm >= 0) bw[k] += w, bsum[k] += w * args.blocks_per_sm, r.blocks_per_sm = 0;
-    if (args.occupancy >= 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
+    // Kineto writes an occupancy of 0 where CUPTI gives no estimate (kernels with large
+    // shared memory or thread-block clusters: H100's nvjet GEMMs, cuDNN's wgmma); a
+    // running kernel has a warp or more, so 0 is no value, and kernels without one are
+    // left out of the weighted mean.
+    if (args.occupancy > 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
     if (per_step) {
       if (r.step_total_ns.empty()) r.step_total_ns.assign(steps, 0);
       const Launch* l = m.LaunchOf(static_cast<uint32_t>(e));

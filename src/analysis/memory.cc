@@ -50,18 +50,30 @@ std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& own
     row.from_totals = tl.from_totals;
     row.before_trace_bytes = tl.before_trace_bytes;
     std::map<std::string_view, MemoryOperator> ops;
+    auto op_of = [&](uint32_t i) -> MemoryOperator& {
+      return ops[owners[i] == kNoOwner ? "(no operator)" : t.strings.Get(owners[i])];
+    };
     for (uint32_t i : tl.events) {
       if (t.memory[i].bytes <= 0) continue;
-      MemoryOperator& op = ops[owners[i] == kNoOwner ? "(no operator)" : t.strings.Get(owners[i])];
+      MemoryOperator& op = op_of(i);
       ++op.allocations;
       op.bytes += t.memory[i].bytes;
+    }
+    for (uint32_t i : tl.live_at_peak) {
+      MemoryOperator& op = op_of(i);
+      ++op.live_allocations;
+      op.live_bytes += t.memory[i].bytes;
     }
     for (auto& [name, op] : ops) {
       op.name = std::string(name);
       row.top_operators.push_back(op);
     }
+    // What holds memory at the peak first (the question behind an out-of-memory error),
+    // then what allocated most over the trace.
     std::stable_sort(row.top_operators.begin(), row.top_operators.end(),
-                     [](const MemoryOperator& x, const MemoryOperator& y) { return x.bytes > y.bytes; });
+                     [](const MemoryOperator& x, const MemoryOperator& y) {
+                       return x.live_bytes != y.live_bytes ? x.live_bytes > y.live_bytes : x.bytes > y.bytes;
+                     });
     row.timeline = Buckets(t, tl);
     rows.push_back(std::move(row));
   }

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "frame_names.h"
 #include "stages.h"
 
 namespace torch2pprof::analysis {
@@ -33,18 +34,63 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
   o.world_size = dist.world_size;
   o.backend = dist.backend;
 
-  // Self time per category from the pieces.
-  std::vector<int64_t> self(t.strings.size(), 0);
+  // Per lane: busy and work, and each category's self time and the time its events
+  // cover. A device lane is busy while it runs device work (kernels, memcpys, memsets):
+  // the self time of a device annotation around them (ProfilerStep#N on the stream) is
+  // the device idling, and counts for nothing.
+  const size_t names = t.strings.size();
+  std::vector<int8_t> wait(names, -1);  // by name id: a blocking wait (IsBlockingWaitEvent), once known
+  std::vector<int64_t> self(names, 0), covered(names, 0);
   for (const LaneStacks& ls : lanes) {
     const Lane& lane = t.lanes[ls.lane];
-    o.lanes.push_back(
-        LaneInfo{lane.pid, lane.tid, lane.thread_name, m.lanes[ls.lane].device, ls.intervals, ls.busy_ns});
-    for (const Piece& p : ls.pieces) self[t.intervals[p.interval].cat] += p.self_ns;
+    const bool device = m.lanes[ls.lane].device;
+    LaneInfo info{lane.pid, lane.tid, lane.thread_name, device, ls.intervals, ls.busy_ns, -1};
+    // Categories' covered time: pieces come by start, so each category's union is one
+    // sweep (a piece of a split interval continues where the one before it ended).
+    std::vector<std::pair<uint32_t, int64_t>> covered_to;  // (category, end of its union so far)
+    auto cover = [&](uint32_t cat, int64_t start, int64_t end) {
+      auto it = std::find_if(covered_to.begin(), covered_to.end(), [cat](const auto& c) { return c.first == cat; });
+      if (it == covered_to.end()) it = covered_to.insert(covered_to.end(), {cat, start});
+      if (end > it->second) covered[cat] += end - std::max(start, it->second), it->second = end;
+    };
+    if (device) {
+      // A device piece's self: its length less that of the device pieces nearest below it.
+      std::vector<int64_t> device_self(ls.pieces.size(), 0);
+      int64_t busy = 0;
+      for (size_t k = 0; k < ls.pieces.size(); ++k) {
+        const Piece& p = ls.pieces[k];
+        const Interval& iv = t.intervals[p.interval];
+        cover(iv.cat, p.start_ns, p.end_ns);
+        if (!IsDeviceRole(m.RoleOf(iv))) continue;
+        device_self[k] += p.end_ns - p.start_ns;
+        int32_t up = p.parent;
+        while (up >= 0 && !IsDeviceRole(m.RoleOf(t.intervals[ls.pieces[static_cast<size_t>(up)].interval])))
+          up = ls.pieces[static_cast<size_t>(up)].parent;
+        if (up >= 0) {
+          device_self[static_cast<size_t>(up)] -= p.end_ns - p.start_ns;
+        } else {
+          busy += p.end_ns - p.start_ns;
+        }
+      }
+      for (size_t k = 0; k < ls.pieces.size(); ++k) self[t.intervals[ls.pieces[k].interval].cat] += device_self[k];
+      info.busy_ns = busy;
+    } else {
+      int64_t work = 0;
+      for (const Piece& p : ls.pieces) {
+        const Interval& iv = t.intervals[p.interval];
+        cover(iv.cat, p.start_ns, p.end_ns);
+        self[iv.cat] += p.self_ns;
+        if (wait[iv.name] < 0) wait[iv.name] = IsBlockingWaitEvent(t.strings.Get(iv.name));
+        if (!wait[iv.name]) work += p.self_ns;
+      }
+      info.work_ns = work;
+    }
+    o.lanes.push_back(std::move(info));
   }
   // By category id (a stable order before sorting): a table by string id, not a map
   // looked up per event.
-  std::vector<uint64_t> events(t.strings.size(), 0);
-  std::vector<int64_t> total(t.strings.size(), 0);
+  std::vector<uint64_t> events(names, 0);
+  std::vector<int64_t> total(names, 0);
   for (size_t e = 0; e < ev.count(); ++e) {
     const Interval& iv = ev.Iv(e);
     ++events[iv.cat];
@@ -57,6 +103,7 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
     c.role = m.category_role[cat];
     c.events = events[cat];
     c.total_ns = total[cat];
+    c.covered_ns = covered[cat];
     c.self_ns = self[cat];
     r.categories.push_back(std::move(c));
   }

@@ -19,9 +19,14 @@ struct OverviewResult {
 };
 OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes);
 
-// Python functions, module instances and classes (ModuleRow), from convert's call tree
-// over the lanes' pieces.
-std::vector<ModuleRow> Modules(const Events& ev, const std::vector<LaneStacks>& lanes, int threads);
+// The module tree, its classes and the Python functions, from convert's call tree over
+// the lanes' pieces.
+struct ModulesResult {
+  std::vector<ModuleNode> tree;
+  std::vector<ModuleClassRow> classes;
+  std::vector<PythonFunctionRow> python;
+};
+ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, int threads);
 
 // Steps and their breakdown (tb-semantics §3, §4).
 struct StepsResult {

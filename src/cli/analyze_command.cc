@@ -35,9 +35,18 @@ void CheckTable(const std::string& table, const std::vector<std::string>& tables
   throw Error(Error::Kind::kUsage, "", -1, what + "--table must be one of " + names + " (got '" + table + "')");
 }
 
+// -top limits what people read; JSON and CSV keep every row unless it is given.
+ReportOptions Report(const AnalyzeArgs& args, const char* default_table) {
+  ReportOptions report;
+  report.top = args.top < 0 ? kDefaultTop : args.top;
+  report.rows = args.top < 0 ? 0 : args.top;
+  report.table = args.table.empty() ? default_table : args.table;
+  return report;
+}
+
 int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inputs, std::ostream& out,
                    std::ostream& err) {
-  ReportOptions report{args.top, args.table.empty() ? "ranks" : args.table};
+  ReportOptions report = Report(args, "ranks");
   if (args.format == "csv") CheckTable(report.table, RanksCsvTables(), "with several ranks, ");
   if (args.format == "html") {
     throw Error(Error::Kind::kUsage, "", -1, "the report over several ranks is text, json or csv (html: one trace)");
@@ -70,7 +79,7 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::vector<std::string> inputs = ExpandInputs(args.inputs);
   if (inputs.size() > 1) return RunAcrossRanks(args, inputs, out, err);
-  ReportOptions report{args.top, args.table.empty() ? "operators" : args.table};
+  ReportOptions report = Report(args, "operators");
   if (args.format == "csv") CheckTable(report.table, CsvTables(), "");
   AnalyzeOptions options;
   options.input = inputs[0];

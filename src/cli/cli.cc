@@ -177,8 +177,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                    ".prof or .pstats, else pprof")
       ->check(CLI::IsMember({"pprof", "folded", "pstats"}));
   conv->add_option("--sample-type", convert.sample_type,
-                   "The value written: folded stacks' (default: the profile's default, work), pstats' times "
-                   "(default: wall); for pprof, the sample type pprof shows first");
+                   "The value written by folded stacks and pstats (default: the profile's default, work); for "
+                   "pprof, the sample type pprof shows first");
   conv->add_option("--folded-root", convert.folded_root,
                    "Root frame of each folded stack: thread (default; with -o, rank then thread), rank, or none")
       ->check(CLI::IsMember({"thread", "rank", "none"}));

@@ -10,6 +10,9 @@
 
 namespace torch2pprof::cli {
 
+// Rows per table that text, markdown and HTML show when -top is not given.
+inline constexpr int kDefaultTop = 20;
+
 // How broken input is treated; shared by the commands that read traces.
 struct InputArgs {
   bool strict = false;           // an unreadable event is an error
@@ -34,7 +37,7 @@ struct ConvertArgs {
 
 struct AnalyzeArgs {
   std::vector<std::string> inputs;  // one trace, or several (one per rank) or directories of them
-  int top = 20;                     // rows per table; 0: all
+  int top = -1;                     // rows per table; 0: all; -1: not given (text kDefaultTop, JSON/CSV all)
   std::string format = "text";      // text, json or csv
   std::string table;                // csv: which table
   std::string group_by = "name";    // operators by name, or by name and input shape
@@ -51,7 +54,7 @@ struct CompareArgs {
   bool strict_noise = false;         // rules fire on changes within the noise too
   std::string output;                // -o: the pprof diff
   std::string group_by = "name";
-  int top = 20;
+  int top = -1;  // as AnalyzeArgs::top
   int threads = 0;
   InputArgs in;
 };

@@ -39,7 +39,9 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     }
   }
   Comparison c = Compare(analyses[0], analyses[1], options);
-  ReportOptions report{args.top, ""};
+  ReportOptions report;
+  report.top = args.top < 0 ? kDefaultTop : args.top;
+  report.rows = args.top < 0 ? 0 : args.top;
   if (args.format == "json") {
     out << RenderCompareJson(c, report);
   } else if (args.format == "markdown") {

@@ -1,5 +1,7 @@
 // analyze's report: text for people, one JSON document or a CSV table for scripts, all
 // written from the tables of analysis_tables.cc.
+#include <algorithm>
+
 #include "analysis_tables.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
@@ -45,32 +47,34 @@ std::string Overview(const Analysis& a) {
     for (const auto& [k, n] : t.skipped) s += (s.empty() ? "" : ", ") + k + " " + Count(n);
     out += Fit("Skipped   " + s, kWidth) + "\n";
   }
-  std::vector<std::vector<std::string>> lanes = {{"Lane (pid/tid)", "thread", "kind", "intervals", "busy"}};
+  std::vector<std::vector<std::string>> lanes = {{"Lane (pid/tid)", "thread", "kind", "intervals", "busy", "work"}};
   for (const LaneInfo& l : t.lanes) {
     lanes.push_back({l.pid + "/" + l.tid, Fit(l.name, 30), l.device ? "device" : "cpu", Count(l.intervals),
-                     FormatDuration(l.busy_ns)});
+                     FormatDuration(l.busy_ns), l.work_ns < 0 ? "-" : FormatDuration(l.work_ns)});
   }
-  return out + "\n" + AlignedText(lanes);
+  return out + "\n" + AlignedText(lanes) +
+         "(busy: the time a thread ran events, or a stream ran device work; work: busy less blocking waits)\n";
 }
 
 std::string Memory(const Analysis& a, int top) {
   std::string out = Section("Memory");
   if (a.memory.empty()) return out + "(no [memory] events: profile with profile_memory=True)\n";
   for (const MemoryRow& m : a.memory) {
-    out += m.device + ": " + Count(m.allocations) + " allocations, " + Bytes(m.allocated_bytes) + "; " +
-           Count(m.frees) + " frees, " + Bytes(m.freed_bytes) + "; peak " + Bytes(m.peak_bytes) + " at +" +
-           FormatDuration(m.peak_ns - a.trace.start_ns) + (m.from_totals ? " (Total Allocated)" : " (sum of Bytes)") +
-           "\n";
+    out += m.device + ": peak " + Bytes(m.peak_bytes) + " at +" + FormatDuration(m.peak_ns - a.trace.start_ns) +
+           (m.from_totals ? " (Total Allocated)" : " (sum of Bytes)") + "; " + Count(m.allocations) + " allocations, " +
+           Bytes(m.allocated_bytes) + "; " + Count(m.frees) + " frees, " + Bytes(m.freed_bytes) + "\n";
+    if (m.peak_bytes < kSmallMemory) continue;  // a few scalars on the CPU: the line says it all
     if (m.before_trace_bytes > 0) {
       out += Wrap(Bytes(m.before_trace_bytes) +
                       " of the peak was allocated before the trace began (weights, optimizer state): no operator in "
                       "the trace holds it.",
                   "  ", "  ");
     }
-    std::vector<std::vector<std::string>> ops = {{"operator", "allocations", "bytes"}};
+    std::vector<std::vector<std::string>> ops = {
+        {"operator (what holds the peak)", "live at peak", "allocations", "allocated in the trace"}};
     for (size_t i = 0; i < Limit(m.top_operators.size(), std::min(top > 0 ? top : 1 << 30, 5)); ++i) {
       const MemoryOperator& op = m.top_operators[i];
-      ops.push_back({op.name, Count(op.allocations), Bytes(op.bytes)});
+      ops.push_back({op.name, Bytes(op.live_bytes), Count(op.allocations), Bytes(op.bytes)});
     }
     out += AlignedText(ops, 2);
   }
@@ -78,25 +82,54 @@ std::string Memory(const Analysis& a, int top) {
 }
 
 std::string Modules(const Analysis& a, int top) {
-  if (a.modules.empty()) return "";
   std::string out;
-  // Two views of one table: where the host time goes, and where the device time was launched.
-  out += Section("Modules and Python functions by host time (backward included, waits left out)");
-  out += WriteText(ModulesTable(a), top);
-  std::vector<ModuleRow> by_device = a.modules;
-  std::stable_sort(by_device.begin(), by_device.end(),
-                   [](const ModuleRow& x, const ModuleRow& y) { return x.device_total_ns > y.device_total_ns; });
-  Analysis device_view;
-  device_view.modules = std::move(by_device);
-  out += Section("Modules and Python functions by device time (backward included)");
-  return out + WriteText(ModulesTable(device_view), top);
+  if (!a.modules.empty()) {
+    const bool device =
+        std::any_of(a.modules.begin(), a.modules.end(), [](const ModuleNode& m) { return m.device_total_ns; });
+    out += Section(std::string("Modules (each under its caller, by ") + (device ? "device" : "host") +
+                   " total; self: not in a child module; backward included)");
+    out += WriteText(ModulesTable(a), top);
+    out += Section(std::string("Module classes (by ") + (device ? "device" : "host") + " self)");
+    out += WriteText(ModuleClassesTable(a), top);
+  }
+  if (!a.python_functions.empty()) {
+    out += Section("Python functions (by host self; waits left out)");
+    out += WriteText(PythonFunctionsTable(a), top);
+  }
+  return out;
+}
+
+// The steps' average, as the text's footer shows it: each part's mean per step and its
+// share of the step time.
+void WriteStepAverage(Json& j, const Analysis& a) {
+  if (a.steps.empty()) return;
+  auto sum = [&](int64_t StepRow::*f) {
+    int64_t n = 0;
+    for (const StepRow& s : a.steps) n += s.*f;
+    return n;
+  };
+  const double n = static_cast<double>(a.steps.size());
+  const int64_t total = sum(&StepRow::total_ns);
+  auto mean = [&](int64_t ns) { return Printf("%.3f", static_cast<double>(ns) / n / 1000.0); };
+  j.Key("step_average");
+  j.Open('{');
+  j.FieldInt("steps", static_cast<int64_t>(a.steps.size()));
+  j.Key("total_us"), j.Raw(mean(total));
+  for (const StepPart& part : kStepParts) j.Key(std::string(part.key) + "_us"), j.Raw(mean(sum(part.field)));
+  j.Key("share");
+  j.Open('{');
+  for (const StepPart& part : kStepParts) {
+    j.Key(part.key), j.Raw(total > 0 ? Printf("%.6g", static_cast<double>(sum(part.field)) / total) : "0");
+  }
+  j.Close('}');
+  j.Close('}');
 }
 
 }  // namespace
 
 const std::vector<std::string>& CsvTables() {
-  static const std::vector<std::string> tables = {"categories", "steps",  "operators", "kernels",
-                                                  "gpu",        "memory", "modules"};
+  static const std::vector<std::string> tables = {"categories", "steps",   "operators",      "kernels",         "gpu",
+                                                  "memory",     "modules", "module_classes", "python_functions"};
   return tables;
 }
 
@@ -144,6 +177,11 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
     j.Field("pid", l.pid), j.Field("tid", l.tid), j.Field("thread", l.name),
         j.Field("kind", l.device ? "device" : "cpu");
     j.FieldInt("intervals", static_cast<int64_t>(l.intervals)), j.FieldMicros("busy_us", l.busy_ns);
+    if (l.work_ns < 0) {
+      j.Key("work_us"), j.Raw("null");
+    } else {
+      j.FieldMicros("work_us", l.work_ns);
+    }
     j.Close('}');
   }
   j.Close(']');
@@ -164,27 +202,46 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   for (const auto& [k, n] : t.skipped) j.FieldInt(k, static_cast<int64_t>(n));
   j.Close('}');
   j.Close('}');
-  WriteJson(j, CategoriesTable(a), o.top);
-  WriteJson(j, StepsTable(a), o.top);
-  WriteJson(j, OperatorsTable(a), o.top);
-  WriteJson(j, KernelsTable(a), o.top);
-  WriteJson(j, GpusTable(a), o.top);
-  WriteJson(j, MemoryTable(a, o.top), o.top);
-  WriteJson(j, ModulesTable(a), o.top);
-  WriteJson(j, RecommendationsTable(a), o.top);
+  // Every list whole unless -top was given; counts says how many rows each has in all.
+  WriteJson(j, CategoriesTable(a), o.rows);
+  WriteJson(j, StepsTable(a), o.rows);
+  WriteStepAverage(j, a);
+  WriteJson(j, OperatorsTable(a), o.rows);
+  WriteJson(j, KernelsTable(a), o.rows);
+  WriteJson(j, GpusTable(a), o.rows);
+  WriteJson(j, MemoryTable(a, o.rows), o.rows);
+  WriteJson(j, ModulesTable(a), o.rows);
+  WriteJson(j, ModuleClassesTable(a), o.rows);
+  WriteJson(j, PythonFunctionsTable(a), o.rows);
+  WriteJson(j, RecommendationsTable(a), o.rows);
+  j.Key("counts");
+  j.Open('{');
+  j.FieldInt("categories", static_cast<int64_t>(a.categories.size()));
+  j.FieldInt("steps", static_cast<int64_t>(a.steps.size()));
+  j.FieldInt("operators", static_cast<int64_t>(a.operators.size()));
+  j.FieldInt("kernels", static_cast<int64_t>(a.kernels.size()));
+  j.FieldInt("gpu", static_cast<int64_t>(a.gpu.size()));
+  j.FieldInt("memory", static_cast<int64_t>(a.memory.size()));
+  j.FieldInt("modules", static_cast<int64_t>(a.modules.size()));
+  j.FieldInt("module_classes", static_cast<int64_t>(a.module_classes.size()));
+  j.FieldInt("python_functions", static_cast<int64_t>(a.python_functions.size()));
+  j.FieldInt("recommendations", static_cast<int64_t>(a.recommendations.size()));
+  j.Close('}');
   j.Close('}');
   return j.out + "\n";
 }
 
 std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
   const std::string& table = o.table;
-  if (table == "categories") return WriteCsv(CategoriesTable(a), o.top);
-  if (table == "steps") return WriteCsv(StepsTable(a), o.top);
-  if (table == "operators") return WriteCsv(OperatorsTable(a), o.top);
-  if (table == "kernels") return WriteCsv(KernelsTable(a), o.top);
-  if (table == "gpu") return WriteCsv(GpusTable(a), o.top);
-  if (table == "memory") return WriteCsv(MemoryTable(a, o.top), o.top);
-  if (table == "modules") return WriteCsv(ModulesTable(a), o.top);
+  if (table == "categories") return WriteCsv(CategoriesTable(a), o.rows);
+  if (table == "steps") return WriteCsv(StepsTable(a), o.rows);
+  if (table == "operators") return WriteCsv(OperatorsTable(a), o.rows);
+  if (table == "kernels") return WriteCsv(KernelsTable(a), o.rows);
+  if (table == "gpu") return WriteCsv(GpusTable(a), o.rows);
+  if (table == "memory") return WriteCsv(MemoryTable(a, o.rows), o.rows);
+  if (table == "modules") return WriteCsv(ModulesTable(a), o.rows);
+  if (table == "module_classes") return WriteCsv(ModuleClassesTable(a), o.rows);
+  if (table == "python_functions") return WriteCsv(PythonFunctionsTable(a), o.rows);
   std::string names;
   for (const std::string& n : CsvTables()) names += (names.empty() ? "" : ", ") + n;
   throw Error(Error::Kind::kUsage, "", -1, "--table must be one of " + names + " (got '" + table + "')");

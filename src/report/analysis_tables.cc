@@ -21,7 +21,8 @@ DataTable<CategoryRow> CategoriesTable(const Analysis& a) {
             }},
            {"role", "role", [](const CategoryRow& c) { return Text(RoleName(c.role)); }},
            {"events", "events", [](const CategoryRow& c) { return Int(static_cast<int64_t>(c.events)); }},
-           {"total_us", "total", [](const CategoryRow& c) { return Micros(c.total_ns); }},
+           {"total_us", "", [](const CategoryRow& c) { return Micros(c.total_ns); }},
+           {"covered_us", "covered", [](const CategoryRow& c) { return Micros(c.covered_ns); }},
            {"self_us", "self", [](const CategoryRow& c) { return Micros(c.self_ns); }},
            {"share", "share", [busy](const CategoryRow& c) { return Share(c.self_ns, busy); }, false}}};
 }
@@ -127,6 +128,8 @@ DataTable<MemoryRow> MemoryTable(const Analysis& a, int top) {
       j.Open('{');
       j.Field("name", op.name), j.FieldInt("allocations", static_cast<int64_t>(op.allocations)),
           j.FieldInt("bytes", op.bytes);
+      j.FieldInt("live_allocations", static_cast<int64_t>(op.live_allocations)),
+          j.FieldInt("live_bytes", op.live_bytes);
       j.Close('}');
     }
     j.Close(']');
@@ -134,18 +137,48 @@ DataTable<MemoryRow> MemoryTable(const Analysis& a, int top) {
   return t;
 }
 
-DataTable<ModuleRow> ModulesTable(const Analysis& a) {
+DataTable<ModuleNode> ModulesTable(const Analysis& a) {
+  // People read the tree by its indentation; scripts by parent and depth.
   return {"modules",
           a.modules,
           true,
-          {{"name", "frame", [](const ModuleRow& m) { return Text(m.name); }},
-           {"kind", "kind", [](const ModuleRow& m) { return Text(m.kind); }},
-           {"file", "", [](const ModuleRow& m) { return Text(m.file); }, true, false},
-           {"line", "", [](const ModuleRow& m) { return m.line ? Int(m.line) : Null(); }},
-           {"calls", "calls", [](const ModuleRow& m) { return Int(static_cast<int64_t>(m.calls)); }},
-           {"host_total_us", "host total", [](const ModuleRow& m) { return Micros(m.host_total_ns); }},
-           {"host_self_us", "host self", [](const ModuleRow& m) { return Micros(m.host_self_ns); }},
-           {"device_total_us", "device total", [](const ModuleRow& m) { return Micros(m.device_total_ns); }}}};
+          {{"", "module",
+            [](const ModuleNode& m) { return Text(std::string(2 * static_cast<size_t>(m.depth), ' ') + m.name); }},
+           {"name", "", [](const ModuleNode& m) { return Text(m.name); }},
+           {"class", "", [](const ModuleNode& m) { return Text(m.module_class); }},
+           {"parent", "", [](const ModuleNode& m) { return m.parent < 0 ? Null() : Int(m.parent); }},
+           {"depth", "", [](const ModuleNode& m) { return Int(m.depth); }},
+           {"calls", "calls", [](const ModuleNode& m) { return Int(static_cast<int64_t>(m.calls)); }},
+           {"host_self_us", "host self", [](const ModuleNode& m) { return Micros(m.host_self_ns); }},
+           {"host_total_us", "host total", [](const ModuleNode& m) { return Micros(m.host_total_ns); }},
+           {"device_self_us", "dev self", [](const ModuleNode& m) { return Micros(m.device_self_ns); }},
+           {"device_total_us", "dev total", [](const ModuleNode& m) { return Micros(m.device_total_ns); }}}};
+}
+
+DataTable<ModuleClassRow> ModuleClassesTable(const Analysis& a) {
+  return {"module_classes",
+          a.module_classes,
+          true,
+          {{"name", "class", [](const ModuleClassRow& c) { return Text(c.name); }},
+           {"instances", "instances", [](const ModuleClassRow& c) { return Int(static_cast<int64_t>(c.instances)); }},
+           {"calls", "calls", [](const ModuleClassRow& c) { return Int(static_cast<int64_t>(c.calls)); }},
+           {"host_self_us", "host self", [](const ModuleClassRow& c) { return Micros(c.host_self_ns); }},
+           {"host_total_us", "host total", [](const ModuleClassRow& c) { return Micros(c.host_total_ns); }},
+           {"device_self_us", "dev self", [](const ModuleClassRow& c) { return Micros(c.device_self_ns); }},
+           {"device_total_us", "dev total", [](const ModuleClassRow& c) { return Micros(c.device_total_ns); }}}};
+}
+
+DataTable<PythonFunctionRow> PythonFunctionsTable(const Analysis& a) {
+  return {"python_functions",
+          a.python_functions,
+          true,
+          {{"name", "function", [](const PythonFunctionRow& r) { return Text(r.name); }},
+           {"file", "", [](const PythonFunctionRow& r) { return Text(r.file); }},
+           {"line", "", [](const PythonFunctionRow& r) { return Int(r.line); }},
+           {"calls", "calls", [](const PythonFunctionRow& r) { return Int(static_cast<int64_t>(r.calls)); }},
+           {"host_self_us", "host self", [](const PythonFunctionRow& r) { return Micros(r.host_self_ns); }},
+           {"host_total_us", "host total", [](const PythonFunctionRow& r) { return Micros(r.host_total_ns); }},
+           {"device_total_us", "dev total", [](const PythonFunctionRow& r) { return Micros(r.device_total_ns); }}}};
 }
 
 DataTable<Recommendation> RecommendationsTable(const Analysis& a) {

@@ -13,7 +13,9 @@ DataTable<OperatorRow> OperatorsTable(const Analysis& a);
 DataTable<KernelRow> KernelsTable(const Analysis& a);
 DataTable<GpuRow> GpusTable(const Analysis& a);
 DataTable<MemoryRow> MemoryTable(const Analysis& a, int top);
-DataTable<ModuleRow> ModulesTable(const Analysis& a);
+DataTable<ModuleNode> ModulesTable(const Analysis& a);
+DataTable<ModuleClassRow> ModuleClassesTable(const Analysis& a);
+DataTable<PythonFunctionRow> PythonFunctionsTable(const Analysis& a);
 DataTable<Recommendation> RecommendationsTable(const Analysis& a);
 
 // The step breakdown's parts in the order they claim time, named once.

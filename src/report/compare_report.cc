@@ -293,8 +293,8 @@ std::string RenderCompareJson(const Comparison& c, const ReportOptions& o) {
   j.FieldMicros("interval_high_us", std::llround(c.step_significance.high));
   WriteJson(j, Parts(c), 0);
   j.Close('}');
-  WriteJson(j, Operators(c), o.top);
-  WriteJson(j, Kernels(c), o.top);
+  WriteJson(j, Operators(c), o.rows);
+  WriteJson(j, Kernels(c), o.rows);
   WriteJson(j, Devices(c), 0);
   WriteJson(j, Memory(c), 0);
   j.Key("communication");

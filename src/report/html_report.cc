@@ -202,7 +202,9 @@ std::string Overview(const Analysis& a) {
   for (const GpuRow& g : a.gpu) {
     cards += Card("GPU utilization " + g.device, Percent(g.window_kernel_ns, g.window_ns));
   }
-  for (const MemoryRow& m : a.memory) cards += Card("Peak memory " + m.device, Bytes(m.peak_bytes));
+  for (const MemoryRow& m : a.memory) {
+    if (m.peak_bytes >= kSmallMemory) cards += Card("Peak memory " + m.device, Bytes(m.peak_bytes));
+  }
   cards += Card("Events", Count(t.events));
   size_t cpu = 0, dev = 0;
   for (const LaneInfo& l : t.lanes) (l.device ? dev : cpu)++;
@@ -275,6 +277,7 @@ std::string Memory(const Analysis& a, int top) {
     out += "<h3>" + Html(m.device) + ": peak " + Html(Bytes(m.peak_bytes)) + " at +" +
            Html(FormatDuration(m.peak_ns - a.trace.start_ns)) +
            (m.from_totals ? " (Total Allocated)" : " (running sum of Bytes)") + "</h3>\n";
+    if (m.peak_bytes < kSmallMemory) continue;  // a few scalars: the heading says it all
     std::vector<AreaPoint> points;
     for (const MemoryBucket& b : m.timeline) points.push_back({b.start_ns, b.end_ns, b.max_bytes});
     out += BytesOverTime(points, a.trace.start_ns, m.peak_ns, m.peak_bytes, marks);
@@ -285,11 +288,12 @@ std::string Memory(const Analysis& a, int top) {
     }
     if (!m.top_operators.empty()) {
       out +=
-          "<div class=\"tbl\"><table><thead><tr><th>operator</th><th>allocations</th><th>bytes</th></tr></thead>"
-          "<tbody>";
+          "<div class=\"tbl\"><table><thead><tr><th>operator</th><th>live at peak</th><th>allocations</th>"
+          "<th>allocated in the trace</th></tr></thead><tbody>";
       for (size_t i = 0; i < std::min<size_t>(m.top_operators.size(), 10); ++i) {
         const MemoryOperator& op = m.top_operators[i];
         out += "<tr><td class=\"name\" title=\"" + Html(op.name) + "\">" + Html(op.name) +
+               "</td><td class=\"num\" data-v=\"" + std::to_string(op.live_bytes) + "\">" + Bytes(op.live_bytes) +
                "</td><td class=\"num\" data-v=\"" + std::to_string(op.allocations) + "\">" + Count(op.allocations) +
                "</td><td class=\"num\" data-v=\"" + std::to_string(op.bytes) + "\">" + Bytes(op.bytes) + "</td></tr>";
       }
@@ -325,7 +329,7 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   out +=
       "<nav><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a><a href=\"#operators\">Operators</a>"
       "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a><a href=\"#memory\">Memory</a>" +
-      std::string(a.modules.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
+      std::string(a.modules.empty() && a.python_functions.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
       "<a href=\"#categories\">Categories</a><a href=\"#advice\">Recommendations</a></nav>\n<main>\n";
   out += Section("overview", "Overview", Overview(a));
   out += Section("steps", a.whole_trace_step ? "Step breakdown (whole trace)" : "Step breakdown", Steps(a, o.top));
@@ -338,11 +342,18 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
                  a.kernels.empty() ? Note("(no kernels)") : HtmlTable("kernels-table", KernelsTable(a), o.top, true));
   out += Section("gpu", "GPU", Gpu(a, o.top));
   out += Section("memory", "Memory", Memory(a, o.top));
-  if (!a.modules.empty()) {
-    out += Section("modules", "Modules and Python functions",
-                   Note("Inclusive time with the backward moved under the forward op that created it; waits left "
-                        "out. Sort by device total to see where GPU time was launched.") +
-                       HtmlTable("modules-table", ModulesTable(a), o.top, true));
+  if (!a.modules.empty() || !a.python_functions.empty()) {
+    std::string body = Note(
+        "Each module instance under the instance that called it, with the backward moved under the forward op "
+        "that created it; self leaves out child modules, host time leaves out waits. Sort by a column to rank.");
+    if (!a.modules.empty()) {
+      body += HtmlTable("modules-table", ModulesTable(a), o.top, true);
+      body += "<h3>Module classes</h3>\n" + HtmlTable("module-classes-table", ModuleClassesTable(a), o.top, true);
+    }
+    if (!a.python_functions.empty()) {
+      body += "<h3>Python functions</h3>\n" + HtmlTable("python-functions-table", PythonFunctionsTable(a), o.top, true);
+    }
+    out += Section("modules", "Modules", body);
   }
   out += Section("categories", "Categories", HtmlTable("categories-table", CategoriesTable(a), o.top, true));
   out += Section("advice", "Recommendations", Advice(a));

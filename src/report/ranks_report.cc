@@ -189,18 +189,18 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
   j.Raw(Printf("%.6g", a.threshold));
   j.FieldMicros("median_step_us", a.median_step_ns);
   j.FieldMicros("median_compute_us", a.median_compute_ns);
-  WriteJson(j, RanksTable(a), o.top);
-  WriteJson(j, StragglersTable(a), o.top);
-  WriteJson(j, CollectivesTable(a), o.top);
-  WriteJson(j, AlignmentTable(a), o.top);
+  WriteJson(j, RanksTable(a), o.rows);
+  WriteJson(j, StragglersTable(a), o.rows);
+  WriteJson(j, CollectivesTable(a), o.rows);
+  WriteJson(j, AlignmentTable(a), o.rows);
   j.Close('}');
   return j.out + "\n";
 }
 
 std::string RenderRanksCsv(const RanksAnalysis& a, const ReportOptions& o) {
-  if (o.table == "ranks") return WriteCsv(RanksTable(a), o.top);
-  if (o.table == "stragglers") return WriteCsv(StragglersTable(a), o.top);
-  if (o.table == "collectives" || o.table == "step_alignment") return LongCsv(a, o.table, o.top);
+  if (o.table == "ranks") return WriteCsv(RanksTable(a), o.rows);
+  if (o.table == "stragglers") return WriteCsv(StragglersTable(a), o.rows);
+  if (o.table == "collectives" || o.table == "step_alignment") return LongCsv(a, o.table, o.rows);
   std::string names;
   for (const std::string& n : RanksCsvTables()) names += (names.empty() ? "" : ", ") + n;
   throw Error(Error::Kind::kUsage, "", -1,

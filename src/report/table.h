@@ -126,11 +126,22 @@ std::vector<std::vector<std::string>> DisplayRows(const DataTable<Row>& t, int t
   return rows;
 }
 
+// A name as people read it in a narrow column: a C++ signature without its parameter
+// list or "void ", without the at::native:: and (anonymous namespace):: every PyTorch
+// kernel repeats; "autograd::engine::evaluate_function: X" as "evaluate_function: X".
+std::string ShortName(const std::string& name);
+// Each name fitted to `width` columns so that rows stay apart: a name that fits is kept;
+// one that does not is shortened (ShortName, unless that makes two rows one) and cut at
+// its end, or, where it parts from the row most like it past the cut, cut in the middle
+// to show its start and that part. Rows that still read alike are whole, over several
+// lines (the result's lines per name).
+std::vector<std::vector<std::string>> DistinctNames(const std::vector<std::string>& names, size_t width);
+
 // Aligned within kWidth columns: the first column is the flexible (name) one and is
-// cut to fit; the others are right-aligned.
+// fitted with DistinctNames; the others are right-aligned.
 std::string AlignedText(const std::vector<std::vector<std::string>>& rows, size_t indent = 0);
-// A GitHub markdown table; cells have | escaped and are cut to keep lines short.
-std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows, size_t max_cell = 60);
+// A GitHub markdown table; cells have | escaped and are never cut.
+std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows);
 
 template <typename Row>
 std::string WriteText(const DataTable<Row>& t, int top, size_t indent = 0) {

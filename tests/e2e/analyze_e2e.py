@@ -29,8 +29,9 @@ from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from convert_e2e import RawText  # noqa: E402
-from e2e_common import Tally, ns, python_ends, read_events  # noqa: E402
+from e2e_common import Tally, as_text, ns, python_ends, read_events  # noqa: E402
 
+DEVICE = {'kernel', 'gpu_memcpy', 'memcpy', 'gpu_memset', 'memset', 'mtia_ccp_events'}
 STEP_PARTS = ['kernel_us', 'memcpy_us', 'memset_us', 'communication_us', 'runtime_us', 'dataloader_us',
               'cpu_exec_us', 'other_us']
 
@@ -108,28 +109,149 @@ def keyavg_problems(name, trace, j, keyavg_path):
     return problems
 
 
+def focus_totals(out, focus):
+    """work and gpu summed over the samples go tool pprof -focus selects (None: no such column)."""
+    g = subprocess.run(['go', 'tool', 'pprof', '-raw', '-focus=' + focus, out], capture_output=True, text=True)
+    raw = RawText(g.stdout)
+    return {c: (sum(raw.value(smp, c) for smp in raw.samples) if c in raw.types else None) for c in ('work', 'gpu')}
+
+
 def module_problems(binary, trace, j):
-    """The module view is convert's default stacks summed: each row's host total (work)
-    and device total (gpu) equal what go tool pprof -focus selects in the profile."""
+    """The module view is convert's default stacks summed: an instance's host total (work)
+    and device total (gpu) are what go tool pprof -focus on its frame selects, a class's
+    what -focus on its instances' frames selects; an instance's own time is its total less
+    its child instances' totals; the call spine (_call_impl, forward, wrappers) is no module."""
     problems = []
+    tree = j['modules']
+    names = collections.Counter(m['name'] for m in tree)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, 'p.pb.gz')
         subprocess.run([binary, 'convert', trace, out], capture_output=True)
-        rows = [m for m in j['modules'] if m['kind'] != 'module class'][:4]
-        rows += [m for m in j['modules'] if m['kind'] == 'module class'][:2]
-        for m in rows:
-            if m['kind'] == 'module class':
-                focus = '^nn\\.Module: ' + re.escape(m['name']) + '_[0-9]+$'
-            else:
-                focus = '^' + re.escape(m['name']) + '$'
-            g = subprocess.run(['go', 'tool', 'pprof', '-raw', '-focus=' + focus, out], capture_output=True, text=True)
-            raw = RawText(g.stdout)
+        for m in [m for m in tree if names[m['name']] == 1][:4]:
+            got = focus_totals(out, '^nn\\.Module: ' + re.escape(m['name']) + '$')
             for key, column in (('host_total_us', 'work'), ('device_total_us', 'gpu')):
-                if column not in raw.types:
-                    continue
-                got = sum(raw.value(smp, column) for smp in raw.samples)
-                if got != ns(m[key]):
-                    problems.append(f'module {m["name"]!r}: {key} {m[key]}, pprof -focus gives {got} ns')
+                if got[column] is not None and got[column] != ns(m[key]):
+                    problems.append(f'module {m["name"]!r}: {key} {m[key]}, pprof -focus gives {got[column]} ns')
+        for c in j['module_classes'][:2]:
+            got = focus_totals(out, '^nn\\.Module: ' + re.escape(c['name']) + '_[0-9]+$')
+            for key, column in (('host_total_us', 'work'), ('device_total_us', 'gpu')):
+                if got[column] is not None and got[column] != ns(c[key]):
+                    problems.append(f'class {c["name"]!r}: {key} {c[key]}, pprof -focus gives {got[column]} ns')
+    for i, m in enumerate(tree):
+        if m['parent'] is not None and (m['parent'] >= i or tree[m['parent']]['depth'] != m['depth'] - 1):
+            problems.append(f'module {m["name"]!r}: parent {m["parent"]} is not the row above it a level up')
+        kids = [k for k in tree if k['parent'] == i]
+        if any(k['name'] == m['name'] for k in kids):
+            continue  # an instance inside itself: its totals count once
+        for own, total in (('host_self_us', 'host_total_us'), ('device_self_us', 'device_total_us')):
+            want = Decimal(m[total]) - sum(Decimal(k[total]) for k in kids)
+            if Decimal(m[own]) != want:
+                problems.append(f'module {m["name"]!r}: {own} {m[own]}, total less children {want}')
+                break
+    spine = [m['name'] for m in tree if not re.match(r'^[A-Za-z_][\w.]*$', m['name'])]
+    if spine:
+        problems.append(f'module rows that are no nn.Module instance: {spine[:3]}')
+    return problems
+
+
+def lane_problems(trace, j, binary):
+    """Lanes as the trace text has them: a device stream's busy time is the union of its
+    kernels, memcpys and memsets (no annotation idle), and equals the GPU table's busy on a
+    one-stream device; a CPU thread's work is convert's work on that thread."""
+    problems = []
+    spans = collections.defaultdict(list)
+    device_lanes = set()
+    for e in read_events(trace):
+        if not isinstance(e, dict) or e.get('ph') != 'X' or 'ts' not in e or e.get('dur') is None:
+            continue
+        cat = str(e.get('cat') or '').lower()
+        lane = (as_text(e.get('pid')), as_text(e.get('tid')))
+        if cat in DEVICE | {'gpu_user_annotation'}:
+            device_lanes.add(lane)
+        if cat in DEVICE and ns(e['dur']) > 0:
+            spans[lane].append((ns(e['ts']), ns(e['ts']) + ns(e['dur'])))
+    lanes = {(l['pid'], l['tid']): l for l in j['trace']['lanes']}
+    for lane in device_lanes:
+        got = lanes.get(lane)
+        want = union(spans[lane])
+        if got is None or got['kind'] != 'device' or ns(got['busy_us']) != want or got['work_us'] is not None:
+            problems.append(f'device lane {lane}: {got and (got["kind"], got["busy_us"], got["work_us"])}, '
+                            f'want busy {want} ns of device work and no work')
+    streams = collections.Counter(l['kind'] for l in j['trace']['lanes'])
+    if len(j['gpu']) == 1 and j['gpu'][0]['streams'] == 1:
+        stream = [l for l in j['trace']['lanes'] if l['kind'] == 'device' and ns(l['busy_us'])]
+        if len(stream) == 1 and stream[0]['busy_us'] != j['gpu'][0]['busy_us']:
+            problems.append(f'stream busy {stream[0]["busy_us"]} != GPU busy {j["gpu"][0]["busy_us"]}')
+    if streams['device'] == 0 and j['gpu']:
+        problems.append('a GPU table without device lanes')
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, 'p.pb.gz')
+        subprocess.run([binary, 'convert', trace, out], capture_output=True)
+        raw = RawText(subprocess.run(['go', 'tool', 'pprof', '-raw', out], capture_output=True, text=True).stdout)
+        work = collections.Counter()
+        for smp in raw.samples:
+            work[(smp['labels'].get('pid'), smp['labels'].get('tid'))] += raw.value(smp, 'work')
+        for lane, l in lanes.items():
+            if l['kind'] == 'cpu' and ns(l['work_us']) != work[lane]:
+                problems.append(f'lane {lane}: work {l["work_us"]}, convert\'s work {work[lane]} ns')
+    return problems
+
+
+def union(spans):
+    total, end = 0, None
+    for s, t in sorted(spans):
+        if end is None or s > end:
+            total += t - s
+            end = t
+        elif t > end:
+            total += t - end
+            end = t
+    return total
+
+
+def covered_problems(trace, j):
+    """Each category's covered time is the union of its events per lane, summed over lanes."""
+    spans = collections.defaultdict(list)
+    evs = [e for e in read_events(trace) if isinstance(e, dict)]
+    py_end = python_ends(evs)
+    open_b = collections.defaultdict(list)
+    for k, e in enumerate(evs):
+        cat = e.get('cat', '') if isinstance(e.get('cat', ''), str) else ''
+        lane = (as_text(e.get('pid')), as_text(e.get('tid')))
+        if e.get('ph') == 'B' and 'ts' in e:
+            open_b[lane].append((ns(e['ts']), cat))
+            continue
+        if e.get('ph') == 'E' and 'ts' in e and open_b[lane]:
+            start, cat = open_b[lane].pop()
+            if ns(e['ts']) > start:
+                spans[(cat,) + lane].append((start, ns(e['ts'])))
+            continue
+        if e.get('ph') != 'X' or 'ts' not in e or e.get('dur') is None or ns(e['dur']) <= 0:
+            continue
+        if cat.lower() == 'trace':
+            continue
+        start, end = ns(e['ts']), py_end.get(k, ns(e['ts']) + ns(e['dur']))
+        if end is None or end <= start:
+            continue
+        spans[(cat,) + lane].append((start, end))
+    covered = collections.Counter()
+    for (cat, _, _), sp in spans.items():
+        covered[cat] += union(sp)
+    problems = []
+    for c in j['categories']:
+        if ns(c['covered_us']) != covered[c['category']]:
+            problems.append(f'category {c["category"]!r}: covered {c["covered_us"]}, trace {covered[c["category"]]} ns')
+    return problems
+
+
+def complete_problems(j):
+    """Without -top, JSON keeps every row of every list and says how many there are."""
+    problems = [f'{key}: {len(j[key])} rows, counts says {n}' for key, n in j['counts'].items() if len(j[key]) != n]
+    if j['steps']:
+        avg = j['step_average']
+        mean = sum(Decimal(s['total_us']) for s in j['steps']) / len(j['steps'])
+        if avg['steps'] != len(j['steps']) or abs(Decimal(avg['total_us']) - mean) > Decimal('0.001'):
+            problems.append(f'step_average {avg["total_us"]} over {avg["steps"]}, mean of the steps {mean}')
     return problems
 
 
@@ -161,10 +283,13 @@ class Checks(Tally):
 
     def check(self, trace):
         problems = []
-        r = self.run('--format', 'json', '-top', '0', trace)
+        r = self.run('--format', 'json', trace)  # no -top: every row
         if r.returncode != 0:
             return self.report(trace, [f'exit {r.returncode}: {r.stderr.strip()}'])
         j = json.loads(r.stdout, parse_float=Decimal)
+        problems += complete_problems(j)
+        problems += covered_problems(trace, j)
+        problems += lane_problems(trace, j, self.binary)
         for key in ('trace', 'categories', 'steps', 'operators', 'kernels', 'gpu', 'memory', 'recommendations'):
             if key not in j:
                 problems.append(f'no {key}')
@@ -200,7 +325,7 @@ class Checks(Tally):
         if wide:
             problems.append(f'{len(wide)} text lines over 120 columns: {wide[0][:60]}...')
 
-        c = self.run('--format', 'csv', '--table', 'steps', '-top', '0', trace)
+        c = self.run('--format', 'csv', '--table', 'steps', trace)
         rows = list(csv.DictReader(io.StringIO(c.stdout)))
         if c.returncode != 0 or len(rows) != len(j['steps']) or any(
                 Decimal(row['total_us']) != Decimal(s['total_us']) for row, s in zip(rows, j['steps'])):

@@ -95,6 +95,9 @@ class Model:
                 if ns(e['ts']) > s:
                     per_lane[lane].append((s, ns(e['ts']), o, n))
         self.busy, self.calls, self.partial, self.straddling = {}, {}, {}, {}
+        # Device lanes: those with device work or device annotations (gpu_user_annotation).
+        self.device_lanes = {(as_text(e.get('pid')), as_text(e.get('tid'))) for e in evs
+                             if e.get('ph') == 'X' and str(e.get('cat', '')).lower() in DEVICE | {'gpu_user_annotation'}}
         # Device work: total, per (device, stream), and per (launching call, device event)
         # where a non-device event has the same correlation.
         self.gpu_total, self.gpu_by_stream, self.gpu_by_launch = 0, collections.Counter(), collections.Counter()
@@ -377,12 +380,16 @@ class Checks(Tally):
         return raw
 
     def check_default(self, trace, model):
+        """The default profile keeps every lane's wall and calls; its work (the default
+        sample type) is wall less the README's waits on CPU threads, and nothing on device
+        lanes (their time is gpu): never the idle time inside a device annotation."""
         out = os.path.join(self.tmp, os.path.basename(trace) + '.default.pb.gz')
         r = self.convert(['convert', trace, out])
         if r.returncode != 0:
             return [f'default: exit {r.returncode}']
         raw, problems = Raw(out), []
         wall, calls, work = collections.Counter(), collections.Counter(), collections.Counter()
+        bad_sample = None
         for smp in raw.samples:
             lane = (smp['labels'].get('pid'), smp['labels'].get('tid'))
             w, k = raw.value(smp, 'wall'), raw.value(smp, 'work')
@@ -390,14 +397,19 @@ class Checks(Tally):
             calls[lane] += raw.value(smp, 'calls')
             work[lane] += k
             leaf = self.system_name(raw.locations[smp['stack'][0]]) if smp['stack'] else ''
-            if k != (0 if is_wait(leaf) else w):
-                problems.append(f'default: work {k} of a sample with wall {w} and leaf {leaf!r}')
-                break
+            want = 0 if lane in model.device_lanes or is_wait(leaf) else w
+            if k != want and bad_sample is None:
+                bad_sample = f'default: work {k} of a sample with wall {w} and leaf {leaf!r} on lane {lane}'
+        if bad_sample:
+            problems.append(bad_sample)
         for lane in set(model.busy) | set(wall):
             if (wall[lane], calls[lane]) != (model.busy.get(lane, 0), model.calls.get(lane, 0)):
                 problems.append(f'default: lane {lane}: wall {wall[lane]} calls {calls[lane]}, '
                                 f'want {model.busy.get(lane, 0)} {model.calls.get(lane, 0)}')
-            if lane in model.lane_flat:
+            if lane in model.device_lanes:
+                if work[lane]:
+                    problems.append(f'default: device lane {lane}: work {work[lane]}, want 0')
+            elif lane in model.lane_flat:
                 waits = sum(v for name, v in model.lane_flat[lane].items() if is_wait(name))
                 if work[lane] != model.busy[lane] - waits:
                     problems.append(f'default: lane {lane}: work {work[lane]}, busy less waits {model.busy[lane] - waits}')

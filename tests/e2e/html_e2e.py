@@ -188,7 +188,8 @@ class Checks(Tally):
                 problems.append(f'filter count: {dom.body.get("data-filtered-count")!r}')
             if dom.body.get('data-shown-all') != str(len(matching)):
                 problems.append(f'show all: {dom.body.get("data-shown-all")} rows, {len(matching)} match')
-        charts = 1 + (1 if report['gpu'] else 0) + len(report['memory'])
+        # A chart per device whose memory peak is 1 MiB or more; a few CPU scalars get a heading.
+        charts = 1 + (1 if report['gpu'] else 0) + sum(1 for m in report['memory'] if m['peak_bytes'] >= 1 << 20)
         if dom.charts != charts:
             problems.append(f'{dom.charts} charts, want {charts}')
         for m in report['memory']:

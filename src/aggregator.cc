@@ -260,29 +260,6 @@ std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks
 // A step's number, or -1 for none.
 int64_t Number(const Step* step) { return step ? step->number : -1; }
 
-// The step of a device piece before the segment: that of the launch of its work, or
-// else its parent's. Every piece on the way up is remembered in `known`, so that a
-// segment walks each ancestor once however many of its pieces hang under it.
-int64_t DeviceStep(const FoldInput& in, const LaneStacks& ls, uint32_t piece,
-                   std::unordered_map<uint32_t, int64_t>& known) {
-  std::vector<uint32_t> path;
-  int64_t step = -1;
-  for (int64_t q = piece; q >= 0; q = ls.pieces[static_cast<size_t>(q)].parent) {
-    auto it = known.find(static_cast<uint32_t>(q));
-    if (it != known.end()) {
-      step = it->second;
-      break;
-    }
-    path.push_back(static_cast<uint32_t>(q));
-    if (const Launch* l = in.m.LaunchOf(ls.pieces[static_cast<size_t>(q)].interval)) {
-      step = Number(in.m.StepOf(*l));
-      break;
-    }
-  }
-  for (uint32_t q : path) known.emplace(q, step);
-  return step;
-}
-
 // A segment's tree, its samples (by node and step) and where its launchers are; the node
 // of each of its pieces goes to node_of_piece[piece - begin].
 void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
@@ -294,10 +271,7 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
   // use the map.
   std::vector<uint32_t> first_step_sample;
   FrameKeys frame_key(in.t.strings);
-  std::vector<int64_t> steps;                           // the segment's steps, for the samples' keys
-  std::vector<int64_t> step_of_piece;                   // device lanes': their pieces' steps, for their children
-  std::unordered_map<uint32_t, int64_t> earlier_steps;  // and those of pieces before the segment
-  if (device_lane) step_of_piece.resize(s.end - s.begin);
+  std::vector<int64_t> steps;                     // the segment's steps, for the samples' keys
   const std::vector<uint32_t>* stacks = nullptr;  // the forward stacks, at the first backward root
   auto add_node = [&](FlatIndexMap& map, uint64_t key, LocalNode n) {
     auto [node, inserted] = map.Emplace(key, static_cast<uint32_t>(s.nodes.size()));
@@ -326,18 +300,12 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
     }
     node_of_piece[i - s.begin] = node;
     // Host pieces lie in one step window (BuildLanes cut them at the steps' bounds);
-    // device pieces take the step their work was launched in.
+    // device pieces take the model's step of their event.
     int64_t step = -1;
-    if (!in.step_labels) {
-    } else if (!device_lane) {
-      step = Number(in.m.StepAt(ls.lane, pc.start_ns));
-    } else if (const Launch* l = in.m.LaunchOf(pc.interval)) {
-      step = Number(in.m.StepOf(*l));
-    } else if (pc.parent >= 0) {
-      uint32_t q = static_cast<uint32_t>(pc.parent);
-      step = q >= s.begin ? step_of_piece[q - s.begin] : DeviceStep(in, ls, q, earlier_steps);
+    if (in.step_labels) {
+      step = device_lane ? Number(in.m.DeviceStepOf(pc.interval, in.t.intervals[pc.interval]))
+                         : Number(in.m.StepAt(ls.lane, pc.start_ns));
     }
-    if (device_lane) step_of_piece[i - s.begin] = step;
     s.first = std::min(s.first, pc.start_ns);
     s.last = std::max(s.last, pc.end_ns);
     if (pc.first) {
@@ -502,7 +470,7 @@ std::vector<std::vector<uint32_t>> ResolveNodes(const Folds& folds, std::vector<
 // would add them. Returns whether there was any.
 bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& options, bool step_labels,
                    const std::function<const Place&(const Launch&)>& place_of, ProfileBuilder& b) {
-  auto step_of = [&](const Launch& l) -> int64_t { return step_labels ? Number(m.StepOf(l)) : -1; };
+  auto step_of = [&](uint32_t e) -> int64_t { return step_labels ? Number(m.DeviceStepOf(e, t.intervals[e])) : -1; };
   struct DeviceSum {
     uint32_t interval;  // the first
     const Launch* launch;
@@ -529,10 +497,10 @@ bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& 
       while (launch != m.launches.end() && launch->device_event < i) ++launch;
       const Launch* l = launch != m.launches.end() && launch->device_event == i ? &*launch : nullptr;
       uint32_t node = kNone, lane = kNone;
-      int64_t step = -1;
+      const int64_t step = step_of(i);
       if (l) {
         const Place& at = place_of(*l);
-        node = at.node, lane = at.lane, step = step_of(*l);
+        node = at.node, lane = at.lane;
       }
       const uint32_t fresh = static_cast<uint32_t>(sums.size());
       auto [k, inserted] = sites.Emplace(uint64_t{node} << 32 | frame_key(d.name), fresh);
@@ -558,12 +526,12 @@ bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& 
       const Interval& d = t.intervals[sum.interval];
       if (const Launch* l = sum.launch) {
         const Place& at = place_of(*l);
-        b.Add(b.Node(at.node, b.Frame(d.name)), b.Labels(at.lane, step_of(*l), d.lane), kGpu, sum.ns);
+        b.Add(b.Node(at.node, b.Frame(d.name)), b.Labels(at.lane, sum.step, d.lane), kGpu, sum.ns);
       } else {
         const LaneRole& dl = m.lanes[d.lane];
         std::string where = (dl.device_name.empty() ? "device " + t.lanes[d.lane].pid : dl.device_name) + " stream " +
                             t.lanes[d.lane].tid + " (no launch found)";
-        b.Add(b.Node(b.Node(0, b.FrameFor(where)), b.Frame(d.name)), b.Labels(d.lane, -1, d.lane), kGpu, sum.ns);
+        b.Add(b.Node(b.Node(0, b.FrameFor(where)), b.Frame(d.name)), b.Labels(d.lane, sum.step, d.lane), kGpu, sum.ns);
       }
     }
   }
@@ -827,14 +795,18 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   p.default_sample_type = "work";
   p.period_type = {"wall", "nanoseconds"};
   p.period = 1;
+  // The inputs' file names, not their paths: a profile is shared, and pprof prints its
+  // comments at the top of every view.
+  auto base = [](const std::string& path) {
+    return path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  };
   if (!s.inputs.empty()) {
-    const std::string& first = s.inputs[0].file;
-    p.source_file = first.substr(first.find_last_of('/') == std::string::npos ? 0 : first.find_last_of('/') + 1);
+    p.source_file = base(s.inputs[0].file);
     if (s.inputs.size() > 1) p.source_file += " and " + std::to_string(s.inputs.size() - 1) + " more";
   }
   for (size_t i = 0; i < s.inputs.size(); ++i) {
     std::string who = s.options.rank_labels ? " (rank " + std::to_string(ranks[i]) + ")" : "";
-    p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + s.inputs[i].file + who);
+    p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + base(s.inputs[i].file) + who);
     p.comments.push_back(std::move(s.inputs[i].summary));
     p.comments.push_back(std::move(s.inputs[i].skipped));
     for (std::string& note : s.inputs[i].notes) p.comments.push_back(std::move(note));

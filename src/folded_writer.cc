@@ -34,6 +34,10 @@ std::string RootOf(const std::vector<Label>& labels, FoldedRoot root) {
   if (root == FoldedRoot::kNone) return "";
   std::string out;
   if (const Label* rank = Find(labels, "rank")) out = "rank " + Text(*rank) + ";";
+  if (root == FoldedRoot::kDevice) {
+    if (const Label* device = Find(labels, "device")) return out + Clean(Text(*device)) + ";";
+    root = FoldedRoot::kThread;
+  }
   if (root == FoldedRoot::kThread) {
     const Label* tid = Find(labels, "tid");
     const Label* name = Find(labels, "thread");
@@ -63,6 +67,7 @@ size_t SampleTypeIndex(const Profile& p, const std::string& name) {
 
 std::string WriteFolded(const Profile& p, const std::string& sample_type, FoldedRoot root) {
   const size_t index = SampleTypeIndex(p, sample_type);
+  if (root == FoldedRoot::kAuto) root = p.sample_types[index].type == "gpu" ? FoldedRoot::kDevice : FoldedRoot::kThread;
   // Each node's path once, built from its parent's: the tree is shared by all samples.
   std::vector<std::string> path(p.tree.size());
   std::vector<bool> built(p.tree.size(), false);

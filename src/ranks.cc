@@ -90,7 +90,7 @@ std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced
   std::set<int64_t> seen;
   bool usable = true;
   for (int64_t rank : given) usable &= rank >= 0 && seen.insert(rank).second;
-  *replaced = !usable && !seen.empty();
+  *replaced = !usable && given.size() > 1;
   if (!usable) {
     for (size_t i = 0; i < given.size(); ++i) given[i] = static_cast<int64_t>(i);
   }

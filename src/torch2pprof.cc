@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "parallel_for.h"
@@ -90,6 +91,25 @@ uint64_t InputBytes(const std::vector<std::string>& inputs) {
 const char kRanksArePositions[] =
     "warning: distributedInfo.rank is missing or repeated; ranks are the inputs' positions";
 
+// The traces of several ranks are different files: one given twice (by another name too:
+// a link, ./x) would be a rank of its own, a copy that hides the others' differences.
+void CheckDistinctInputs(const std::vector<std::string>& inputs) {
+  std::map<std::pair<dev_t, ino_t>, size_t> seen;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    struct stat st;
+    if (inputs[i] == "-" && inputs.size() > 1) {
+      throw Error(Error::Kind::kUsage, "", -1, "standard input ('-') can be one trace of one, not of several");
+    }
+    if (::stat(inputs[i].c_str(), &st) != 0) continue;  // the load names a missing file
+    auto [it, added] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), i);
+    if (!added) {
+      throw Error(Error::Kind::kUsage, inputs[i], -1,
+                  "the same trace is given twice (inputs " + std::to_string(it->second + 1) + " and " +
+                      std::to_string(i + 1) + "); each rank is one file");
+    }
+  }
+}
+
 // Sets the progress's total from the inputs, and returns the counter the loads add to.
 std::atomic<uint64_t>* TrackProgress(Progress* progress, const std::vector<std::string>& inputs) {
   if (!progress) return nullptr;
@@ -158,7 +178,19 @@ OutputFormat FormatForPath(const std::string& path) {
   };
   if (ends(".folded")) return OutputFormat::kFolded;
   if (ends(".prof") || ends(".pstats")) return OutputFormat::kPstats;
-  return OutputFormat::kPprof;
+  if (ends(".pb.gz") || ends(".pb") || ends(".pprof") || ends(".pprof.gz") || ends(".gz")) return OutputFormat::kPprof;
+  // Standard output, a device or a pipe, and a name without an extension: pprof.
+  struct stat st;
+  const std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (path == "-" || base.find('.') == std::string::npos ||
+      (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+    return OutputFormat::kPprof;
+  }
+  // out.json or out.svg would silently get a gzipped profile under a name that says otherwise.
+  throw Error(Error::Kind::kUsage, "", -1,
+              "the output name " + path +
+                  " says no format this writes: name it .pb.gz (pprof), .folded (folded stacks) or .prof/.pstats "
+                  "(pstats), or give --format pprof|folded|pstats");
 }
 
 int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
@@ -169,6 +201,7 @@ ConvertResult Convert(const ConvertOptions& options) {
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   const bool merged = options.inputs.size() > 1;
+  if (merged) CheckDistinctInputs(options.inputs);
   AggregateOptions aggregate;
   aggregate.thread_stacks = options.thread_stacks;
   aggregate.rank_labels = merged;
@@ -228,6 +261,7 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
   Stages stages(&result.stages, options.progress);
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
+  CheckDistinctInputs(options.inputs);
   std::vector<LoadOptions> loads;
   for (const std::string& input : options.inputs) {
     loads.push_back(LoadOptions{input, 1, /*details=*/true, options.strict, options.allow_truncated, bytes_read});

@@ -6,6 +6,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <unordered_map>
 
 #include "parallel_for.h"
@@ -184,6 +185,27 @@ void FindSteps(const Trace& t, TraceModel& m) {
     p.max_end.push_back(std::max(p.max_end.empty() ? INT64_MIN : p.max_end.back(), m.steps[k].end_ns));
     p.steps.push_back(k);
   }
+}
+
+// The device-side copies of host steps: a device annotation named ProfilerStep#N whose
+// launch (its host twin, by External id) is a step event.
+std::vector<DeviceStepSpan> FindDeviceSteps(const Trace& t, const TraceModel& m) {
+  std::vector<uint32_t> order(m.steps.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return m.steps[a].event < m.steps[b].event; });
+  std::vector<DeviceStepSpan> out;
+  for (const Launch& l : m.launches) {
+    const Interval& iv = EventAt(t, l.device_event);
+    if (m.RoleOf(iv) != Role::kDeviceAnnotation || !m.Has(iv, kStepName) || l.host_event == Launch::kNoEvent) continue;
+    auto it = std::lower_bound(order.begin(), order.end(), l.host_event,
+                               [&](uint32_t k, uint32_t e) { return m.steps[k].event < e; });
+    if (it == order.end() || m.steps[*it].event != l.host_event) continue;
+    out.push_back(DeviceStepSpan{iv.lane, iv.start_ns, iv.end_ns, *it});
+  }
+  std::sort(out.begin(), out.end(), [](const DeviceStepSpan& a, const DeviceStepSpan& b) {
+    return a.lane != b.lane ? a.lane < b.lane : a.start_ns < b.start_ns;
+  });
+  return out;
 }
 
 // Launches: by correlation (runtime call and device work), by External id (a device
@@ -512,6 +534,18 @@ const Launch* TraceModel::LaunchOf(uint32_t e) const {
   return it != launches.end() && it->device_event == e ? &*it : nullptr;
 }
 
+const Step* TraceModel::DeviceStepOf(uint32_t e, const Interval& iv) const {
+  if (const Launch* l = LaunchOf(e)) return StepOf(*l);
+  // The span that started last at or before it on its lane (spans of one stream do not nest).
+  auto it = std::upper_bound(device_steps.begin(), device_steps.end(), std::make_pair(iv.lane, iv.start_ns),
+                             [](const std::pair<uint32_t, int64_t>& x, const DeviceStepSpan& s) {
+                               return x.first != s.lane ? x.first < s.lane : x.second < s.start_ns;
+                             });
+  if (it == device_steps.begin()) return nullptr;
+  --it;
+  return it->lane == iv.lane && it->end_ns > iv.start_ns ? &steps[it->step] : nullptr;
+}
+
 std::vector<std::vector<int64_t>> TraceModel::StepBoundaries() const {
   std::vector<std::vector<int64_t>> by_process(process_steps.size());
   for (size_t p = 0; p < process_steps.size(); ++p) {
@@ -540,6 +574,7 @@ TraceModel BuildModel(const Trace& trace, int threads) {
   m.backward = backward.get();
   m.launches = std::move(launches);
   m.memory = std::move(memory);
+  m.device_steps = FindDeviceSteps(trace, m);
   return m;
 }
 

@@ -7,6 +7,7 @@
 #include "profile_builder.h"
 
 #include "test_util.h"
+#include "torch2pprof/analyzer.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/trace_loader.h"
 
@@ -568,6 +569,59 @@ TEST(AggregatorFold, TheProfileNeverDependsOnSegmentsOrThreads) {
         }
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// The step of device work is decided once (TraceModel::DeviceStepOf): a kernel without a
+// correlation inside the stream's copy of ProfilerStep#1 is in step 1 for its wall sample
+// on the stream, its gpu sample, and analyze's (so compare's) per-step kernel times.
+TEST(AggregatorSteps, DeviceWorkWithoutALaunchTakesTheStepItsStreamSpanHolds) {
+  const std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100, "args": {"External id": 1}},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 100, "args": {"External id": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 5, "args": {"correlation": 7}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110, "dur": 5, "args": {"correlation": 8}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7, "ts": 20, "dur": 60, "args": {"External id": 1}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 20, "dur": 10, "args": {"correlation": 7, "device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 40, "dur": 10, "args": {"device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 90, "dur": 4, "args": {"device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 120, "dur": 10, "args": {"correlation": 8, "device": 0}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 120, "dur": 5, "args": {"correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 140, "dur": 10, "args": {"correlation": 9, "device": 0}}]})";
+  Trace trace = testing::LoadText(json);
+  TraceModel m = BuildModel(trace);
+  auto step_of = [&](int64_t start_us) -> int64_t {
+    for (uint32_t i = 0; i < trace.intervals.size(); ++i) {
+      const Interval& iv = trace.intervals[i];
+      if (iv.start_ns == start_us * 1000 && m.RoleOf(iv) == Role::kKernel) {
+        const Step* s = m.DeviceStepOf(i, iv);
+        return s ? s->number : -1;
+      }
+    }
+    return -2;
+  };
+  EXPECT_EQ(step_of(20), 1);   // launched in step 1
+  EXPECT_EQ(step_of(40), 1);   // no launch, inside the stream's ProfilerStep#1
+  EXPECT_EQ(step_of(90), -1);  // no launch, after it
+  EXPECT_EQ(step_of(120), 2);  // launched in step 2
+  testing::Decoded d = testing::ConvertText(json);
+  EXPECT_EQ(d.stacks.at("pid=0,step=1,tid=7|ProfilerStep;k2"), (std::vector<int64_t>{1, 10000, 0, 0}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=0,step=1,stream=7,tid=7|cuda:0 stream 7 (no launch found);k2"),
+            (std::vector<int64_t>{0, 0, 0, 10000}));
+  EXPECT_EQ(d.stacks.at("device=cuda:0,pid=0,stream=7,tid=7|cuda:0 stream 7 (no launch found);k2"),
+            (std::vector<int64_t>{0, 0, 0, 4000}));
+  AnalysisOptions per_step;
+  per_step.per_step = true;
+  Analysis a = Analyze(trace, m, per_step);
+  for (const KernelRow& k : a.kernels) {
+    const int64_t second = k.name == "k2" ? 0 : 10000;
+    EXPECT_EQ(k.step_total_ns, (std::vector<int64_t>{k.name == "k3" ? 0 : 10000, second})) << k.name;
   }
 }
 

@@ -56,6 +56,23 @@ TEST(FoldedWriter, TheChosenSampleTypeAndRoot) {
             "rank 3;main;leaf 9\n");
 }
 
+TEST(FoldedWriter, DeviceTimeIsRootedAtItsDeviceSoThreadsDoNotSplitALayer) {
+  // The forward's kernel was launched by thread 7, its backward's by the autograd thread 9:
+  // by thread they would be two towers; by device, one.
+  Profile p;
+  p.sample_types = {{"wall", "nanoseconds"}, {"gpu", "nanoseconds"}};
+  p.default_sample_type = "wall";
+  p.frames = {{"layer", "layer", "layer", "", 0}, {"[backward] MmBackward0", "", "", "", 0}, {"k", "k", "k", "", 0}};
+  p.tree = {{0, 0}, {0, 0}, {1, 2}, {1, 1}, {3, 2}};
+  p.label_sets = {
+      {Num("tid", 7), Text("device", "cuda:0")}, {Num("tid", 9), Text("device", "cuda:0")}, {Num("tid", 7)}};
+  p.samples = {{2, 0, {0, 10}}, {4, 1, {0, 20}}, {1, 2, {5, 0}}};
+  EXPECT_EQ(WriteFolded(p, "gpu"), "cuda:0;layer;[backward] MmBackward0;k 20\ncuda:0;layer;k 10\n");
+  EXPECT_EQ(WriteFolded(p, "gpu", FoldedRoot::kThread), "tid 7;layer;k 10\ntid 9;layer;[backward] MmBackward0;k 20\n");
+  EXPECT_EQ(WriteFolded(p, "wall"), "tid 7;layer 5\n");                       // host time: by thread
+  EXPECT_EQ(WriteFolded(p, "wall", FoldedRoot::kDevice), "tid 7;layer 5\n");  // no device: its thread
+}
+
 TEST(FoldedWriter, IdenticalStacksOfOneRootAddUp) {
   Profile p = Small();
   p.label_sets[1] = p.label_sets[0];  // tid 8's samples now belong to thread 7

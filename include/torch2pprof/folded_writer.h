@@ -10,8 +10,12 @@ namespace torch2pprof {
 
 // What stands first in each stack as a root frame, so that flame graphs separate them.
 enum class FoldedRoot {
+  kAuto,    // kDevice for device time (gpu), else kThread
   kThread,  // the sample's thread label ("thread 439 (python3)", "stream 7"), else "tid N";
             // device work: its launching thread
+  kDevice,  // the device the work ran on ("cuda:0"); samples without one: their thread. A
+            // layer's forward and backward launch on different threads but run on one device,
+            // so device time keeps the two together under the layer
   kRank,    // "rank N" (convert -o); samples without a rank label get none
   kNone,
 };
@@ -21,7 +25,7 @@ enum class FoldedRoot {
 // p.sample_types; "" the profile's default) over the samples with that stack, in that
 // type's unit; lines with 0 are left out, and lines are sorted bytewise.
 // Throws Error (kind kUsage) for an unknown sample type.
-std::string WriteFolded(const Profile& p, const std::string& sample_type = "", FoldedRoot root = FoldedRoot::kThread);
+std::string WriteFolded(const Profile& p, const std::string& sample_type = "", FoldedRoot root = FoldedRoot::kAuto);
 
 // The index in p.sample_types of `name` ("" the default); throws Error (kind kUsage)
 // naming the profile's types when it has no such type.

@@ -45,7 +45,8 @@ enum class OutputFormat {
   kPstats,  // Python's pstats (pstats_writer.h)
 };
 // The format an output file's name asks for: ".folded" folded stacks, ".prof" and
-// ".pstats" pstats, else pprof.
+// ".pstats" pstats, ".pb.gz", ".pb", ".pprof", ".gz" pprof; "-", a device or a pipe, or a
+// name without an extension, pprof. Throws Error (kind kUsage) for any other extension.
 OutputFormat FormatForPath(const std::string& path);
 
 struct ConvertOptions {
@@ -59,7 +60,7 @@ struct ConvertOptions {
   uint32_t max_depth = 2048;  // frames per stack; deeper ones fold into one (AggregateOptions)
   OutputFormat format = OutputFormat::kPprof;
   std::string sample_type;  // the value written: kFolded "" the profile's default, kPstats "" wall
-  FoldedRoot folded_root = FoldedRoot::kThread;
+  FoldedRoot folded_root = FoldedRoot::kAuto;
   Progress* progress = nullptr;  // where given, kept up to date
   // SIGINT or SIGTERM while the output is written removes the partial file, then the
   // process dies of the signal as it would have. Off: a library installs no handlers.

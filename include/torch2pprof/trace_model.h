@@ -76,14 +76,24 @@ struct MemoryTimeline {
   int64_t before_trace_bytes = 0;
 };
 
+// A step written again on a device stream (torch >= 2.0: ProfilerStep#N as a
+// gpu_user_annotation), tied to its host step by External id: the step of device work
+// that has no launch.
+struct DeviceStepSpan {
+  uint32_t lane = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  uint32_t step = 0;  // index into TraceModel::steps
+};
+
 struct TraceModel {
-  std::vector<Role> category_role;     // by string id; valid for the categories of events
-  std::vector<uint8_t> name_flags;     // NameFlag bits by string id; valid for the names of events
-  std::vector<LaneRole> lanes;         // parallel to Trace::lanes
-  std::vector<Step> steps;             // by start, then file order
-  std::vector<Launch> launches;        // by device_event; device work with no launch found has none
-  std::vector<BackwardLink> backward;  // by backward
-  std::vector<MemoryTimeline> memory;  // by (device_type, device_id)
+  std::vector<Role> category_role;           // by string id; valid for the categories of events
+  std::vector<uint8_t> name_flags;           // NameFlag bits by string id; valid for the names of events
+  std::vector<LaneRole> lanes;               // parallel to Trace::lanes
+  std::vector<Step> steps;                   // by start, then file order
+  std::vector<Launch> launches;              // by device_event; device work with no launch found has none
+  std::vector<BackwardLink> backward;        // by backward
+  std::vector<MemoryTimeline> memory;        // by (device_type, device_id)
+  std::vector<DeviceStepSpan> device_steps;  // by lane, then start
   // Per process: indexes into steps by start, and the running maximum of their ends.
   struct ProcessSteps {
     std::vector<uint32_t> steps;
@@ -101,6 +111,11 @@ struct TraceModel {
   const Launch* LaunchOf(uint32_t e) const;
   // The step a launch happened in, or nullptr.
   const Step* StepOf(const Launch& l) const { return StepAt(l.lane, l.ts_ns); }
+  // The step of an event on a device stream (event number: device work, a device
+  // annotation, anything on the stream), decided here for every output: the step its
+  // launch happened in; without a launch, the step whose device-side ProfilerStep span
+  // holds its start; else none.
+  const Step* DeviceStepOf(uint32_t e, const Interval& iv) const;
   // By lane: sorted instants where a step of its process begins or ends (none on device
   // lanes). BuildOptions::cuts: the stack builder splits pieces there, so that each lies in one step.
   std::vector<std::vector<int64_t>> StepBoundaries() const;

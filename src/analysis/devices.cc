@@ -44,8 +44,7 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
     if (args.occupancy > 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
     if (per_step) {
       if (r.step_total_ns.empty()) r.step_total_ns.assign(steps, 0);
-      const Launch* l = m.LaunchOf(static_cast<uint32_t>(e));
-      int64_t step = l ? StepIndex(ev, l->lane, l->ts_ns) : -1;
+      int64_t step = DeviceStepIndex(ev, e);
       if (step >= 0) r.step_total_ns[static_cast<size_t>(step)] += dur;
     }
   }

@@ -54,6 +54,8 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
 // The step of an instant on a lane as an index into the model's steps (0 when the trace
 // has none: the whole trace is one step), or -1.
 int64_t StepIndex(const Events& ev, uint32_t lane, int64_t t);
+// The same for an event on a device stream, by the model's one rule (DeviceStepOf).
+int64_t DeviceStepIndex(const Events& ev, size_t e);
 
 // Per device: busy and kernel time, and kernel time within the steps' window (§7).
 std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window);

@@ -39,24 +39,28 @@ StepsResult Steps(const Events& ev) {
     result.whole_trace = true;
     s.push_back(StepSpan{"(whole trace)", lo, hi, lo, hi});
   }
-  // Device work launched from inside a step (the step whose window holds the launch).
-  auto step_of = [&](const Launch& l) -> int64_t {
-    if (result.whole_trace) return l.ts_ns >= s[0].host_start && l.ts_ns < s[0].host_end ? 0 : -1;
-    const Step* st = m.StepOf(l);
-    return st ? st - m.steps.data() : -1;
+  // Each step's device work: the model's step of each device event (that of its launch,
+  // else of the device-side step around it); in a trace without steps, what was launched
+  // inside the whole-trace window.
+  auto step_of = [&](size_t e) -> int64_t {
+    if (result.whole_trace) {
+      const Launch* l = m.LaunchOf(static_cast<uint32_t>(e));
+      return l && l->ts_ns >= s[0].host_start && l->ts_ns < s[0].host_end ? 0 : -1;
+    }
+    return DeviceStepIndex(ev, e);
   };
   std::vector<bool> from_step(ev.count(), false);
   bool any = false;
-  for (const Launch& l : m.launches) {
-    if (!IsDeviceRole(ev.RoleOf(l.device_event))) continue;
-    int64_t k = step_of(l);
+  for (size_t e = 0; e < ev.count(); ++e) {
+    if (!IsDeviceRole(ev.RoleOf(e))) continue;
+    int64_t k = step_of(e);
     if (k < 0) continue;
     StepSpan& st = s[static_cast<size_t>(k)];
-    const Interval& d = ev.Iv(l.device_event);
+    const Interval& d = ev.Iv(e);
     ++st.launched;
     st.device_begin = std::min(st.device_begin, d.start_ns);
     st.device_end = std::max(st.device_end, d.end_ns);
-    from_step[l.device_event] = any = true;
+    from_step[e] = any = true;
   }
   if (any) {
     // Steps are re-timed to include the device work they launched.

@@ -180,8 +180,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                    "The value written by folded stacks and pstats (default: the profile's default, work); for "
                    "pprof, the sample type pprof shows first");
   conv->add_option("--folded-root", convert.folded_root,
-                   "Root frame of each folded stack: thread (default; with -o, rank then thread), rank, or none")
-      ->check(CLI::IsMember({"thread", "rank", "none"}));
+                   "Root frame of each folded stack: thread, device, rank or none; default auto: the device for "
+                   "--sample-type gpu (a layer's forward and backward together), else the thread; with -o, rank first")
+      ->check(CLI::IsMember({"auto", "thread", "device", "rank", "none"}));
   AddInputOptions(conv, &convert.in);
   conv->footer(
       "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"

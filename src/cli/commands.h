@@ -22,16 +22,16 @@ struct InputArgs {
 };
 
 struct ConvertArgs {
-  std::vector<std::string> files;      // IN OUT, or with -o the inputs
-  std::string output;                  // -o: one profile of all inputs, labelled by rank
-  int threads = 0;                     // 0: all cores
-  bool thread_stacks = false;          // stacks as each thread ran them (no backward under forward)
-  std::string step_labels = "auto";    // auto, on, off
-  uint32_t max_depth = 2048;           // frames per stack
-  bool stats = false;                  // each stage's wall and CPU time on stderr
-  std::string format;                  // pprof, folded; "" from the output's extension
-  std::string sample_type;             // the value folded writes; pprof's default type
-  std::string folded_root = "thread";  // thread, rank, none
+  std::vector<std::string> files;    // IN OUT, or with -o the inputs
+  std::string output;                // -o: one profile of all inputs, labelled by rank
+  int threads = 0;                   // 0: all cores
+  bool thread_stacks = false;        // stacks as each thread ran them (no backward under forward)
+  std::string step_labels = "auto";  // auto, on, off
+  uint32_t max_depth = 2048;         // frames per stack
+  bool stats = false;                // each stage's wall and CPU time on stderr
+  std::string format;                // pprof, folded; "" from the output's extension
+  std::string sample_type;           // the value folded writes; pprof's default type
+  std::string folded_root = "auto";  // auto (device for gpu, else thread), thread, device, rank, none
   InputArgs in;
 };
 

@@ -12,6 +12,10 @@
 namespace torch2pprof::cli {
 
 int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.output.empty() && FormatForPath(args.output) != OutputFormat::kPprof) {
+    throw Error(Error::Kind::kUsage, "", -1,
+                "compare -o writes a pprof diff: name it .pb.gz (got " + args.output + ")");
+  }
   CompareOptions options;
   for (const std::string& rule : args.fail_on) options.rules.push_back(ParseRule(rule));
   options.strict_noise = args.strict_noise;

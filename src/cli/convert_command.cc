@@ -71,9 +71,11 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                    : args.format == "pprof"  ? OutputFormat::kPprof
                                              : FormatForPath(options.output);
   options.sample_type = args.sample_type;
-  options.folded_root = args.folded_root == "rank"   ? FoldedRoot::kRank
-                        : args.folded_root == "none" ? FoldedRoot::kNone
-                                                     : FoldedRoot::kThread;
+  options.folded_root = args.folded_root == "rank"     ? FoldedRoot::kRank
+                        : args.folded_root == "none"   ? FoldedRoot::kNone
+                        : args.folded_root == "thread" ? FoldedRoot::kThread
+                        : args.folded_root == "device" ? FoldedRoot::kDevice
+                                                       : FoldedRoot::kAuto;
   options.remove_output_on_signal = true;
   ConvertResult result = WithProgress(options, args.in, [](const auto& o) { return Convert(o); });
   PrintWarnings(result.warnings, args.in, err);

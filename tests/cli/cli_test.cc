@@ -312,6 +312,45 @@ TEST(Cli, ManyRanksInOneProfile) {
   EXPECT_EQ(RunArgs({"convert", r0, r1, out2}).status, 2);
 }
 
+TEST(Cli, AnOutputNameThatSaysNoFormatIsAUsageError) {
+  TempDir dir;
+  std::string in = dir.Write("t.json", kTrace);
+  for (const char* name : {"/out.json", "/out.svg", "/out.txt"}) {
+    Result r = RunArgs({"convert", in, dir.path() + name});
+    EXPECT_EQ(r.status, 2) << name;
+    EXPECT_NE(r.err.find(".pb.gz (pprof), .folded (folded stacks) or .prof/.pstats"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::ifstream(dir.path() + name).good()) << name;
+    EXPECT_EQ(RunArgs({"convert", "--format", "pprof", in, dir.path() + name}).status, 0) << name;
+  }
+  for (const char* name : {"/a.pb.gz", "/a.pb", "/a.pprof", "/profile", "/a.folded", "/a.prof", "/a.pstats"}) {
+    EXPECT_EQ(RunArgs({"convert", in, dir.path() + name}).status, 0) << name;
+  }
+  EXPECT_EQ(RunArgs({"convert", in, "/dev/null"}).status, 0);
+  EXPECT_EQ(RunArgs({"compare", "-o", dir.path() + "/d.folded", in, in}).status, 2);
+}
+
+TEST(Cli, RanksFromPositionsWarnAndOneFileTwiceIsAnError) {
+  TempDir dir;
+  std::string a = dir.Write("a.json", kTrace), b = dir.Write("b.json", kTrace);
+  for (const std::string cmd : {"analyze", "convert"}) {
+    std::vector<std::string> args = {cmd};
+    if (cmd == "convert") args = {"convert", "-o", dir.path() + "/o.pb.gz"};
+    std::vector<std::string> two = args, twice = args, linked = args;
+    two.insert(two.end(), {a, b});
+    Result r = RunArgs(two);
+    EXPECT_EQ(r.status, 0) << cmd << r.err;
+    EXPECT_NE(r.err.find("ranks are the inputs' positions"), std::string::npos) << cmd << r.err;
+    twice.insert(twice.end(), {a, b, a});
+    r = RunArgs(twice);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_EQ(r.err, "torch2pprof: " + a + ": the same trace is given twice (inputs 1 and 3); each rank is one file\n");
+    linked.insert(linked.end(), {a, dir.path() + "/./a.json"});
+    EXPECT_EQ(RunArgs(linked).status, 2) << cmd;
+  }
+  // One trace: no ranks, no warning.
+  EXPECT_EQ(RunArgs({"analyze", a}).err, "");
+}
+
 // Merged inputs stream through a window of `--threads` loaded traces; the profile is
 // the same for every window, and the first failing input in command-line order is named.
 TEST(Cli, ManyRanksStreamThroughAnyNumberOfThreads) {
@@ -349,7 +388,7 @@ TEST(Cli, ManyRanksStreamThroughAnyNumberOfThreads) {
 
 TEST(Cli, OutputProblemsExitThree) {
   TempDir dir;
-  std::string in = dir.Write("t.json", kTrace);
+  std::string in = dir.Write("t.pb.gz", kTrace);  // a trace under a profile's name
   Result self = RunArgs({"convert", in, in});
   EXPECT_EQ(self.status, 3);
   EXPECT_NE(self.err.find("refusing to overwrite the input"), std::string::npos);

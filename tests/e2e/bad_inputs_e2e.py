@@ -115,7 +115,7 @@ def output_checks(c, tmp):
              and not os.path.isfile('/dev/full') else [f'exit {r.returncode}: {r.stderr}'])
     r = c.run(['convert', good, os.path.join(tmp, 'no', 'such', 'dir.pb.gz')])
     c.report('missing directory -> exit 3', [] if r.returncode == 3 else [f'exit {r.returncode}'])
-    copy = os.path.join(tmp, 'input.json')
+    copy = os.path.join(tmp, 'input.pb.gz')  # a trace under a profile's name
     open(copy, 'w').write(open(good).read())
     before = open(copy).read()
     r = c.run(['convert', copy, copy])

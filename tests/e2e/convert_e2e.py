@@ -373,6 +373,9 @@ class Checks(Tally):
         for name in set(model.flat) | set(flat):
             if flat[name] != model.flat[name] or cum[name] != model.cum[name]:
                 problems.append(f'{name!r}: flat {flat[name]} cum {cum[name]}, want {model.flat[name]} {model.cum[name]}')
+        # The profile names its input by file name: no path to leak when it is shared.
+        if any(os.path.dirname(os.path.abspath(trace)) in c or os.path.dirname(trace) + '/' in c for c in raw.comments):
+            problems.append(f'a comment holds the input\'s path: {raw.comments[0]!r}')
         partial = sum(model.straddling.values())
         if not any(f'partial overlaps split: {partial}' in c for c in raw.comments):
             problems.append(f'comments do not report {partial} partial overlaps: {raw.comments}')
@@ -402,6 +405,14 @@ class Checks(Tally):
                 bad_sample = f'default: work {k} of a sample with wall {w} and leaf {leaf!r} on lane {lane}'
         if bad_sample:
             problems.append(bad_sample)
+        # The default view's first row is work, never the step annotation's idle time: on
+        # the torch 2.11 traces (with_stack, so Python frames hold the host's time between
+        # operators) it was ProfilerStep in 5 of 7. Older traces without Python frames leave
+        # that host time to the step itself, and it can lead there.
+        top = subprocess.run(['go', 'tool', 'pprof', '-top', '-nodecount=1', out], capture_output=True, text=True)
+        rows = [ln.split()[-1] for ln in top.stdout.splitlines() if ln.strip()[:1].isdigit() and '%' in ln]
+        if 'torch211' in trace and rows and rows[0] == 'ProfilerStep':
+            problems.append('default: the first row of go tool pprof -top is ProfilerStep')
         for lane in set(model.busy) | set(wall):
             if (wall[lane], calls[lane]) != (model.busy.get(lane, 0), model.calls.get(lane, 0)):
                 problems.append(f'default: lane {lane}: wall {wall[lane]} calls {calls[lane]}, '
@@ -669,7 +680,10 @@ def folded_checks(c, testdata, tmp):
             for smp in raw.samples:
                 v = raw.value(smp, t)
                 want_total += v
+                # The root: the device for device time (gpu), else the thread.
                 root = smp['labels'].get('thread', '').strip() or 'tid ' + smp['labels'].get('tid', '')
+                if t == 'gpu' and smp['labels'].get('device'):
+                    root = smp['labels']['device']
                 if 'tid' in smp['labels'] or smp['labels'].get('thread'):
                     want_thread[root] = want_thread.get(root, 0) + v
             got_total = sum(stacks.values())
@@ -690,6 +704,14 @@ def folded_checks(c, testdata, tmp):
                 if sum(read_folded(bare).values()) != want_total:
                     problems.append('--folded-root none changes the total')
         c.report(f'folded stacks of {name} add up to the pprof profile', problems)
+    # Device time's default root is the device: a layer's forward and its backward (launched
+    # by the autograd thread) are one tower, the backward under the forward.
+    gpu = os.path.join(tmp, 'gpu.folded')
+    c.convert(['convert', '--sample-type', 'gpu', os.path.join(d, 'lm_train.pt.trace.json.gz'), gpu])
+    layer = [st for st in read_folded(gpu) if 'nn.Module: TransformerEncoderLayer_0;' in st]
+    roots = {st.split(';')[0] for st in layer}
+    c.report('folded gpu: a layer and its backward under one root',
+             [] if roots == {'cuda:0'} and any('[backward]' in st for st in layer) else [f'roots {roots}'])
     pb = os.path.join(tmp, 'gpu_default.pb.gz')
     c.convert(['convert', '--sample-type', 'gpu', os.path.join(d, 'lm_train.pt.trace.json.gz'), pb])
     c.report('--sample-type on a pprof output sets the type pprof shows first',

@@ -18,11 +18,12 @@ _torch2pprof() {
   local opts=""
   case "$cmd" in
     convert)
-      opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats" ;;
+      opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats
+        --force" ;;
     analyze)
       opts="$common --format --top --table --group-by --stats --straggler-threshold" ;;
     compare)
-      opts="$common --format --fail-on --strict-noise --output --top --group-by" ;;
+      opts="$common --format --fail-on --strict-noise --output --top --group-by --force" ;;
     help)
       COMPREPLY=($(compgen -W "convert analyze compare" -- "$cur"))
       return ;;
@@ -46,15 +47,15 @@ _torch2pprof() {
       esac
       return ;;
     --table | -table)
-      COMPREPLY=($(compgen -W "categories steps operators kernels gpu memory modules ranks stragglers collectives
-        step_alignment" -- "$cur"))
+      COMPREPLY=($(compgen -W "categories steps operators kernels gpu memory modules module_classes python_functions
+        ranks stragglers collectives step_alignment" -- "$cur"))
       return ;;
     --group-by | -group-by)
       COMPREPLY=($(compgen -W "name shape" -- "$cur")); return ;;
     --step-labels)
       COMPREPLY=($(compgen -W "auto on off" -- "$cur")); return ;;
     --folded-root)
-      COMPREPLY=($(compgen -W "thread rank none" -- "$cur")); return ;;
+      COMPREPLY=($(compgen -W "auto thread device rank none" -- "$cur")); return ;;
     --sample-type)
       COMPREPLY=($(compgen -W "work wall calls gpu alloc_objects alloc_space inuse_objects inuse_space" -- "$cur"))
       return ;;

@@ -16,6 +16,7 @@
 #include "profile_builder.h"
 #include "sorted_runs.h"
 #include "torch2pprof/version.h"
+#include "utf8.h"
 
 namespace torch2pprof {
 namespace {
@@ -798,7 +799,7 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   // The inputs' file names, not their paths: a profile is shared, and pprof prints its
   // comments at the top of every view.
   auto base = [](const std::string& path) {
-    return path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    return VisibleText(path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1));
   };
   if (!s.inputs.empty()) {
     p.source_file = base(s.inputs[0].file);

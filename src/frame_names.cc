@@ -1,6 +1,7 @@
 #include "frame_names.h"
 
 #include "torch2pprof/trace_model.h"
+#include "utf8.h"
 
 namespace torch2pprof {
 namespace {
@@ -58,9 +59,12 @@ std::string FrameSystemName(std::string_view name) {
   return out;
 }
 
-Frame MakeFrame(std::string_view system_name) {
+Frame MakeFrame(std::string_view event_name) {
+  // Control characters are shown, never sent raw: every output reads these names.
+  const std::string visible = VisibleText(std::string(event_name));
+  std::string_view system_name = visible;
   Frame f;
-  f.system_name = std::string(system_name);
+  f.system_name = visible;
   f.name = f.function = f.system_name;
   // Kineto's Python frames: "path/to/file.py(123): func". The path may itself
   // contain ".py(", so the last match that parses wins, as a greedy regex would.

@@ -1,16 +1,11 @@
 #include "torch2pprof/pprof_writer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -238,122 +233,6 @@ std::string Gzip(const std::string& data, int threads) {
   for (int i = 0; i < 4; ++i) gz.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
   for (int i = 0; i < 4; ++i) gz.push_back(static_cast<char>((size >> (8 * i)) & 0xff));  // ISIZE: mod 2^32
   return gz;
-}
-
-namespace {
-
-void WriteAll(int fd, const std::string& data, const std::string& name) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ThrowOutput(name, std::string("cannot write: ") + std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-}
-
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa, sb;
-  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-// The temporary file being written, for the signal handler: SIGINT or SIGTERM
-// mid-write removes it, so no partial file is ever left behind. (Process-wide by
-// nature: a signal handler can reach nothing else.)
-char g_temp_path[4096];
-volatile sig_atomic_t g_temp_active = 0;
-
-void RemoveTempAndDie(int sig) {
-  if (g_temp_active) ::unlink(g_temp_path);
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-struct TempGuard {
-  explicit TempGuard(const std::string& path) {
-    std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
-    g_temp_active = 1;
-    old_int_ = ::signal(SIGINT, RemoveTempAndDie);
-    old_term_ = ::signal(SIGTERM, RemoveTempAndDie);
-  }
-  ~TempGuard() {
-    g_temp_active = 0;
-    ::signal(SIGINT, old_int_);
-    ::signal(SIGTERM, old_term_);
-  }
-  void (*old_int_)(int);
-  void (*old_term_)(int);
-};
-
-void WriteInPlace(const std::string& path, const std::string& data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) ThrowOutput(path, std::string("cannot open for writing: ") + std::strerror(errno));
-  try {
-    WriteAll(fd, data, path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (::close(fd) != 0) ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
-}
-
-}  // namespace
-
-void WriteOutputFile(const std::string& path, const std::string& data, const std::vector<std::string>& inputs,
-                     bool remove_on_signal) {
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i] != "-" && (path == inputs[i] || SameFile(path, inputs[i]))) {
-      ThrowOutput(path, "refusing to overwrite an input file");
-    }
-  }
-  WriteOutputFile(path, data, inputs.empty() ? std::string() : inputs[0], remove_on_signal);
-}
-
-void WriteOutputFile(const std::string& path, const std::string& data, const std::string& input,
-                     bool remove_on_signal) {
-  if (path == "-") {
-    WriteAll(1, data, "<stdout>");
-    return;
-  }
-  struct stat out_st;
-  bool exists = ::stat(path.c_str(), &out_st) == 0;
-  if (exists && !S_ISREG(out_st.st_mode) && !S_ISDIR(out_st.st_mode)) {
-    // A device, pipe or socket (/dev/null, /dev/full, a fifo): write to it as it is;
-    // renaming a file over it would replace the device node itself.
-    WriteInPlace(path, data);
-    return;
-  }
-  if (!input.empty() && input != "-" && (path == input || SameFile(path, input))) {
-    ThrowOutput(path, "refusing to overwrite the input file");
-  }
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) ThrowOutput(path, "the output names a directory, not a file");
-  if (exists && S_ISDIR(out_st.st_mode)) ThrowOutput(path, "is a directory");
-  std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) ThrowOutput(path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
-  std::optional<TempGuard> guard;
-  if (remove_on_signal) guard.emplace(tmp);
-  try {
-    mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd, 0666 & ~mask);
-    WriteAll(fd, data, path);
-    if (::close(fd) != 0) {
-      fd = -1;
-      ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
-    }
-    fd = -1;
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-      ThrowOutput(path, std::string("cannot rename into place: ") + std::strerror(errno));
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
 }
 
 }  // namespace torch2pprof

@@ -1,6 +1,7 @@
 #include "profile_builder.h"
 
 #include "frame_names.h"
+#include "utf8.h"
 
 namespace torch2pprof {
 
@@ -8,7 +9,7 @@ Label TextOrNumberLabel(const std::string& key, const std::string& text) {
   size_t i = !text.empty() && text[0] == '-' ? 1 : 0;
   bool number = i < text.size() && text.size() - i <= 18 && (text[i] != '0' || text.size() == i + 1);
   for (size_t k = i; number && k < text.size(); ++k) number = text[k] >= '0' && text[k] <= '9';
-  if (!number) return Label{key, text, 0, false};
+  if (!number) return Label{key, VisibleText(text), 0, false};
   return Label{key, "", std::stoll(text), true};
 }
 
@@ -84,7 +85,7 @@ uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane
     const Lane& l = t_->lanes[lane];
     labels.push_back(TextOrNumberLabel("pid", l.pid));
     labels.push_back(TextOrNumberLabel("tid", l.tid));
-    if (!l.thread_name.empty()) labels.push_back(Label{"thread", l.thread_name, 0, false});
+    if (!l.thread_name.empty()) labels.push_back(Label{"thread", VisibleText(l.thread_name), 0, false});
   }
   if (rank_ >= 0) labels.push_back(Label{"rank", "", rank_, true});
   if (step >= 0) labels.push_back(Label{"step", "", step, true});

@@ -251,7 +251,11 @@ ConvertResult Convert(const ConvertOptions& options) {
                             ? WriteFolded(result.profile, options.sample_type, options.folded_root)
                         : options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
                                                                   : Gzip(EncodeProfile(result.profile), threads);
-    WriteOutputFile(options.output, bytes, options.inputs, options.remove_output_on_signal);
+    WriteOptions write;
+    write.inputs = options.inputs;
+    write.force = options.force;
+    write.remove_on_signal = options.remove_output_on_signal;
+    WriteOutputFile(options.output, bytes, write);
   }
   return result;
 }

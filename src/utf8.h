@@ -8,4 +8,10 @@ namespace torch2pprof {
 
 std::string ValidUtf8(const std::string& s);
 
+// Text safe to show on a terminal: control characters (C0, DEL, C1 such as CSI) as
+// visible escapes ("\x1b", "\u009b"), bytes of no UTF-8 character as "\xff"; all else as
+// it is. A trace's names reach reports and messages through it, so a file someone was
+// sent cannot set the terminal's title, clear it, or split a one-line error in two.
+std::string VisibleText(const std::string& s);
+
 }  // namespace torch2pprof

@@ -186,44 +186,5 @@ TEST(PprofWriter, GzipInBlocksIsOneStreamWhateverTheThreads) {
   }
 }
 
-TEST(PprofWriter, WritesAtomicallyAndLeavesNoTemporaryFile) {
-  TempDir dir;
-  std::string out = dir.path() + "/out.pb.gz";
-  WriteOutputFile(out, "new bytes");
-  EXPECT_EQ(ReadFile(out), "new bytes");
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files.push_back(e.path().filename());
-  EXPECT_EQ(files, std::vector<std::string>{"out.pb.gz"});
-  struct stat st;
-  ASSERT_EQ(stat(out.c_str(), &st), 0);
-  EXPECT_NE(st.st_mode & S_IRUSR, 0u);
-}
-
-TEST(PprofWriter, RefusesToOverwriteTheInput) {
-  TempDir dir;
-  std::string in = dir.Write("trace.json", "[]");
-  try {
-    WriteOutputFile(dir.path() + "/./trace.json", "x", in);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::kOutput);
-    EXPECT_EQ(e.kind(), Error::Kind::kOutput);
-  }
-  EXPECT_EQ(ReadFile(in), "[]");
-}
-
-TEST(PprofWriter, UnwritablePlacesAreOutputErrorsAndKeepOldFiles) {
-  TempDir dir;
-  std::string old = dir.Write("old.pb.gz", "old");
-  EXPECT_THROW(WriteOutputFile(dir.path() + "/no/such/dir/out.pb.gz", "x"), Error);
-  EXPECT_THROW(WriteOutputFile(dir.path(), "x"), Error);  // a directory
-  if (geteuid() != 0) {                                   // root writes anywhere
-    chmod(dir.path().c_str(), 0500);
-    EXPECT_THROW(WriteOutputFile(old, "new"), Error);
-    chmod(dir.path().c_str(), 0700);
-  }
-  EXPECT_EQ(ReadFile(old), "old");
-}
-
 }  // namespace
 }  // namespace torch2pprof

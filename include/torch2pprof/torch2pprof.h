@@ -65,6 +65,8 @@ struct ConvertOptions {
   // SIGINT or SIGTERM while the output is written removes the partial file, then the
   // process dies of the signal as it would have. Off: a library installs no handlers.
   bool remove_output_on_signal = false;
+  // Replace an existing output that does not look like one torch2pprof wrote (WriteOptions).
+  bool force = false;
 };
 
 struct ConvertResult {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "commands.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/version.h"
+#include "utf8.h"
 
 namespace torch2pprof::cli {
 namespace {
@@ -97,6 +99,15 @@ std::vector<std::string> Normalize(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    // An empty word is never meant: CLI11 would drop an empty option value and take the
+    // next word instead (-o "" a.json b.json wrote the profile over b.json).
+    size_t eq = a.find('=');
+    if (a.empty() || (a[0] == '-' && eq != std::string::npos && eq + 1 == a.size())) {
+      std::string before = a.empty() && i > 1 ? argv[i - 1] : a.substr(0, a.empty() ? 0 : eq);
+      throw Error(Error::Kind::kUsage, "", -1,
+                  before.size() > 1 && before[0] == '-' ? before + " needs a value, got an empty one"
+                                                        : "an empty argument where a file name or value was expected");
+    }
     if (a.size() > 2 && a[0] == '-' && a[1] != '-') {
       std::string name = a.substr(1, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 1);
       for (const char* known : kLongOptions) {
@@ -183,6 +194,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                    "Root frame of each folded stack: thread, device, rank or none; default auto: the device for "
                    "--sample-type gpu (a layer's forward and backward together), else the thread; with -o, rank first")
       ->check(CLI::IsMember({"auto", "thread", "device", "rank", "none"}));
+  conv->add_flag("--force", convert.force,
+                 "Replace an existing output that is no profile, folded stacks or pstats (default: refuse it)");
   AddInputOptions(conv, &convert.in);
   conv->footer(
       "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"
@@ -231,6 +244,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   cmp->add_flag("--strict-noise", compare.strict_noise,
                 "Rules fire on changes within the noise too (default: only on significant ones)");
   cmp->add_option("-o,--output", compare.output, "Also write the pprof diff (what go tool pprof -diff_base shows)");
+  cmp->add_flag("--force", compare.force, "Replace an existing -o file that is no profile (default: refuse it)");
   cmp->add_option("--group-by", compare.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   cmp->add_option("--top", compare.top, "Operator and kernel rows (default 20; 0: all)")
@@ -247,7 +261,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   try {
     args = Normalize(argc, argv);
   } catch (const Error& e) {
-    err << "torch2pprof: " << e.what() << "\n";
+    err << "torch2pprof: " << VisibleText(e.what()) << "\n";
     return kExitUsage;
   }
   if (args.size() >= 2 && args[0] == "help") {  // "help analyze": the word is a topic, not a command to run
@@ -257,7 +271,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
         return kExitOk;
       }
     }
-    err << "torch2pprof: " << UnknownCommand(args[1]) << "\n";
+    err << "torch2pprof: " << VisibleText(UnknownCommand(args[1])) << "\n";
     return kExitUsage;
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes argv reversed
@@ -270,7 +284,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     out << app.help("", CLI::AppFormatMode::All);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    err << "torch2pprof: " << e.what() << " (see 'torch2pprof --help')\n";
+    err << "torch2pprof: " << VisibleText(e.what()) << " (see 'torch2pprof --help')\n";
     return kExitUsage;
   }
   if (version) {
@@ -278,22 +292,34 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return kExitOk;
   }
   try {
-    if (conv->parsed()) return RunConvert(convert, out, err);
-    if (an->parsed()) return RunAnalyze(analyze, out, err);
-    if (cmp->parsed()) return RunCompare(compare, out, err);
+    int status = -1;
+    if (conv->parsed()) status = RunConvert(convert, out, err);
+    if (an->parsed()) status = RunAnalyze(analyze, out, err);
+    if (cmp->parsed()) status = RunCompare(compare, out, err);
     if (help->parsed()) {
       out << app.get_formatter()->make_help(&app, "torch2pprof", CLI::AppFormatMode::Normal);
-      return kExitOk;
+      status = kExitOk;
+    }
+    if (status >= 0) {
+      // A report nobody can read is no success: a full disk or a closed pipe is exit 3.
+      errno = 0;
+      if (!out.flush()) {
+        const int saved = errno;
+        err << "torch2pprof: standard output: cannot write" << (saved ? std::string(": ") + std::strerror(saved) : "")
+            << "\n";
+        return kExitOutput;
+      }
+      return status;
     }
   } catch (const Error& e) {
-    err << "torch2pprof: " << e.what() << "\n";
+    err << "torch2pprof: " << VisibleText(e.what()) << "\n";
     return ExitStatusOf(e);
   } catch (const std::bad_alloc&) {
     err << "torch2pprof: out of memory\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     // A bug, but still one line and a status, never an abort.
-    err << "torch2pprof: internal error: " << e.what() << "\n";
+    err << "torch2pprof: internal error: " << VisibleText(e.what()) << "\n";
     return kExitBadInput;
   }
   err << app.help();  // no command: usage goes where errors go

@@ -31,6 +31,7 @@ struct ConvertArgs {
   bool stats = false;                // each stage's wall and CPU time on stderr
   std::string format;                // pprof, folded; "" from the output's extension
   std::string sample_type;           // the value folded writes; pprof's default type
+  bool force = false;                // replace an existing file that is no torch2pprof output
   std::string folded_root = "auto";  // auto (device for gpu, else thread), thread, device, rank, none
   InputArgs in;
 };
@@ -53,6 +54,7 @@ struct CompareArgs {
   std::vector<std::string> fail_on;  // rules
   bool strict_noise = false;         // rules fire on changes within the noise too
   std::string output;                // -o: the pprof diff
+  bool force = false;                // replace an existing file that is no torch2pprof output
   std::string group_by = "name";
   int top = -1;  // as AnalyzeArgs::top
   int threads = 0;

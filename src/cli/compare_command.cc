@@ -8,6 +8,7 @@
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"
+#include "utf8.h"
 
 namespace torch2pprof::cli {
 
@@ -54,11 +55,14 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     out << RenderCompareText(c, report);
   }
   if (!args.output.empty()) {
-    WriteOutputFile(args.output, Gzip(EncodeProfile(DiffProfile(profiles[0], profiles[1]))), args.inputs,
-                    /*remove_on_signal=*/true);
+    WriteOptions write;
+    write.inputs = args.inputs;
+    write.force = args.force;
+    write.remove_on_signal = true;
+    WriteOutputFile(args.output, Gzip(EncodeProfile(DiffProfile(profiles[0], profiles[1]))), write);
   }
   for (const RuleResult& r : c.rules) {
-    if (r.fired) err << "torch2pprof: regression: " << DescribeRule(r) << "\n";
+    if (r.fired) err << "torch2pprof: regression: " << VisibleText(DescribeRule(r)) << "\n";
   }
   return c.regressed ? kExitRegression : kExitOk;
 }

@@ -8,12 +8,13 @@
 #include "torch2pprof/error.h"
 #include "torch2pprof/torch2pprof.h"
 #include "torch2pprof/trace_loader.h"
+#include "utf8.h"
 
 namespace torch2pprof::cli {
 
 void PrintWarnings(const std::vector<std::string>& warnings, const InputArgs& in, std::ostream& err) {
   if (in.quiet) return;
-  for (const std::string& w : warnings) err << "torch2pprof: " << w << "\n";
+  for (const std::string& w : warnings) err << "torch2pprof: " << VisibleText(w) << "\n";
 }
 
 void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
@@ -77,6 +78,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                         : args.folded_root == "device" ? FoldedRoot::kDevice
                                                        : FoldedRoot::kAuto;
   options.remove_output_on_signal = true;
+  options.force = args.force;
   ConvertResult result = WithProgress(options, args.in, [](const auto& o) { return Convert(o); });
   PrintWarnings(result.warnings, args.in, err);
   if (args.stats) PrintStats(result.stages, err);

@@ -5,6 +5,7 @@
 #include "analysis_tables.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
+#include "utf8.h"
 
 namespace torch2pprof {
 
@@ -27,7 +28,7 @@ std::string Overview(const Analysis& a) {
   for (const LaneInfo& l : t.lanes) (l.device ? dev : cpu)++;
   out += "Lanes     " + std::to_string(cpu) + " CPU threads, " + std::to_string(dev) + " device streams\n";
   for (const DeviceInfo& d : t.devices) {
-    std::string line = "Device    " + (d.device.empty() ? std::to_string(d.id) : d.device) + ": " + d.name;
+    std::string line = "Device    " + VisibleText((d.device.empty() ? std::to_string(d.id) : d.device) + ": " + d.name);
     if (d.total_memory > 0) line += ", " + Bytes(d.total_memory);
     if (d.sms > 0) line += ", " + std::to_string(d.sms) + " SMs";
     if (!d.compute.empty()) line += ", compute " + d.compute;
@@ -35,7 +36,7 @@ std::string Overview(const Analysis& a) {
   }
   if (t.rank >= 0) {
     out += "Rank      " + std::to_string(t.rank) + (t.world_size > 0 ? " of " + std::to_string(t.world_size) : "") +
-           (t.backend.empty() ? "" : " (" + t.backend + ")") + "\n";
+           (t.backend.empty() ? "" : " (" + VisibleText(t.backend) + ")") + "\n";
   }
   out += "Steps     " +
          (a.whole_trace_step ? std::string("no ProfilerStep: the whole trace is one step")
@@ -134,7 +135,7 @@ const std::vector<std::string>& CsvTables() {
 }
 
 std::string RenderText(const Analysis& a, const ReportOptions& o) {
-  std::string out = "torch2pprof analyze: " + FitLeft(a.trace.file, kWidth - 21) + "\n";
+  std::string out = "torch2pprof analyze: " + FitLeft(VisibleText(a.trace.file), kWidth - 21) + "\n";
   out += Overview(a);
   out += Section("Categories") + WriteText(CategoriesTable(a), o.top);
   out += Section(a.whole_trace_step ? "Step breakdown (no ProfilerStep: whole trace)" : "Step breakdown");
@@ -152,7 +153,7 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   out += Section("Recommendations");
   if (a.recommendations.empty()) out += "(none: nothing crossed a threshold)\n";
   for (const Recommendation& r : a.recommendations) out += Wrap(r.text, "- ", "  ");
-  return out;
+  return VisibleLines(out);  // the safety net: names were made visible where they were written
 }
 
 std::string RenderJson(const Analysis& a, const ReportOptions& o) {

@@ -249,7 +249,7 @@ std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {
   out += "\nCommunication per step: " + FormatDuration(c.communication.base) + " -> " +
          FormatDuration(c.communication.next) + " (" + SignedDuration(c.communication.change()) + ")\n";
   if (!c.rules.empty()) out += section("Rules (--fail-on)") + WriteText(Rules(c.rules, "rules"), 0);
-  return out;
+  return VisibleLines(out);  // the safety net: names were made visible where they were written
 }
 
 std::string RenderCompareMarkdown(const Comparison& c, const ReportOptions& o) {
@@ -263,7 +263,7 @@ std::string RenderCompareMarkdown(const Comparison& c, const ReportOptions& o) {
   if (!c.devices.empty()) out += "\n### GPU\n\n" + WriteMarkdown(Devices(c), 0);
   if (!c.memory.empty()) out += "\n### Memory peak\n\n" + WriteMarkdown(Memory(c), 0);
   if (!c.rules.empty()) out += "\n### Rules\n\n" + WriteMarkdown(Rules(c.rules, "rules"), 0);
-  return out;
+  return VisibleLines(out);  // the safety net: names were made visible where they were written
 }
 
 std::string RenderCompareJson(const Comparison& c, const ReportOptions& o) {

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "torch2pprof/report.h"
+#include "utf8.h"
 
 namespace torch2pprof {
 
@@ -94,7 +95,8 @@ std::string SignedBytes(int64_t b) { return (b > 0 ? "+" : "") + Bytes(b); }
 std::string SignedDuration(int64_t ns) { return (ns > 0 ? "+" : "") + FormatDuration(ns); }
 
 // Words wrapped at kWidth columns; the first line starts with `first`, the others with `rest`.
-std::string Wrap(const std::string& text, const std::string& first, const std::string& rest) {
+std::string Wrap(const std::string& raw, const std::string& first, const std::string& rest) {
+  const std::string text = VisibleText(raw);
   std::string out, line = first;
   size_t pos = 0;
   bool empty = true;
@@ -168,15 +170,22 @@ void Json::Sep() {
   Newline();
 }
 
-void Json::Str(const std::string& s) {
+void Json::Str(const std::string& text) {
+  const std::string s = ValidUtf8(text);  // file names from the command line may hold any bytes
   out += '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
-    } else if (c < 0x20) {
+    } else if (c < 0x20 || c == 0x7F) {
       char b[8];
       std::snprintf(b, sizeof b, "\\u%04x", c);
+      out += b;
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      char b[8];  // C1 controls (U+0080..U+009F), which terminals act on, escaped as JSON allows
+      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned char>(s[++i]));
       out += b;
     } else {
       out += static_cast<char>(c);
@@ -185,11 +194,32 @@ void Json::Str(const std::string& s) {
   out += '"';
 }
 
+std::string CsvText(const std::string& text) {
+  std::string s = VisibleText(text);
+  // A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...),
+  // +cmd|...): a leading ' makes it text, as OWASP recommends; numbers never get one.
+  if (!s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@')) return CsvField("'" + s);
+  return CsvField(s);
+}
+
 std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos && (s.empty() || s[0] != '\'')) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
+}
+
+std::string VisibleLines(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    out += VisibleText(text.substr(at, end - at));
+    if (end < text.size()) out += '\n';
+    at = end + 1;
+  }
+  return out;
 }
 
 std::string CsvLine(const std::vector<std::string>& fields) {

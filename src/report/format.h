@@ -47,7 +47,13 @@ class Json {
   bool after_key_ = false;
 };
 
+// A CSV field as written: quoted where it holds a comma, quote or line break (RFC 4180).
 std::string CsvField(const std::string& s);
+// A text field from the trace: control characters visible (VisibleText), and a leading
+// =, +, - or @ behind a ' so that no spreadsheet runs it as a formula.
+std::string CsvText(const std::string& s);
+// A whole report for a terminal: every control character but the line breaks visible.
+std::string VisibleLines(const std::string& text);
 std::string CsvLine(const std::vector<std::string>& fields);
 
 }  // namespace torch2pprof::report

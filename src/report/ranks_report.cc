@@ -3,6 +3,7 @@
 #include "analysis_tables.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
+#include "utf8.h"
 
 namespace torch2pprof {
 
@@ -134,7 +135,8 @@ std::string LongCsv(const RanksAnalysis& a, const std::string& table, int top) {
     for (size_t k = 0; k < Limit(a.collectives.size(), top); ++k) {
       const CollectiveRow& c = a.collectives[k];
       for (size_t i = 0; i < a.ranks.size(); ++i) {
-        out += CsvLine({c.name, c.kind, RankName(a, i), std::to_string(c.calls[i]), FormatMicros(c.total_ns[i])});
+        out += CsvText(c.name) + "," +
+               CsvLine({c.kind, RankName(a, i), std::to_string(c.calls[i]), FormatMicros(c.total_ns[i])});
       }
     }
   } else {
@@ -142,7 +144,7 @@ std::string LongCsv(const RanksAnalysis& a, const std::string& table, int top) {
     for (size_t k = 0; k < Limit(a.steps.size(), top); ++k) {
       const StepAlignment& s = a.steps[k];
       for (size_t i = 0; i < a.ranks.size(); ++i) {
-        if (s.total_ns[i] >= 0) out += CsvLine({s.name, RankName(a, i), FormatMicros(s.total_ns[i])});
+        if (s.total_ns[i] >= 0) out += CsvText(s.name) + "," + CsvLine({RankName(a, i), FormatMicros(s.total_ns[i])});
       }
     }
   }
@@ -164,7 +166,7 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
     out += " (world size " + std::to_string(a.ranks[0].world_size) + ")";
   out += "\n";
   for (const RankSummary& r : a.ranks)
-    out += "  rank " + std::to_string(r.rank) + ": " + FitLeft(r.file, kWidth - 12) + "\n";
+    out += "  rank " + std::to_string(r.rank) + ": " + FitLeft(VisibleText(r.file), kWidth - 12) + "\n";
   out += Section("Ranks (per-step means; compute, idle and overlap on the device as HTA defines them)");
   out += WriteText(RanksTable(a), 0);
   out += Section("Stragglers (more than " + Printf("%.0f", 100 * a.threshold) + "% above the median of ranks)");
@@ -179,7 +181,7 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
                                : WriteText(CollectivesTable(a), o.top);
   out += Section("Step alignment (step N on every rank)");
   out += a.steps.empty() ? "(no steps)\n" : WriteText(AlignmentTable(a), o.top);
-  return out;
+  return VisibleLines(out);  // the safety net: names were made visible where they were written
 }
 
 std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {

@@ -5,6 +5,7 @@
 
 #include "format.h"
 #include "torch2pprof/report.h"
+#include "utf8.h"
 
 namespace torch2pprof::report {
 
@@ -61,7 +62,8 @@ double ByteUnit(double max) {
 
 }  // namespace
 
-std::string Html(const std::string& s) {
+std::string Html(const std::string& text) {
+  const std::string s = VisibleText(text);  // no raw control bytes in the page
   std::string out;
   out.reserve(s.size());
   for (char c : s) {

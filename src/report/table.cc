@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "frame_names.h"
+#include "utf8.h"
 
 namespace torch2pprof::report {
 namespace {
@@ -106,8 +107,13 @@ std::vector<std::vector<std::string>> DistinctNames(const std::vector<std::strin
   return out;
 }
 
-std::string AlignedText(const std::vector<std::vector<std::string>>& rows, size_t indent) {
-  if (rows.empty()) return "";
+std::string AlignedText(const std::vector<std::vector<std::string>>& raw, size_t indent) {
+  if (raw.empty()) return "";
+  // Every cell as a terminal shows it: a name from the trace cannot move the cursor.
+  std::vector<std::vector<std::string>> rows = raw;
+  for (auto& r : rows) {
+    for (std::string& cell : r) cell = VisibleText(cell);
+  }
   size_t n = rows[0].size();
   std::vector<size_t> w(n, 0);
   for (const auto& r : rows) {

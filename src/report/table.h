@@ -10,6 +10,7 @@
 
 #include "format.h"
 #include "torch2pprof/report.h"
+#include "utf8.h"
 
 namespace torch2pprof::report {
 
@@ -19,7 +20,8 @@ struct Cell {
   std::string text;     // exact: JSON and CSV
   std::string display;  // text and markdown
 };
-inline Cell Text(std::string s) { return {Cell::kString, s, s}; }
+// A string from the trace: people read it with its control characters made visible.
+inline Cell Text(std::string s) { return {Cell::kString, s, VisibleText(s)}; }
 inline Cell Int(int64_t v) { return {Cell::kNumber, std::to_string(v), Count(static_cast<uint64_t>(v < 0 ? -v : v))}; }
 inline Cell SignedInt(int64_t v) { return {Cell::kNumber, std::to_string(v), std::to_string(v)}; }
 inline Cell ByteCount(int64_t b) { return {Cell::kNumber, std::to_string(b), Bytes(b)}; }
@@ -100,11 +102,15 @@ std::string WriteCsv(const DataTable<Row>& t, int top) {
   }
   std::string out = CsvLine(fields);
   for (size_t i = 0; i < RowsShown(t, top); ++i) {
-    fields.clear();
+    std::string line;
+    bool first = true;
     for (const Column<Row>& c : t.columns) {
-      if (c.csv && !c.key.empty()) fields.push_back(c.cell(t.rows[i]).text);
+      if (!c.csv || c.key.empty()) continue;
+      Cell cell = c.cell(t.rows[i]);
+      line += (first ? "" : ",") + (cell.kind == Cell::kString ? CsvText(cell.text) : CsvField(cell.text));
+      first = false;
     }
-    out += CsvLine(fields);
+    out += line + "\n";
   }
   return out;
 }

@@ -391,7 +391,7 @@ TEST(Cli, OutputProblemsExitThree) {
   std::string in = dir.Write("t.pb.gz", kTrace);  // a trace under a profile's name
   Result self = RunArgs({"convert", in, in});
   EXPECT_EQ(self.status, 3);
-  EXPECT_NE(self.err.find("refusing to overwrite the input"), std::string::npos);
+  EXPECT_NE(self.err.find("refusing to overwrite an input"), std::string::npos);
   EXPECT_EQ(ReadFile(in), kTrace);
   Result nodir = RunArgs({"convert", in, dir.path() + "/none/out.pb.gz"});
   EXPECT_EQ(nodir.status, 3);

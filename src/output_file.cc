@@ -1,0 +1,244 @@
+#include "torch2pprof/output_file.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+#include "torch2pprof/error.h"
+
+namespace torch2pprof {
+namespace {
+
+void WriteAll(int fd, const std::string& data, const std::string& name) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ThrowOutput(name, std::string("cannot write: ") + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// The temporary file being written, for the signal handler: SIGINT or SIGTERM
+// mid-write removes it, so no partial file is ever left behind. (Process-wide by
+// nature: a signal handler can reach nothing else.)
+char g_temp_path[PATH_MAX];
+volatile sig_atomic_t g_temp_active = 0;
+
+void RemoveTempAndDie(int sig) {
+  if (g_temp_active) ::unlink(g_temp_path);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+struct TempGuard {
+  explicit TempGuard(const std::string& path) {
+    std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
+    g_temp_active = 1;
+    old_int_ = ::signal(SIGINT, RemoveTempAndDie);
+    old_term_ = ::signal(SIGTERM, RemoveTempAndDie);
+  }
+  ~TempGuard() {
+    g_temp_active = 0;
+    ::signal(SIGINT, old_int_);
+    ::signal(SIGTERM, old_term_);
+  }
+  TempGuard(const TempGuard&) = delete;
+  TempGuard& operator=(const TempGuard&) = delete;
+  void (*old_int_)(int);
+  void (*old_term_)(int);
+};
+
+void WriteInPlace(const std::string& path, const std::string& data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // a device may refuse O_TRUNC
+  if (fd < 0) ThrowOutput(path, std::string("cannot open for writing: ") + std::strerror(errno));
+  try {
+    WriteAll(fd, data, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
+}
+
+// The process's umask, read without setting it (umask(2) can only set it, and setting it
+// even for a moment changes the mode of files other threads create meanwhile).
+mode_t CurrentUmask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+  }
+  return 022;
+}
+
+// A link into /proc or /dev (/dev/stdout -> /proc/self/fd/1): an open descriptor, whatever
+// file it is now; renaming over the path would replace the link, not write to it.
+bool IsDescriptorLink(const std::string& path) {
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return false;
+    char target[PATH_MAX];
+    ssize_t n = ::readlink(p.c_str(), target, sizeof target - 1);
+    if (n < 0) return false;
+    target[n] = '\0';
+    std::string t = target;
+    if (t.rfind("/proc/", 0) == 0 || t.rfind("/dev/fd/", 0) == 0) return true;
+    if (t[0] != '/') t = p.substr(0, p.rfind('/') + 1) + t;
+    p = t;
+  }
+  return false;
+}
+
+// Folded stacks: each line "frames VALUE", an integer after the last space (a deep stack's
+// line can be longer than what was read: then its frames, text with ';' and no line break).
+bool LooksFolded(const std::string& head) {
+  if (head.find('\n') == std::string::npos) {
+    for (unsigned char c : head) {
+      if (c < 0x20) return false;
+    }
+    return head.find(';') != std::string::npos;
+  }
+  size_t lines = 0;
+  for (size_t at = 0; at < head.size();) {
+    size_t end = head.find('\n', at);
+    if (end == std::string::npos) break;  // the last line may be cut by the read
+    std::string line = head.substr(at, end - at);
+    size_t space = line.rfind(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == line.size()) return false;
+    for (size_t i = space + 1; i < line.size(); ++i) {
+      if (!(line[i] >= '0' && line[i] <= '9') && !(line[i] == '-' && i == space + 1)) return false;
+    }
+    ++lines;
+    at = end + 1;
+  }
+  return lines > 0;
+}
+
+}  // namespace
+
+bool LooksLikeOutput(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(1 << 20, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.empty()) return true;
+  // pprof: profile.proto starts with its sample types (field 1, length-delimited: 0x0a),
+  // gzipped as pprof writes it, or not.
+  if (head[0] == 0x0a) return true;
+  if (head.size() > 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return false;
+    unsigned char first = 0;
+    z.next_in = reinterpret_cast<Bytef*>(head.data());
+    z.avail_in = static_cast<uInt>(head.size());
+    z.next_out = &first;
+    z.avail_out = 1;
+    int rc = inflate(&z, Z_NO_FLUSH);
+    bool one = z.avail_out == 0;
+    inflateEnd(&z);
+    return (rc == Z_OK || rc == Z_STREAM_END) && one && first == 0x0a;
+  }
+  // pstats: a marshalled dict ('{', with or without marshal's reference flag).
+  if (head[0] == '{' || static_cast<unsigned char>(head[0]) == 0xfb) {
+    return head.size() > 1 && (head[1] == '0' || head[1] == '(' || static_cast<unsigned char>(head[1]) == 0xa8);
+  }
+  return LooksFolded(head);
+}
+
+void WriteOutputFile(const std::string& path, const std::string& data, const WriteOptions& options) {
+  if (path.empty()) ThrowOutput(path, "the output name is empty");
+  if (path == "-") {
+    WriteAll(1, data, "standard output");
+    return;
+  }
+  for (const std::string& input : options.inputs) {
+    if (input != "-" && (path == input || SameFile(path, input))) ThrowOutput(path, "refusing to overwrite an input");
+  }
+  struct stat out_st;
+  const bool exists = ::stat(path.c_str(), &out_st) == 0;
+  if (IsDescriptorLink(path) || (exists && !S_ISREG(out_st.st_mode) && !S_ISDIR(out_st.st_mode))) {
+    // A device, pipe or socket (/dev/null, /dev/full, a fifo), or a link to a descriptor
+    // (/dev/stdout): write to it as it is; renaming a file over it would replace the node.
+    WriteInPlace(path, data);
+    return;
+  }
+  if (exists && S_ISDIR(out_st.st_mode)) ThrowOutput(path, "is a directory");
+  // A link to a file: the file is replaced, the link stays.
+  std::string target = path;
+  if (exists) {
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved)) target = resolved;
+  }
+  if (exists && !options.force && !LooksLikeOutput(target)) {
+    ThrowOutput(path,
+                "refusing to replace a file that is no profile, folded stacks or pstats torch2pprof wrote; "
+                "--force replaces it");
+  }
+  size_t slash = target.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+  std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+  if (base.empty()) ThrowOutput(path, "the output names a directory, not a file");
+  const mode_t mode = 0666 & ~CurrentUmask();
+  // An unnamed file in the output's directory, linked in only once complete: a kill at
+  // any point leaves nothing behind. Where the file system has none, a named temporary
+  // file, removed on an error (and with remove_on_signal, on SIGINT and SIGTERM).
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+  const bool unnamed = fd >= 0;
+  std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
+  std::optional<TempGuard> guard;
+  if (!unnamed) {
+    fd = ::mkstemp(tmp.data());
+    if (fd < 0) ThrowOutput(path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
+    if (options.remove_on_signal) guard.emplace(tmp);
+    ::fchmod(fd, mode);
+  }
+  bool named = !unnamed;
+  try {
+    WriteAll(fd, data, path);
+    if (unnamed) {
+      // linkat needs a name that does not exist: link under a temporary name, then rename.
+      std::string proc = "/proc/self/fd/" + std::to_string(fd);
+      for (int attempt = 0; attempt < 100 && !named; ++attempt) {
+        tmp = dir + "/." + base + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+          named = true;
+        } else if (errno != EEXIST) {
+          ThrowOutput(path, std::string("cannot link the written file into ") + dir + ": " + std::strerror(errno));
+        }
+      }
+      if (!named) ThrowOutput(path, "cannot link the written file into " + dir + ": every temporary name is taken");
+    }
+    if (::close(fd) != 0) {
+      fd = -1;
+      ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
+    }
+    fd = -1;
+    if (::rename(tmp.c_str(), target.c_str()) != 0)
+      ThrowOutput(path, std::string("cannot rename into place: ") + std::strerror(errno));
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    if (named) ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+}  // namespace torch2pprof

@@ -47,7 +47,7 @@ std::string Summary(const Trace& trace, const std::vector<LaneStacks>& lanes) {
   uint64_t partial = 0;
   for (const auto& l : lanes) partial += l.partial_overlaps;
   s += "); intervals: " + std::to_string(trace.intervals.size()) + " on " + std::to_string(lanes.size()) +
-       " lanes; partial overlaps split: " + std::to_string(partial);
+       " lanes; intervals that outlive their caller: " + std::to_string(partial);
   return s;
 }
 

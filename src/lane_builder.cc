@@ -3,150 +3,152 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <queue>
 
 #include "huge_pages.h"
+#include "innermost.h"
 #include "parallel_for.h"
 #include "sorted_runs.h"
 
 namespace torch2pprof {
 namespace {
 
-// Work item of the stack walk: an interval, or the rest of one that outlived its parent.
-// Both end where the interval ends, so the end is read from the trace: 16 bytes an item.
+// An interval to place: sorted by start, then longest first, then file order (of two
+// identical intervals the one written first is the caller: Kineto writes aten::to before
+// aten::_to_copy). For intervals that are not identical the order, and so the stacks,
+// never depend on the file's order.
 struct Item {
   int64_t start;
   uint32_t interval;  // also the file order: intervals are stored in file order
-  bool first;
 };
 static_assert(sizeof(Item) == 16, "an item per interval of the lane being built");
 
-// Start first, then longest first, then file order: of two identical intervals
-// the one written first is the caller (Kineto writes aten::to before aten::_to_copy).
-// The rest of a split interval was open before anything that starts where it
-// resumes, so at equal starts it goes first.
 struct Before {
   const Interval* intervals;
   bool operator()(const Item& a, const Item& b) const {
     if (a.start != b.start) return a.start < b.start;
-    if (a.first != b.first) return !a.first;
     int64_t a_end = intervals[a.interval].end_ns, b_end = intervals[b.interval].end_ns;
     if (a_end != b_end) return a_end > b_end;
     return a.interval < b.interval;
   }
 };
 
-struct Later {
-  Before before;
-  bool operator()(const Item& a, const Item& b) const { return before(b, a); }
-};
-
-// An open piece: what can still change (its end at a cut, its self time) and its slot
-// in LaneStacks::pieces, where the rest was written when it opened. Fields are written
-// one by one, never a Piece copied whole: a struct just built on the stack and read
-// back whole is a failed store-to-load forward, and the walk does that per piece.
+// An interval on the stack: open, or ended (lazily: it leaves the stack when it is on
+// top) while an interval above it, which started inside it, goes on.
 struct Open {
-  int64_t start_ns;
   int64_t end_ns;
-  int64_t self_ns;
   uint32_t interval;
-  int32_t index;
+  int32_t piece;   // its current piece in LaneStacks::pieces
+  int32_t parent;  // the stack position of the interval its current piece hangs under, or -1
 };
 
+// The stack walk. At every instant the time belongs to the innermost open interval: the
+// one that started last. An interval is a piece under the interval innermost where it
+// began. One that outlives that caller (a partial overlap) goes on, from the caller's
+// end, as one more piece: under the innermost interval then open that outlasts it all, or
+// at the root. So an interval costs at most two pieces (and one more at each cut it
+// spans) however the overlaps fall; splitting it again at every end inside it cost n^2/4
+// pieces on a staircase of overlaps.
 void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const BuildOptions& options, LaneStacks* out) {
   const Before before{trace.intervals.data()};
   HugeVector<Item> items(count);
-  for (size_t k = 0; k < count; ++k) items[k] = Item{trace.intervals[members[k]].start_ns, members[k], true};
+  for (size_t k = 0; k < count; ++k) items[k] = Item{trace.intervals[members[k]].start_ns, members[k]};
   SortRuns(items.begin(), items.end(), before);
   out->intervals = items.size();
   auto& pieces = out->pieces;
-  // Splits and cuts add pieces: were the vector to grow, the copy would hold the lane's
+  // Rests and cuts add pieces: were the vector to grow, the copy would hold the lane's
   // pieces twice at once. Capacity never written is address space, not memory.
   pieces.reserve(items.size() + items.size() / 4 + 1024);
 
-  // Remainders of split intervals start at the end of the piece they outlived, which
-  // is never before the walk's current position, so a heap merges them in order.
-  std::priority_queue<Item, std::vector<Item>, Later> rest(Later{before});
-  std::vector<Open> stack;
+  InnermostClock<Open> clock;
+  std::vector<Open>& stack = clock.stack();
   int64_t busy = 0;
-  size_t next = 0;
-  auto pop = [&]() {
-    const Open& o = stack.back();
-    if (stack.size() == 1) busy += o.end_ns - o.start_ns;
-    Piece& p = pieces[static_cast<size_t>(o.index)];
-    p.end_ns = o.end_ns;
-    p.self_ns = o.self_ns;
-    stack.pop_back();
+  auto credit = [&](const Open& o, int64_t ns) {
+    pieces[static_cast<size_t>(o.piece)].self_ns += ns;
+    busy += ns;
   };
-  auto push = [&](int64_t start, int64_t end, uint32_t interval, bool first) {
-    int32_t parent = -1;
-    if (!stack.empty()) {
-      stack.back().self_ns -= end - start;
-      parent = stack.back().index;
-    }
-    Open& o = stack.emplace_back();
-    o.start_ns = start;
-    o.end_ns = end;
-    o.self_ns = end - start;
-    o.interval = interval;
-    o.index = static_cast<int32_t>(pieces.size());
+  auto piece_of = [&](int32_t pos) { return pos < 0 ? -1 : stack[static_cast<size_t>(pos)].piece; };
+  // A new piece of the interval at stack position pos, from `start` on.
+  auto open_piece = [&](int64_t start, size_t pos, bool first) {
+    Open& o = stack[pos];
+    if (o.piece >= 0) pieces[static_cast<size_t>(o.piece)].end_ns = start;
     Piece& p = pieces.emplace_back();
     p.start_ns = start;
-    p.interval = interval;
-    p.parent = parent;
-    p.first = first;  // end and self time when it closes
+    p.end_ns = o.end_ns;
+    p.self_ns = 0;
+    p.interval = o.interval;
+    p.parent = piece_of(o.parent);
+    p.first = first;
+    o.piece = static_cast<int32_t>(pieces.size() - 1);
+  };
+  // Intervals that outlive their caller go on where it ends: (its end, their position).
+  std::priority_queue<std::pair<int64_t, int32_t>, std::vector<std::pair<int64_t, int32_t>>, std::greater<>> rests;
+  auto rest_at = [&](int64_t t, int32_t pos) {
+    clock.AdvanceTo(t, credit);
+    Open& o = stack[static_cast<size_t>(pos)];
+    // Up from the caller to the first interval that outlasts this one: the intervals on
+    // the way end first, so at its end this one would have to move again.
+    int32_t up = stack[static_cast<size_t>(o.parent)].parent;
+    while (up >= 0 && stack[static_cast<size_t>(up)].end_ns < o.end_ns) up = stack[static_cast<size_t>(up)].parent;
+    o.parent = up;
+    open_piece(t, static_cast<size_t>(pos), false);
   };
   // At a cut every open piece ends, and goes on as a new piece from the cut on.
   static const std::vector<int64_t> kNoCuts;
   const std::vector<int64_t>& cuts = out->lane < options.cuts.size() ? options.cuts[out->lane] : kNoCuts;
   size_t next_cut = 0;
-  std::vector<Open> cut;
   auto cut_at = [&](int64_t c) {
-    while (!stack.empty() && stack.back().end_ns <= c) pop();
-    // Every open piece started before c (cuts come before the items that start at them).
-    cut.clear();  // the pieces as they were, innermost first
-    while (!stack.empty()) {
-      Open& o = stack.back();
-      // The part after c moves to the new piece; so does the open child's, which
-      // had been taken off this piece's self time.
-      int64_t child_after = cut.empty() ? 0 : cut.back().end_ns - c;
-      cut.push_back(o);
-      o.self_ns -= (o.end_ns - c) - child_after;
-      o.end_ns = c;
-      pop();
+    clock.AdvanceTo(c, credit);
+    // Every interval still on the stack started before c; those still open go on in new
+    // pieces, outermost first, so that a parent precedes its children.
+    for (size_t pos = 0; pos < stack.size(); ++pos) {
+      if (stack[pos].end_ns > c) open_piece(c, pos, false);
     }
-    for (size_t j = cut.size(); j-- > 0;) push(c, cut[j].end_ns, cut[j].interval, false);
+  };
+  // Rests and cuts up to t, in time order; at one instant rests first (a rest was open
+  // before anything that starts there), then cuts.
+  auto advance = [&](int64_t t) {
+    for (;;) {
+      const bool rest = !rests.empty() && rests.top().first <= t;
+      const bool cut = next_cut < cuts.size() && cuts[next_cut] <= t;
+      if (rest && (!cut || rests.top().first <= cuts[next_cut])) {
+        auto [at, pos] = rests.top();
+        rests.pop();
+        rest_at(at, pos);
+      } else if (cut) {
+        cut_at(cuts[next_cut++]);
+      } else {
+        break;
+      }
+    }
+    clock.AdvanceTo(t, credit);
   };
   // The items are read once, in order, while the pieces are written: what was read is
   // handed back every 1 MiB, so that the lane's peak is its pieces, not pieces and items.
   constexpr size_t kRelease = (size_t{1} << 20) / sizeof(Item);
   size_t released = 0;
-  while (next < items.size() || !rest.empty()) {
-    Item it;
-    if (rest.empty() || (next < items.size() && before(items[next], rest.top()))) {
-      it = items[next++];
-      if (next - released >= kRelease) {
-        ReleaseRead(items.data() + released, items.data() + next);
-        released = next;
-      }
-    } else {
-      it = rest.top();
-      rest.pop();
+  for (size_t next = 0; next < items.size(); ++next) {
+    if (next - released >= kRelease) {
+      ReleaseRead(items.data() + released, items.data() + next);
+      released = next;
     }
-    while (next_cut < cuts.size() && cuts[next_cut] <= it.start) cut_at(cuts[next_cut++]);
-    while (!stack.empty() && stack.back().end_ns <= it.start) pop();
-    int64_t end = trace.intervals[it.interval].end_ns;
-    if (!stack.empty() && end > stack.back().end_ns) {
-      // Starts inside the top and ends after it: the part after the top's end
-      // comes back later as a piece of its own, so no time is lost or doubled.
-      if (it.first) ++out->partial_overlaps;
-      rest.push(Item{stack.back().end_ns, it.interval, false});
-      end = stack.back().end_ns;
+    const Item it = items[next];
+    advance(it.start);
+    const int64_t end = trace.intervals[it.interval].end_ns;
+    const int32_t parent = static_cast<int32_t>(stack.size()) - 1;
+    clock.Push(Open{end, it.interval, -1, parent});
+    open_piece(it.start, stack.size() - 1, true);
+    if (parent >= 0 && end > stack[static_cast<size_t>(parent)].end_ns) {  // it outlives its caller
+      ++out->partial_overlaps;
+      rests.push({stack[static_cast<size_t>(parent)].end_ns, parent + 1});
     }
-    push(it.start, end, it.interval, it.first);
   }
-  while (next_cut < cuts.size() && !stack.empty()) cut_at(cuts[next_cut++]);
-  while (!stack.empty()) pop();
+  while (!rests.empty() || (next_cut < cuts.size() && !stack.empty())) {
+    advance(std::min(rests.empty() ? std::numeric_limits<int64_t>::max() : rests.top().first,
+                     next_cut < cuts.size() ? cuts[next_cut] : std::numeric_limits<int64_t>::max()));
+  }
+  clock.Finish(credit);
   out->busy_ns = busy;
   TrimHuge(pieces);
 }

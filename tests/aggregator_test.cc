@@ -69,7 +69,7 @@ TEST(Aggregator, CommentsSayWhatWasReadAndSkipped) {
   ASSERT_EQ(d.comments.size(), 3u);
   EXPECT_NE(d.comments[0].find("convert"), std::string::npos);
   EXPECT_NE(d.comments[1].find("events: 3 (X 3)"), std::string::npos) << d.comments[1];
-  EXPECT_NE(d.comments[1].find("partial overlaps split: 1"), std::string::npos) << d.comments[1];
+  EXPECT_NE(d.comments[1].find("intervals that outlive their caller: 1"), std::string::npos) << d.comments[1];
   EXPECT_EQ(d.comments[2], "skipped: 1, zero_duration 1");
 }
 

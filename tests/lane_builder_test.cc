@@ -74,9 +74,12 @@ TEST(LaneBuilder, TouchingIntervalsAreSiblings) {
   EXPECT_EQ(Describe(t, lanes[0]), (std::vector<std::string>{"a[0,5) self=5 parent=-", "b[5,10) self=5 parent=-"}));
 }
 
-TEST(LaneBuilder, PartialOverlapIsSplitWithoutLosingTime) {
+TEST(LaneBuilder, APartialOverlapGoesOnWhereItsCallerEnds) {
   // parent [0,10); straddler [8,15) starts inside it and ends after it; inner [9,12)
-  // inside the straddler; late [14,20) starts inside the straddler's rest.
+  // inside the straddler; late [14,20) starts inside the straddler's rest and outlives it.
+  // At every instant the time is the latest-started open interval's; an interval that
+  // outlives its caller goes on from the caller's end as one more piece, under what then
+  // outlasts it (here nothing: the root).
   Trace t = LoadText(
       Trace_({X("parent", 0, 10), X("child", 2, 4), X("straddler", 8, 7), X("inner", 9, 3), X("late", 14, 6)}));
   auto lanes = BuildLanes(t);
@@ -84,9 +87,8 @@ TEST(LaneBuilder, PartialOverlapIsSplitWithoutLosingTime) {
                                        "parent[0,10) self=4 parent=-",
                                        "child[2,6) self=4 parent=parent",
                                        "straddler[8,10) self=1 parent=parent",
-                                       "inner[9,10) self=1 parent=straddler",
+                                       "inner[9,12) self=3 parent=straddler",  // it does not outlive its caller
                                        "straddler[10,15) self=2 parent=- (rest)",
-                                       "inner[10,12) self=2 parent=straddler (rest)",
                                        "late[14,15) self=1 parent=straddler",
                                        "late[15,20) self=5 parent=- (rest)",
                                    }));
@@ -94,7 +96,20 @@ TEST(LaneBuilder, PartialOverlapIsSplitWithoutLosingTime) {
   int64_t self = 0;
   for (const Piece& p : lanes[0].pieces) self += p.self_ns;
   EXPECT_EQ(self, lanes[0].busy_ns);
-  EXPECT_EQ(lanes[0].partial_overlaps, 3u);  // straddler, inner, late
+  EXPECT_EQ(lanes[0].partial_overlaps, 2u);  // straddler, late
+}
+
+TEST(LaneBuilder, ARestGoesUnderTheInnermostIntervalThatOutlastsIt) {
+  // outer [0,100) holds mid [10,30) holds caller [12,20); x [15,40) outlives the caller
+  // and mid: from 20 on it is under outer, which outlasts it.
+  Trace t = LoadText(Trace_({X("outer", 0, 100), X("mid", 10, 20), X("caller", 12, 8), X("x", 15, 25)}));
+  EXPECT_EQ(Describe(t, BuildLanes(t)[0]), (std::vector<std::string>{
+                                               "outer[0,100) self=70 parent=-",
+                                               "mid[10,30) self=2 parent=outer",
+                                               "caller[12,20) self=3 parent=mid",
+                                               "x[15,20) self=5 parent=caller",
+                                               "x[20,40) self=20 parent=outer (rest)",
+                                           }));
 }
 
 TEST(LaneBuilder, KernelsOverlappingOnOneStream) {
@@ -107,6 +122,37 @@ TEST(LaneBuilder, KernelsOverlappingOnOneStream) {
                                        "k2[110,115) self=5 parent=- (rest)",
                                    }));
   EXPECT_EQ(lanes[0].busy_ns, 15000);
+}
+
+TEST(LaneBuilder, AStaircaseOfOverlapsCostsAtMostTwoPiecesAnInterval) {
+  // Interval k is [k, 2k+1): each starts inside the one before and ends after it, and
+  // about k/2 are open at once. Splitting at every end inside an interval made n^2/4
+  // pieces; here at most two an interval, and the self times still add up to the lane's
+  // busy time.
+  std::string json = "[";
+  const int n = 20000;
+  for (int k = 0; k < n; ++k) json += (k ? "," : "") + X("s", k, k + 1);
+  Trace t = LoadText(json + "]");
+  auto lanes = BuildLanes(t);
+  ASSERT_EQ(lanes.size(), 1u);
+  EXPECT_LE(lanes[0].pieces.size(), static_cast<size_t>(2 * n));
+  int64_t self = 0;
+  for (const Piece& p : lanes[0].pieces) self += p.self_ns;
+  EXPECT_EQ(self, lanes[0].busy_ns);
+  EXPECT_EQ(lanes[0].busy_ns, int64_t{2 * (n - 1) + 1} * 1000);  // [0, 2n-1)
+}
+
+TEST(LaneBuilder, StacksOfIntervalsThatAreNotIdenticalNeverDependOnFileOrder) {
+  // P, A and B overlapping in every way, written in every order: the same pieces.
+  std::vector<std::string> events = {X("P", 0, 10), X("A", 2, 9), X("B", 2, 12), X("C", 5, 5), X("D", 5, 8)};
+  std::sort(events.begin(), events.end());
+  std::vector<std::string> first;
+  do {
+    Trace t = LoadText("[" + events[0] + "," + events[1] + "," + events[2] + "," + events[3] + "," + events[4] + "]");
+    std::vector<std::string> got = Describe(t, BuildLanes(t)[0]);
+    if (first.empty()) first = got;
+    EXPECT_EQ(got, first);
+  } while (std::next_permutation(events.begin(), events.end()));
 }
 
 TEST(LaneBuilder, CutsEndEveryOpenPieceAndItGoesOn) {

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "frame_names.h"
+#include "innermost.h"
 #include "stages.h"
 
 namespace torch2pprof::analysis {
@@ -54,25 +55,24 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
       if (end > it->second) covered[cat] += end - std::max(start, it->second), it->second = end;
     };
     if (device) {
-      // A device piece's self: its length less that of the device pieces nearest below it.
-      std::vector<int64_t> device_self(ls.pieces.size(), 0);
+      // The stream is busy while it runs device work; that time goes to the innermost
+      // device event by the stack walk's rule, on the device work alone: an annotation's
+      // own time around the kernels (ProfilerStep#N) is the device idling.
+      struct Work {
+        int64_t end_ns;
+        uint32_t cat;
+      };
+      InnermostClock<Work> clock;
       int64_t busy = 0;
-      for (size_t k = 0; k < ls.pieces.size(); ++k) {
-        const Piece& p = ls.pieces[k];
+      auto credit = [&](const Work& w, int64_t ns) { self[w.cat] += ns, busy += ns; };
+      for (const Piece& p : ls.pieces) {
         const Interval& iv = t.intervals[p.interval];
         cover(iv.cat, p.start_ns, p.end_ns);
-        if (!IsDeviceRole(m.RoleOf(iv))) continue;
-        device_self[k] += p.end_ns - p.start_ns;
-        int32_t up = p.parent;
-        while (up >= 0 && !IsDeviceRole(m.RoleOf(t.intervals[ls.pieces[static_cast<size_t>(up)].interval])))
-          up = ls.pieces[static_cast<size_t>(up)].parent;
-        if (up >= 0) {
-          device_self[static_cast<size_t>(up)] -= p.end_ns - p.start_ns;
-        } else {
-          busy += p.end_ns - p.start_ns;
-        }
+        if (!p.first || !IsDeviceRole(m.RoleOf(iv))) continue;
+        clock.AdvanceTo(iv.start_ns, credit);
+        clock.Push(Work{iv.end_ns, iv.cat});
       }
-      for (size_t k = 0; k < ls.pieces.size(); ++k) self[t.intervals[ls.pieces[k].interval].cat] += device_self[k];
+      clock.Finish(credit);
       info.busy_ns = busy;
     } else {
       int64_t work = 0;

@@ -4,18 +4,24 @@
 set -euo pipefail
 
 packages=(
-  g++ make cmake pkg-config                          # toolchain
+  g++ make cmake pkg-config git                      # toolchain; git stamps the version
   libsimdjson-dev nlohmann-json3-dev                 # JSON: event stream, small documents
   libprotobuf-dev protobuf-compiler zlib1g-dev       # the tests' pprof decoder, gzip
   libisal-dev                                        # ISA-L's igzip: inflates .json.gz 2-3x as fast as zlib
   libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
   golang-go python3 python3-markdown                 # end-to-end tests: go tool pprof, the reference model, markdown
   chromium fonts-dejavu-core                         # end-to-end tests: the HTML report in a real browser
-  man-db dpkg-dev                                    # man -l for the man page's test; cpack's dpkg-shlibdeps
+  man-db dpkg-dev file                               # man -l for the man page's test; cpack's dpkg-shlibdeps, file
   clang-format                                       # style check
   clang libclang-rt-14-dev                           # libFuzzer
   time                                               # /usr/bin/time -v for the benchmark's peak RSS
 )
+
+# --list: the packages, one a line (scripts/with-installed-path.sh reads them).
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

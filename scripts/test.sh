@@ -10,7 +10,12 @@ jobs=$(nproc)
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTORCH2PPROF_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
-(cd build && ctest --output-on-failure -j "$jobs")
+# The tests and the package step run with PATH holding only what a fresh machine has once
+# install-deps.sh ran: a tool they call that it does not install fails here, on any machine.
+scripts/with-installed-path.sh bash -c "cd build && ctest --output-on-failure -j $jobs"
+pkg=$(mktemp -d)
+scripts/with-installed-path.sh cpack --config build/CPackConfig.cmake -G DEB -B "$pkg" >/dev/null
+rm -rf "$pkg"
 
 if [ "${T2P_SKIP_SANITIZERS:-0}" != 1 ]; then
   # The sanitizer build also covers zlib, the inflater where ISA-L is absent.

@@ -35,6 +35,7 @@ struct Place {
 struct Added {
   int64_t first, last;  // time span of the trace's intervals (first > last: none)
   bool device;          // it has device work
+  uint64_t saturated;   // device sums held at the 64-bit limit
 };
 
 std::string Summary(const Trace& trace, const std::vector<LaneStacks>& lanes) {
@@ -160,6 +161,28 @@ struct Launchers {
   }
 };
 
+// Event names as the frames they become: names that FrameSystemName changes (step
+// numbers, addresses) are keyed by what it makes of them, others by their string id.
+// Made once per trace and read by every segment: a table per segment, as long as the
+// trace's string table, cost lanes x names (a million lanes: minutes of memset).
+class FrameKeys {
+ public:
+  explicit FrameKeys(const Trace& t) : of_name_(t.strings.size(), kNone) {
+    std::unordered_map<std::string, uint32_t> canonical;
+    for (const Interval& iv : t.intervals) {
+      uint32_t& key = of_name_[iv.name];
+      if (key != kNone) continue;
+      std::string_view text = t.strings.Get(iv.name);
+      std::string frame = FrameSystemName(text);
+      key = frame == text ? iv.name : 0x80000000u | canonical.emplace(std::move(frame), canonical.size()).first->second;
+    }
+  }
+  uint32_t operator()(uint32_t name) const { return of_name_[name]; }
+
+ private:
+  std::vector<uint32_t> of_name_;
+};
+
 // What every segment reads: the trace, its model, and where links and launchers are.
 struct FoldInput {
   const Trace& t;
@@ -172,6 +195,7 @@ struct FoldInput {
   // By link: its forward op's stack (ForwardStacks); empty where a link makes a cycle.
   // Found beside the fold: only a segment with a backward root waits for it.
   const Pending<std::vector<uint32_t>>& forward_stacks;
+  const FrameKeys& frame_keys;
 };
 
 // The link a piece's interval follows (kNone: none, or its forward op was not found).
@@ -184,34 +208,13 @@ inline uint32_t LinkOf(const std::vector<Link>& links, const std::vector<bool>& 
                                                                             : kNone;
 }
 
-// Event names as the frames they become: names that FrameSystemName changes (step
-// numbers, addresses) are keyed by what it makes of them, others by their string id.
-class FrameKeys {
- public:
-  explicit FrameKeys(const StringTable& strings) : strings_(strings), of_name_(strings.size(), kNone) {}
-  uint32_t operator()(uint32_t name) {
-    uint32_t& key = of_name_[name];
-    if (key == kNone) {
-      std::string_view text = strings_.Get(name);
-      std::string frame = FrameSystemName(text);
-      key = frame == text ? name : 0x80000000u | canonical_.emplace(std::move(frame), canonical_.size()).first->second;
-    }
-    return key;
-  }
-
- private:
-  const StringTable& strings_;
-  std::vector<uint32_t> of_name_;
-  std::unordered_map<std::string, uint32_t> canonical_;
-};
-
 // By link, a number for the names on its forward op's stack, from the lane's root down
 // (through the forward ops of backward roots on it): two links with the same number
 // hang their backward roots under the same node. Empty where a link would make a cycle
 // (a forward op inside its own backward's subtree): ResolveNodes then drops one.
 std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks>& lanes,
                                     const std::vector<Link>& links, const std::vector<bool>& is_backward,
-                                    const Folds& folds) {
+                                    const Folds& folds, const FrameKeys& frame_key) {
   if (links.empty()) return {};
   constexpr uint32_t kUnknown = kNone, kVisiting = kNone - 1;
   FlatIndexMap stacks;  // (stack above + 1, backward root?, name) -> stack
@@ -221,7 +224,6 @@ std::vector<uint32_t> ForwardStacks(const Trace& t, const std::vector<LaneStacks
   auto at = [&](uint32_t lane, uint32_t piece) -> uint32_t& { return table[folds.lane_at[lane] + piece]; };
   std::vector<std::pair<uint32_t, uint32_t>> work;
   std::vector<uint32_t> out(links.size(), kNone);
-  FrameKeys frame_key(t.strings);
   for (size_t k = 0; k < links.size(); ++k) {
     if (links[k].lane == kNone) continue;
     work.push_back({links[k].lane, links[k].piece});
@@ -271,7 +273,7 @@ void Fold(const FoldInput& in, Segment& s, uint32_t* node_of_piece) {
   // a table, where the map's probe cost most of the fold's time per piece. Later steps
   // use the map.
   std::vector<uint32_t> first_step_sample;
-  FrameKeys frame_key(in.t.strings);
+  const FrameKeys& frame_key = in.frame_keys;
   std::vector<int64_t> steps;                     // the segment's steps, for the samples' keys
   const std::vector<uint32_t>* stacks = nullptr;  // the forward stacks, at the first backward root
   auto add_node = [&](FlatIndexMap& map, uint64_t key, LocalNode n) {
@@ -470,6 +472,7 @@ std::vector<std::vector<uint32_t>> ResolveNodes(const Folds& folds, std::vector<
 // after range, each sum where its first interval is, as one walk over the intervals
 // would add them. Returns whether there was any.
 bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& options, bool step_labels,
+                   const FrameKeys& frame_key, uint64_t* saturated_sums,
                    const std::function<const Place&(const Launch&)>& place_of, ProfileBuilder& b) {
   auto step_of = [&](uint32_t e) -> int64_t { return step_labels ? Number(m.DeviceStepOf(e, t.intervals[e])) : -1; };
   struct DeviceSum {
@@ -483,9 +486,9 @@ bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& 
   const size_t n = t.intervals.size();
   const size_t ranges = (n + options.fold_segment - 1) / options.fold_segment;
   std::vector<std::vector<DeviceSum>> device_sums(ranges);
+  std::vector<uint64_t> saturated(ranges, 0);  // per range: sums held at the 64-bit limit
   ParallelFor(ranges, options.threads, [&](size_t r) {
     FlatIndexMap sites;  // (launching node, frame) -> its first sum; the others follow `next`
-    FrameKeys frame_key(t.strings);
     std::vector<DeviceSum>& sums = device_sums[r];
     const uint32_t begin = static_cast<uint32_t>(r * options.fold_segment);
     const uint32_t end = static_cast<uint32_t>(std::min(n, (r + 1) * options.fold_segment));
@@ -517,9 +520,10 @@ bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& 
       } else {
         sums.push_back(DeviceSum{i, l, lane, d.lane, step, kNone, 0});
       }
-      sums[k].ns += d.end_ns - d.start_ns;
+      sums[k].ns = SaturatingAdd(sums[k].ns, d.end_ns - d.start_ns, &saturated[r]);
     }
   });
+  for (uint64_t n : saturated) *saturated_sums += n;
   bool any = false;
   for (const std::vector<DeviceSum>& sums : device_sums) {
     for (const DeviceSum& sum : sums) {
@@ -588,11 +592,12 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   // points once its pieces have their nodes.
   Folds folds(lanes, options.fold_segment);
   std::vector<Segment>& segments = folds.segments;
+  const FrameKeys frame_keys(t);
   std::vector<bool> is_backward;
   std::vector<Link> links = FindLinks(t, m, lanes, segments, options, b, &is_backward);
   // Found by the fold's first item (below), or by the first segment that needs them.
   const Pending<std::vector<uint32_t>> forward_stacks =
-      Beside(1, [&] { return ForwardStacks(t, lanes, links, is_backward, folds); });
+      Beside(1, [&] { return ForwardStacks(t, lanes, links, is_backward, folds, frame_keys); });
   Points found = found_points.get();
   const Launchers& launcher_slots = found.launchers;
   const std::vector<uint32_t>& launchers = launcher_slots.events;
@@ -610,7 +615,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
       memory_place[pt.index] = Place{node, lane};
     }
   };
-  const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks};
+  const FoldInput fold{t, m, lanes, links, is_backward, launcher_slots, step_labels, forward_stacks, frame_keys};
   // The forward stacks first, then the segments without backward roots, then those that
   // wait for the forward stacks (gpt2_big at two threads: both threads had waited 3.5
   // ms). As the fold's first item, the forward stacks take one of the command's threads,
@@ -668,8 +673,10 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
     for (const Point& pt : points[lane]) place_point(pt, lane, 0);  // lanes without intervals: the root
   }
 
+  uint64_t saturated = 0;
+  for (const MemoryTimeline& tl : m.memory) saturated += tl.saturated;
   const bool has_device = AddDeviceWork(
-      t, m, options, step_labels,
+      t, m, options, step_labels, frame_keys, &saturated,
       [&](const Launch& l) -> const Place& {
         return l.host_event == kNoEvent ? flow_place[static_cast<size_t>(&l - m.launches.data())]
                                         : launcher_place[static_cast<size_t>(launcher_slot(l.host_event))];
@@ -702,7 +709,7 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   if (first > last) {  // a trace of memory events only
     for (const MemoryEvent& e : t.memory) first = std::min(first, e.ts_ns), last = std::max(last, e.ts_ns);
   }
-  return Added{first, last, has_device};
+  return Added{first, last, has_device, saturated};
 }
 
 // One comment line per device whose peak holds memory the trace did not allocate.
@@ -722,6 +729,7 @@ struct Aggregator::State {
     options.fold_segment = std::max(1u, options.fold_segment);
   }
   bool has_device = false, has_memory = false;
+  uint64_t saturated = 0;  // the traces' sums held at the 64-bit limit, beyond the builder's
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   int64_t time_nanos = 0;
   struct Input {
@@ -747,6 +755,7 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
   s.b.Begin(trace, model, s.options.rank_labels ? static_cast<int64_t>(s.inputs.size()) : -1);
   Added added = AddTrace(trace, model, lanes, s.options, s.b);
   s.has_device |= added.device;
+  s.saturated += added.saturated;
   s.has_memory |= s.options.memory && !trace.memory.empty();
   if (added.first <= added.last && added.first < s.first) s.time_nanos = WallClockStart(trace, added.first);
   s.first = std::min(s.first, added.first);
@@ -765,6 +774,7 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
 }
 
 uint64_t Aggregator::folded_stacks() const { return s_->b.folds(); }
+uint64_t Aggregator::saturated() const { return s_->saturated + s_->b.saturated(); }
 
 Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   State& s = *s_;

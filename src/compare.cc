@@ -14,6 +14,11 @@ namespace torch2pprof {
 namespace {
 
 constexpr int kResamples = 5000;
+// Steps a run's resamples draw at most: beyond, each resample draws this many (an m-out-of-n
+// bootstrap) and its deviation is scaled by sqrt(m / n), the statistic's spread at n, so
+// that the work is bounded however many steps a run has (a trace of 100,000 steps took
+// minutes when every resample drew them all).
+constexpr size_t kMaxDraws = 1000;
 
 // splitmix64: a small, seedable generator, so that the same inputs give the same report.
 struct Random {
@@ -96,8 +101,7 @@ std::vector<int64_t> MatchedPerStep(const std::vector<Row>& rows, const std::str
   for (const Row& r : rows) {
     if (fnmatch(glob.c_str(), r.name.c_str(), 0) != 0) continue;
     *matched = true;
-    const std::vector<int64_t>& v = get(r);
-    for (size_t k = 0; k < steps && k < v.size(); ++k) sum[k] += v[k];
+    get(r).AddTo(&sum);
   }
   return sum;
 }
@@ -152,11 +156,11 @@ RuleResult Evaluate(const Rule& rule, const Analysis& base, const Analysis& next
     bool matched = false;
     std::vector<int64_t> a, b;
     if (op) {
-      auto host = [](const OperatorRow& o) -> const std::vector<int64_t>& { return o.step_host_total_ns; };
+      auto host = [](const OperatorRow& o) -> const StepSeries& { return o.step_host_total; };
       a = MatchedPerStep(base.operators, glob, bs, host, &matched);
       b = MatchedPerStep(next.operators, glob, ns, host, &matched);
     } else {
-      auto total = [](const KernelRow& k) -> const std::vector<int64_t>& { return k.step_total_ns; };
+      auto total = [](const KernelRow& k) -> const StepSeries& { return k.step_total; };
       a = MatchedPerStep(base.kernels, glob, bs, total, &matched);
       b = MatchedPerStep(next.kernels, glob, ns, total, &matched);
     }
@@ -192,11 +196,21 @@ Significance Bootstrap(const std::vector<int64_t>& base, const std::vector<int64
   if (base.size() < 2 || next.size() < 2) return s;
   s.assessed = true;
   Random rng{seed};
-  std::vector<double> diffs(kResamples), a(base.size()), b(next.size());
+  auto as_double = [](const std::vector<int64_t>& v) { return std::vector<double>(v.begin(), v.end()); };
+  std::vector<double> whole_a = as_double(base), whole_b = as_double(next);
+  const double stat_a = Statistic(whole_a, statistic), stat_b = Statistic(whole_b, statistic);
+  std::vector<double> diffs(kResamples), a(std::min(base.size(), kMaxDraws)), b(std::min(next.size(), kMaxDraws));
+  const double scale_a = std::sqrt(static_cast<double>(a.size()) / static_cast<double>(base.size()));
+  const double scale_b = std::sqrt(static_cast<double>(b.size()) / static_cast<double>(next.size()));
   for (int r = 0; r < kResamples; ++r) {
     for (double& x : a) x = static_cast<double>(base[rng.Below(base.size())]);
     for (double& x : b) x = static_cast<double>(next[rng.Below(next.size())]);
-    diffs[static_cast<size_t>(r)] = Statistic(b, statistic) - Statistic(a, statistic);
+    // b* - a*, each deviation scaled where a resample draws fewer than all steps.
+    auto at_n = [](double resampled, double whole, double scale) {
+      return scale == 1 ? resampled : whole + scale * (resampled - whole);
+    };
+    diffs[static_cast<size_t>(r)] =
+        at_n(Statistic(b, statistic), stat_b, scale_b) - at_n(Statistic(a, statistic), stat_a, scale_a);
   }
   std::sort(diffs.begin(), diffs.end());
   s.low = diffs[static_cast<size_t>(kResamples * 0.025)];

@@ -371,7 +371,12 @@ class EventParser::Impl {
           }
           break;
         case 'B':
-          if (key == "Bytes") err = Int(val, &ev->bytes);
+          if (key == "Bytes") {
+            err = Int(val, &ev->bytes);
+            // An allocation beyond 2^62 bytes is no allocation: as none, so that negating
+            // and summing sizes stays within 64 bits.
+            if (ev->bytes <= -kTimeLimit || ev->bytes >= kTimeLimit) ev->bytes = 0;
+          }
           break;
         case 'A':
           if (key == "Addr") {
@@ -476,8 +481,20 @@ class EventParser::Impl {
       }
       if (err) return err;
     }
+    // Times are kept within +-2^62 ns (146 years either side of the epoch, or of the
+    // trace's start), so that any two of them are less than 2^63 apart: a span, a
+    // duration or a gap can never wrap. An event past that carries no usable time.
+    int64_t end = 0;
+    if (!ev->bad && ev->has_ts &&
+        (ev->ts <= -kTimeLimit || ev->ts >= kTimeLimit ||
+         (ev->has_dur && (ev->dur <= -kTimeLimit || ev->dur >= kTimeLimit ||
+                          __builtin_add_overflow(ev->ts, ev->dur, &end) || end >= kTimeLimit || end <= -kTimeLimit)))) {
+      ev->bad = "\"ts\" or \"ts\" + \"dur\" lies more than 2^62 ns (146 years) from 0";
+    }
     return simdjson::SUCCESS;
   }
+
+  static constexpr int64_t kTimeLimit = int64_t{1} << 62;
 
   od::parser parser_;
   od::parser one_parser_;  // for events read alone, so parser_'s buffers stay sized for chunks

@@ -15,6 +15,8 @@ namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+constexpr size_t kMaxKey = 4096;  // a key of the trace object
+
 std::string Describe(char c) {
   if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
   char buf[16];
@@ -205,18 +207,33 @@ class Scanner::Impl {
 
   // Scans one JSON value at pos (after white space) and returns [start, end) in the
   // window as offsets relative to the window's mark. Strings are skipped with their
-  // escapes; nesting is counted, not validated (simdjson validates events).
-  void ScanValue(size_t* start, size_t* stop) {
+  // escapes; nesting is counted, not validated (simdjson validates events). A value
+  // longer than `keep` is read to its end but not held: false, and start == end.
+  bool ScanValue(size_t* start, size_t* stop, size_t keep) {
     if (!win_.SkipSpace()) FailTruncated();
     win_.mark = win_.pos;
     size_t i = win_.pos;
     char first = win_.data()[i];
     int depth = 0;
     bool in_str = false;
-    size_t str_start = 0;  // first byte after the opening quote of the current string
+    size_t str_start = 0;     // first byte after the opening quote of the current string, or where reading resumed
+    bool odd_before = false;  // an odd run of backslashes just before str_start (dropped text)
+    bool held = true;
     bool scalar = first != '{' && first != '[' && first != '"';
     for (;;) {
       if (i >= win_.end) {
+        if (held && i - win_.mark > keep) held = false;
+        if (!held) {
+          // Drop what was read; only the parity of a backslash run at the end matters.
+          if (in_str) {
+            size_t k = i;
+            while (k > str_start && win_.data()[k - 1] == '\\') --k;
+            odd_before = ((i - k) + (k == str_start && odd_before ? 1 : 0)) % 2 == 1;
+            str_start = i;
+          }
+          win_.pos = i;
+          win_.mark = Window::kNoMark;
+        }
         bool ok;
         size_t shift = win_.Refill(&ok);
         i -= shift;
@@ -241,7 +258,7 @@ class Scanner::Impl {
         size_t k = quote;
         while (k > str_start && d[k - 1] == '\\') --k;
         i = quote + 1;
-        if ((quote - k) % 2 == 1) continue;
+        if (((quote - k) + (k == str_start && odd_before ? 1 : 0)) % 2 == 1) continue;
         in_str = false;
         if (depth == 0) break;
         continue;
@@ -255,6 +272,7 @@ class Scanner::Impl {
       if (c == '"') {
         in_str = true;
         str_start = i + 1;
+        odd_before = false;
       } else if (c == '{' || c == '[') {
         ++depth;
       } else if (c == '}' || c == ']') {
@@ -265,9 +283,10 @@ class Scanner::Impl {
       }
       ++i;
     }
-    *start = win_.mark;
+    *start = held ? win_.mark : i;
     *stop = i;
     win_.pos = i;
+    return held;
   }
 
   void ParseTopObject() {
@@ -281,7 +300,8 @@ class Scanner::Impl {
       if (Peek() != '"') Fail(win_.offset(), "expected a key string in the trace object, found " + Describe(Peek()));
       size_t a, b;
       uint64_t key_offset = win_.offset();
-      ScanValue(&a, &b);
+      if (!ScanValue(&a, &b, kMaxKey) || b - a > kMaxKey)
+        Fail(key_offset, "a key longer than 4 KiB in the trace object");
       std::string key = DecodeString(std::string(win_.data() + a, b - a), key_offset);
       win_.mark = Window::kNoMark;
       Expect(":", "':' after a key");
@@ -293,8 +313,8 @@ class Scanner::Impl {
         ParseEventArray();
       } else {
         uint64_t value_offset = win_.offset();
-        ScanValue(&a, &b);
-        if (b - a <= kMaxHeaderValue) HandleHeader(key, std::string(win_.data() + a, b - a), value_offset);
+        // A header value too long to keep is read past, not held (and not kept).
+        if (ScanValue(&a, &b, kMaxHeaderValue)) HandleHeader(key, std::string(win_.data() + a, b - a), value_offset);
         win_.mark = Window::kNoMark;
       }
       if (Expect(",}", "',' or '}' in the trace object") == '}') return;
@@ -431,6 +451,18 @@ class Scanner::Impl {
         next = 1;
       } else {
         bool ok;
+        if (depth == 0) {
+          // White space and commas between elements are read, not held: a gap of
+          // gigabytes of spaces would otherwise stay in the window.
+          gap = TrimGap(gap, i, after_element);
+          if (i - gap > kMaxElement) {
+            Fail(Offset(gap), "more than " + std::to_string(kMaxElement >> 20) +
+                                  " MiB of text between two events that is no event: not a trace");
+          }
+        } else if (i - element > kMaxElement) {
+          Fail(Offset(element), "an event longer than " + std::to_string(kMaxElement >> 20) +
+                                    " MiB: an element of traceEvents is held whole to be read");
+        }
         win_.pos = i;
         // A chunk is the events of one read: handed on before the window moves.
         size_t shift = FlushChunk();
@@ -473,6 +505,7 @@ class Scanner::Impl {
           return true;
         } else if (--depth == 0) {
           ++events_scanned_;
+          carry_ = GapCarry{};
           if (d[element] == '{') {
             size_t shift = AppendEvent(element, j + 1);
             i -= shift;
@@ -521,8 +554,10 @@ class Scanner::Impl {
   // Returns whether the gap is exactly a comma and white space.
   bool ScanGap(size_t from, size_t to, bool after_element, bool at_end) {
     const char* d = win_.data();
-    bool need_comma = after_element, in_garbage = false, other = false;
-    int commas = 0;
+    // The white space and commas of the gap's start already read (TrimGap) count here.
+    bool need_comma = carry_.trimmed ? carry_.need_comma : after_element, in_garbage = false, other = false;
+    int commas = carry_.commas;
+    carry_ = GapCarry{};
     for (size_t k = from; k < to;) {
       char c = d[k];
       if (IsSpace(c)) {
@@ -565,6 +600,23 @@ class Scanner::Impl {
     return after_element && commas == 1 && !other;
   }
 
+  // Reads the white space and commas at the start of a gap [from, to) as ScanGap would,
+  // and returns where the rest of the gap starts: what ScanGap still has to see. The
+  // commas read are carried to it.
+  size_t TrimGap(size_t from, size_t to, bool after_element) {
+    const char* d = win_.data();
+    if (!carry_.trimmed) carry_ = GapCarry{true, after_element, 0};
+    size_t k = from;
+    for (; k < to; ++k) {
+      if (IsSpace(d[k])) continue;
+      if (d[k] != ',') break;
+      if (!carry_.need_comma) Garbage(k, "expected an event in traceEvents, found ','");
+      carry_.need_comma = false;
+      ++carry_.commas;
+    }
+    return k;
+  }
+
   static bool IsNumberToken(std::string_view t) {
     int64_t ignored;
     return !t.empty() && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) &&
@@ -593,6 +645,12 @@ class Scanner::Impl {
   size_t chunk_first_ = 0;        // where the first of them starts in the window
   size_t chunk_end_ = 0;          // where the last of them ends
   bool dirty_ = false;            // the text since the last event is no comma alone
+  // The start of the current gap read and dropped (white space and commas only).
+  struct GapCarry {
+    bool trimmed = false;
+    bool need_comma = false;
+    int commas = 0;
+  } carry_;
   TraceHeader header_;
   uint64_t events_scanned_ = 0;
   uint64_t cut_on_workers_ = 0;

@@ -17,7 +17,11 @@ namespace torch2pprof {
 // is the whole events of one read.
 inline constexpr size_t kReadSize = 512 << 10;
 inline constexpr size_t kMaxHeaderValue = 64 << 20;  // header values kept as raw text up to this size
-inline constexpr size_t kPadding = 64;               // >= simdjson::SIMDJSON_PADDING
+// The most text one element of traceEvents may hold, and text between two elements that
+// is no white space or comma: both are held whole while they are read, so past this the
+// input is refused (with its offset) rather than held. White space is never held.
+inline constexpr size_t kMaxElement = 64 << 20;
+inline constexpr size_t kPadding = 64;  // >= simdjson::SIMDJSON_PADDING
 
 // A range of traceEvents that a worker reads and cuts itself (CutRange): the input's
 // bytes [offset, offset + len), starting just after '[' or just after an event.

@@ -59,7 +59,7 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   auto& pieces = out->pieces;
   // Rests and cuts add pieces: were the vector to grow, the copy would hold the lane's
   // pieces twice at once. Capacity never written is address space, not memory.
-  pieces.reserve(items.size() + items.size() / 4 + 1024);
+  pieces.reserve(items.size() + items.size() / 4 + 2);
 
   InnermostClock<Open> clock;
   std::vector<Open>& stack = clock.stack();

@@ -12,22 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <optional>
 
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
 namespace {
-
-void WriteAll(int fd, const std::string& data, const std::string& name) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ThrowOutput(name, std::string("cannot write: ") + std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-}
 
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
@@ -64,19 +55,6 @@ struct TempGuard {
   void (*old_int_)(int);
   void (*old_term_)(int);
 };
-
-void WriteInPlace(const std::string& path, const std::string& data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // a device may refuse O_TRUNC
-  if (fd < 0) ThrowOutput(path, std::string("cannot open for writing: ") + std::strerror(errno));
-  try {
-    WriteAll(fd, data, path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (::close(fd) != 0) ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
-}
 
 // The process's umask, read without setting it (umask(2) can only set it, and setting it
 // even for a moment changes the mode of files other threads create meanwhile).
@@ -164,10 +142,25 @@ bool LooksLikeOutput(const std::string& path) {
   return LooksFolded(head);
 }
 
-void WriteOutputFile(const std::string& path, const std::string& data, const WriteOptions& options) {
+struct OutputFile::State {
+  std::string path;    // as given, for messages
+  std::string target;  // the file replaced: path, or what a link to a file points to
+  std::string dir, base;
+  std::string tmp;  // the temporary file's name, once it has one
+  int fd = -1;
+  bool replace = false;  // written aside, then renamed over target (else in place)
+  bool unnamed = false;  // O_TMPFILE: no name until it is complete
+  bool committed = false;
+  std::optional<TempGuard> guard;
+};
+
+OutputFile::OutputFile(const std::string& path, const WriteOptions& options) : s_(std::make_unique<State>()) {
+  State& s = *s_;
+  s.path = path;
   if (path.empty()) ThrowOutput(path, "the output name is empty");
   if (path == "-") {
-    WriteAll(1, data, "standard output");
+    s.fd = 1;
+    s.path = "standard output";
     return;
   }
   for (const std::string& input : options.inputs) {
@@ -177,68 +170,95 @@ void WriteOutputFile(const std::string& path, const std::string& data, const Wri
   const bool exists = ::stat(path.c_str(), &out_st) == 0;
   if (IsDescriptorLink(path) || (exists && !S_ISREG(out_st.st_mode) && !S_ISDIR(out_st.st_mode))) {
     // A device, pipe or socket (/dev/null, /dev/full, a fifo), or a link to a descriptor
-    // (/dev/stdout): write to it as it is; renaming a file over it would replace the node.
-    WriteInPlace(path, data);
+    // (/dev/stdout): written as it is; renaming a file over it would replace the node.
+    s.fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (s.fd < 0) s.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // a device may refuse O_TRUNC
+    if (s.fd < 0) ThrowOutput(path, std::string("cannot open for writing: ") + std::strerror(errno));
     return;
   }
   if (exists && S_ISDIR(out_st.st_mode)) ThrowOutput(path, "is a directory");
   // A link to a file: the file is replaced, the link stays.
-  std::string target = path;
+  s.target = path;
   if (exists) {
     char resolved[PATH_MAX];
-    if (::realpath(path.c_str(), resolved)) target = resolved;
+    if (::realpath(path.c_str(), resolved)) s.target = resolved;
   }
-  if (exists && !options.force && !LooksLikeOutput(target)) {
+  if (exists && !options.force && !LooksLikeOutput(s.target)) {
     ThrowOutput(path,
                 "refusing to replace a file that is no profile, folded stacks or pstats torch2pprof wrote; "
                 "--force replaces it");
   }
-  size_t slash = target.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
-  std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
-  if (base.empty()) ThrowOutput(path, "the output names a directory, not a file");
+  size_t slash = s.target.rfind('/');
+  s.dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : s.target.substr(0, slash));
+  s.base = slash == std::string::npos ? s.target : s.target.substr(slash + 1);
+  if (s.base.empty()) ThrowOutput(path, "the output names a directory, not a file");
+  s.replace = true;
   const mode_t mode = 0666 & ~CurrentUmask();
   // An unnamed file in the output's directory, linked in only once complete: a kill at
   // any point leaves nothing behind. Where the file system has none, a named temporary
   // file, removed on an error (and with remove_on_signal, on SIGINT and SIGTERM).
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
-  const bool unnamed = fd >= 0;
-  std::string tmp = dir + "/." + base + ".tmp.XXXXXX";
-  std::optional<TempGuard> guard;
-  if (!unnamed) {
-    fd = ::mkstemp(tmp.data());
-    if (fd < 0) ThrowOutput(path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
-    if (options.remove_on_signal) guard.emplace(tmp);
-    ::fchmod(fd, mode);
+  s.fd = ::open(s.dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+  s.unnamed = s.fd >= 0;
+  if (!s.unnamed) {
+    s.tmp = s.dir + "/." + s.base + ".tmp.XXXXXX";
+    s.fd = ::mkstemp(s.tmp.data());
+    if (s.fd < 0) ThrowOutput(path, std::string("cannot create a file in ") + s.dir + ": " + std::strerror(errno));
+    if (options.remove_on_signal) s.guard.emplace(s.tmp);
+    ::fchmod(s.fd, mode);
   }
-  bool named = !unnamed;
-  try {
-    WriteAll(fd, data, path);
-    if (unnamed) {
-      // linkat needs a name that does not exist: link under a temporary name, then rename.
-      std::string proc = "/proc/self/fd/" + std::to_string(fd);
-      for (int attempt = 0; attempt < 100 && !named; ++attempt) {
-        tmp = dir + "/." + base + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
-        if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-          named = true;
-        } else if (errno != EEXIST) {
-          ThrowOutput(path, std::string("cannot link the written file into ") + dir + ": " + std::strerror(errno));
-        }
+}
+
+OutputFile::~OutputFile() {
+  State& s = *s_;
+  if (s.committed) return;
+  if (s.fd >= 0 && s.path != "standard output") ::close(s.fd);
+  if (s.replace && !s.unnamed && !s.tmp.empty()) ::unlink(s.tmp.c_str());
+}
+
+void OutputFile::Write(std::string_view data) {
+  State& s = *s_;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(s.fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ThrowOutput(s.path, std::string("cannot write: ") + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+}
+
+void OutputFile::Commit() {
+  State& s = *s_;
+  if (s.path == "standard output") {
+    s.committed = true;
+    return;
+  }
+  if (s.replace && s.unnamed) {
+    // linkat needs a name that does not exist: link under a temporary name, then rename.
+    const std::string proc = "/proc/self/fd/" + std::to_string(s.fd);
+    for (int attempt = 0; attempt < 100 && s.tmp.empty(); ++attempt) {
+      std::string name = s.dir + "/." + s.base + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        s.tmp = name;
+        s.unnamed = false;
+      } else if (errno != EEXIST) {
+        ThrowOutput(s.path, std::string("cannot link the written file into ") + s.dir + ": " + std::strerror(errno));
       }
-      if (!named) ThrowOutput(path, "cannot link the written file into " + dir + ": every temporary name is taken");
     }
-    if (::close(fd) != 0) {
-      fd = -1;
-      ThrowOutput(path, std::string("cannot write: ") + std::strerror(errno));
-    }
-    fd = -1;
-    if (::rename(tmp.c_str(), target.c_str()) != 0)
-      ThrowOutput(path, std::string("cannot rename into place: ") + std::strerror(errno));
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    if (named) ::unlink(tmp.c_str());
-    throw;
+    if (s.tmp.empty())
+      ThrowOutput(s.path, "cannot link the written file into " + s.dir + ": every temporary name is taken");
   }
+  const int fd = s.fd;
+  s.fd = -1;
+  if (::close(fd) != 0) ThrowOutput(s.path, std::string("cannot write: ") + std::strerror(errno));
+  if (s.replace && ::rename(s.tmp.c_str(), s.target.c_str()) != 0)
+    ThrowOutput(s.path, std::string("cannot rename into place: ") + std::strerror(errno));
+  s.committed = true;
+}
+
+void WriteOutputFile(const std::string& path, const std::string& data, const WriteOptions& options) {
+  OutputFile out(path, options);
+  out.Write(data);
+  out.Commit();
 }
 
 }  // namespace torch2pprof

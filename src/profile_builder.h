@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flat_map.h"
+#include "saturate.h"
 #include "torch2pprof/profile.h"
 #include "torch2pprof/trace.h"
 #include "torch2pprof/trace_model.h"
@@ -32,7 +33,8 @@ class ProfileBuilder {
   uint32_t Frame(uint32_t name);
   uint32_t FrameFor(const std::string& system_name);
   uint32_t Node(uint32_t parent, uint32_t frame);
-  uint64_t folds() const { return folds_; }  // stacks cut at max_depth (fold nodes)
+  uint64_t folds() const { return folds_; }          // stacks cut at max_depth (fold nodes)
+  uint64_t saturated() const { return saturated_; }  // sample values held at the 64-bit limit
 
   // A label set: the thread that ran or launched the work (lane; kNoLane: none), its
   // step (-1: none), and where the work ran: a device lane (-1: none) or a memory device.
@@ -41,7 +43,8 @@ class ProfileBuilder {
   // The sample of a tree node and label set (made on first use), and a value added to it.
   uint32_t Sample(uint32_t node, uint32_t labels);
   void Add(uint32_t sample, int index, int64_t value) {
-    p_.samples[sample].values[static_cast<size_t>(index)] += value;
+    int64_t& v = p_.samples[sample].values[static_cast<size_t>(index)];
+    v = SaturatingAdd(v, value, &saturated_);
   }
   void Add(uint32_t node, uint32_t labels, int index, int64_t value) { Add(Sample(node, labels), index, value); }
   // The node's own frame is a blocking wait (IsBlockingWait).
@@ -64,6 +67,7 @@ class ProfileBuilder {
   int64_t fold_frame_ = -1;
   uint64_t folds_ = 0;
   bool labels_ = true;
+  uint64_t saturated_ = 0;
   std::vector<bool> wait_frame_;  // by frame
   const Trace* t_ = nullptr;
   const TraceModel* m_ = nullptr;

@@ -46,6 +46,9 @@ class Stages {
     json_bytes_ = cut_on_workers_ = 0;
     stage_ = nullptr;
   }
+  const char* current() const { return stage_ ? stage_ : "starting"; }
+  // The trace the stages work on now, for a message that names it.
+  std::string file;
   // The current stage loaded a trace.
   void Loaded(const LoadStats& stats) {
     json_bytes_ += stats.json_bytes;
@@ -76,6 +79,25 @@ class Stages {
   std::chrono::steady_clock::time_point wall_;
   double cpu_ = 0;
 };
+
+std::string SaturatedWarning(uint64_t n) {
+  return "warning: " + std::to_string(n) +
+         " sums of durations or bytes passed the largest 64-bit value and were held there (the trace's times or "
+         "sizes are not what a profiler writes)";
+}
+
+// Runs a command's stages; out of memory, the error names the file and the stage (the
+// machine's limit is no fault of the input, but it is where the input was too large).
+template <typename F>
+auto NamingOutOfMemory(Stages& stages, F&& run) -> decltype(run()) {
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    throw Error(Error::Kind::kInput, stages.file, -1,
+                std::string("out of memory while ") + stages.current() +
+                    ": the trace needs more memory than this process may have (ulimit -v, the cgroup, the machine)");
+  }
+}
 
 // The inputs' sizes as stored, for progress; 0 when one is unknown (stdin, a pipe).
 uint64_t InputBytes(const std::vector<std::string>& inputs) {
@@ -195,9 +217,9 @@ OutputFormat FormatForPath(const std::string& path) {
 
 int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
-ConvertResult Convert(const ConvertOptions& options) {
-  ConvertResult result;
-  Stages stages(&result.stages, options.progress);
+namespace {
+
+void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult& result) {
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   const bool merged = options.inputs.size() > 1;
@@ -218,6 +240,7 @@ ConvertResult Convert(const ConvertOptions& options) {
   }
   stages.Begin("read and parse");
   LoadEach(loads, threads, [&](Trace& trace) {
+    stages.file = trace.file;
     NeedEvents(trace);
     stages.Loaded(trace.stats);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
@@ -233,6 +256,7 @@ ConvertResult Convert(const ConvertOptions& options) {
     ranks = RanksOrPositions(std::move(ranks), &replaced);
     if (replaced) result.warnings.push_back(kRanksArePositions);
   }
+  if (aggregator.saturated()) result.warnings.push_back(SaturatedWarning(aggregator.saturated()));
   if (aggregator.folded_stacks()) {
     result.warnings.push_back("warning: " + std::to_string(aggregator.folded_stacks()) + " stacks are deeper than " +
                               std::to_string(options.max_depth) +
@@ -247,22 +271,35 @@ ConvertResult Convert(const ConvertOptions& options) {
   }
   if (!options.output.empty()) {
     stages.Begin("encode and write");
-    std::string bytes = options.format == OutputFormat::kFolded
-                            ? WriteFolded(result.profile, options.sample_type, options.folded_root)
-                        : options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
-                                                                  : Gzip(EncodeProfile(result.profile), threads);
     WriteOptions write;
     write.inputs = options.inputs;
     write.force = options.force;
     write.remove_on_signal = options.remove_output_on_signal;
-    WriteOutputFile(options.output, bytes, write);
+    OutputFile out(options.output, write);
+    if (options.format == OutputFormat::kFolded) {
+      WriteFolded(result.profile, options.sample_type, options.folded_root,
+                  [&](std::string_view part) { out.Write(part); });
+    } else {
+      out.Write(options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
+                                                        : Gzip(EncodeProfile(result.profile), threads));
+    }
+    out.Commit();
   }
+}
+
+}  // namespace
+
+ConvertResult Convert(const ConvertOptions& options) {
+  ConvertResult result;
+  Stages stages(&result.stages, options.progress);
+  stages.file = options.inputs.empty() ? "" : options.inputs[0];
+  NamingOutOfMemory(stages, [&] { ConvertStages(options, stages, result); });
   return result;
 }
 
-AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
-  AnalyzeRanksResult result;
-  Stages stages(&result.stages, options.progress);
+namespace {
+
+void AnalyzeRanksStages(const AnalyzeRanksOptions& options, Stages& stages, AnalyzeRanksResult& result) {
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
   CheckDistinctInputs(options.inputs);
@@ -273,6 +310,7 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
   std::vector<RankSummary> ranks;
   stages.Begin("read and parse");
   LoadEach(loads, threads, [&](Trace& trace) {
+    stages.file = trace.file;
     NeedEvents(trace);
     stages.Loaded(trace.stats);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
@@ -286,6 +324,15 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
   stages.Begin("across ranks");
   result.analysis = AnalyzeAcrossRanks(std::move(ranks), options.threshold);
   if (result.analysis.ranks_are_positions) result.warnings.push_back(kRanksArePositions);
+}
+
+}  // namespace
+
+AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
+  AnalyzeRanksResult result;
+  Stages stages(&result.stages, options.progress);
+  stages.file = options.inputs.empty() ? "" : options.inputs[0];
+  NamingOutOfMemory(stages, [&] { AnalyzeRanksStages(options, stages, result); });
   return result;
 }
 
@@ -312,9 +359,9 @@ std::vector<std::string> TracesInDirectory(const std::string& dir) {
   return out;
 }
 
-AnalyzeResult Analyze(const AnalyzeOptions& options) {
-  AnalyzeResult result;
-  Stages stages(&result.stages, options.progress);
+namespace {
+
+void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult& result) {
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
   stages.Begin("read and parse");
@@ -328,6 +375,16 @@ AnalyzeResult Analyze(const AnalyzeOptions& options) {
   stages.Begin("analyze");
   result.analysis = Analyze(trace, built.model, std::move(built.lanes),
                             AnalysisOptions{options.group_by_shape, threads, options.per_step});
+  if (result.analysis.saturated) result.warnings.push_back(SaturatedWarning(result.analysis.saturated));
+}
+
+}  // namespace
+
+AnalyzeResult Analyze(const AnalyzeOptions& options) {
+  AnalyzeResult result;
+  Stages stages(&result.stages, options.progress);
+  stages.file = options.input;
+  NamingOutOfMemory(stages, [&] { AnalyzeStages(options, stages, result); });
   return result;
 }
 

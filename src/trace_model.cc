@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "parallel_for.h"
+#include "saturate.h"
 #include "sorted_runs.h"
 
 namespace torch2pprof {
@@ -442,8 +443,8 @@ std::vector<MemoryTimeline> BuildMemory(const Trace& t) {
     int64_t peak = std::numeric_limits<int64_t>::min();
     for (size_t k = 0; k < tl.events.size(); ++k) {
       const MemoryEvent& e = t.memory[tl.events[k]];
-      if (e.bytes > 0) ++tl.allocations, tl.allocated_bytes += e.bytes;
-      if (e.bytes < 0) ++tl.frees, tl.freed_bytes -= e.bytes;
+      if (e.bytes > 0) ++tl.allocations, tl.allocated_bytes = SaturatingAdd(tl.allocated_bytes, e.bytes, &tl.saturated);
+      if (e.bytes < 0) ++tl.frees, tl.freed_bytes = SaturatingSub(tl.freed_bytes, e.bytes, &tl.saturated);
       if (e.total_allocated >= 0) tl.from_totals = true;
       if (levels[k] > peak) peak = levels[k], tl.peak = k;
     }
@@ -465,8 +466,11 @@ std::vector<MemoryTimeline> BuildMemory(const Trace& t) {
     }
     for (const auto& [addr, i] : live) tl.live_at_peak.push_back(i);
     std::sort(tl.live_at_peak.begin(), tl.live_at_peak.end());
-    for (uint32_t i : tl.live_at_peak) tl.live_at_peak_bytes += t.memory[i].bytes;
-    if (tl.from_totals) tl.before_trace_bytes = std::max<int64_t>(0, tl.peak_bytes - tl.live_at_peak_bytes);
+    for (uint32_t i : tl.live_at_peak)
+      tl.live_at_peak_bytes = SaturatingAdd(tl.live_at_peak_bytes, t.memory[i].bytes, &tl.saturated);
+    if (tl.from_totals) {
+      tl.before_trace_bytes = std::max<int64_t>(0, SaturatingSub(tl.peak_bytes, tl.live_at_peak_bytes, &tl.saturated));
+    }
     timelines.push_back(std::move(tl));
   }
   return timelines;
@@ -478,9 +482,10 @@ std::vector<int64_t> MemoryLevels(const Trace& t, const MemoryTimeline& tl) {
   std::vector<int64_t> levels;
   levels.reserve(tl.events.size());
   int64_t running = 0;
+  uint64_t saturated = 0;  // counted in BuildMemory's pass
   for (uint32_t i : tl.events) {
     const MemoryEvent& e = t.memory[i];
-    running += e.bytes;
+    running = SaturatingAdd(running, e.bytes, &saturated);
     levels.push_back(e.total_allocated >= 0 ? e.total_allocated : running);
   }
   return levels;

@@ -72,7 +72,7 @@ Analysis MakeRun(std::vector<int64_t> steps, int64_t mm_per_step, bool with_extr
   mm.name = "aten::mm";
   mm.calls = steps.size();
   mm.host_total_ns = mm_per_step * static_cast<int64_t>(steps.size());
-  mm.step_host_total_ns.assign(steps.size(), mm_per_step);
+  for (uint32_t k = 0; k < steps.size(); ++k) mm.step_host_total.Add(k, mm_per_step);
   a.operators.push_back(mm);
   if (with_extra) {
     OperatorRow extra;

@@ -304,3 +304,40 @@ TEST(TraceModel, NameFlags) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+TEST(TraceModelMemory, ByteSumsPastSixtyFourBitsAreHeldThereAndCounted) {
+  // Four allocations of 2^62 - 1 bytes: their sum passes 2^63. It stops at the largest value.
+  std::string json = "[";
+  for (int k = 0; k < 4; ++k) {
+    json += std::string(k ? "," : "") + R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
+            std::to_string(k) + R"(, "args": {"Device Type": 1, "Device Id": 0, "Addr": )" + std::to_string(k + 1) +
+            R"(, "Bytes": 4611686018427387903}})";
+  }
+  Trace t = testing::LoadText(json + "]");
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.memory.size(), 1u);
+  EXPECT_EQ(m.memory[0].allocated_bytes, INT64_MAX);
+  EXPECT_EQ(m.memory[0].peak_bytes, INT64_MAX);
+  EXPECT_GT(m.memory[0].saturated, 0u);
+}
+
+TEST(TraceModelTime, TimesAreKeptWithinTwoToTheSixtyTwoNanoseconds) {
+  // Any two times of a trace are then less than 2^63 apart: the span cannot wrap.
+  Trace t = testing::LoadText(R"([
+    {"ph": "X", "name": "early", "pid": 1, "tid": 1, "ts": -4611686018427387, "dur": 1},
+    {"ph": "X", "name": "late", "pid": 1, "tid": 1, "ts": 4611686018427387, "dur": 1},
+    {"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 0, "dur": 5}])");
+  EXPECT_EQ(t.intervals.size(), 2u);  // "late" ends past 2^62 ns
+  EXPECT_EQ(t.stats.skipped[static_cast<int>(Skip::kBadValue)], 1u);
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const Interval& iv : t.intervals) first = std::min(first, iv.start_ns), last = std::max(last, iv.end_ns);
+  int64_t span;
+  EXPECT_FALSE(__builtin_sub_overflow(last, first, &span));
+  EXPECT_GT(span, 0);
+}
+
+}  // namespace
+}  // namespace torch2pprof

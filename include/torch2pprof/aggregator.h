@@ -78,6 +78,8 @@ class Aggregator {
   Profile Finish(const std::vector<int64_t>& ranks = {}) &&;
   // Stacks cut at max_depth so far.
   uint64_t folded_stacks() const;
+  // Sums (sample values, bytes) that reached the largest 64-bit value and were held there.
+  uint64_t saturated() const;
 
  private:
   struct State;

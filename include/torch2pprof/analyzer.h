@@ -66,6 +66,23 @@ struct StepRow {
           cpu_exec_ns = 0, other_ns = 0;
 };
 
+// A row's time per analysed step, where it is not 0, by step: a row that runs in few of
+// many steps costs its steps, not rows x steps (a trace of 100,000 steps).
+class StepSeries {
+ public:
+  void Add(uint32_t step, int64_t ns);  // in any order; Finish sorts and merges
+  void Merge(const StepSeries& other);
+  void Finish();
+  void DropFrom(uint32_t steps);  // entries of step >= steps
+  int64_t At(uint32_t step) const;
+  // Adds the value of every step into by_step[step] (which has a slot per step).
+  void AddTo(std::vector<int64_t>* by_step) const;
+  const std::vector<std::pair<uint32_t, int64_t>>& entries() const { return v_; }
+
+ private:
+  std::vector<std::pair<uint32_t, int64_t>> v_;
+};
+
 struct OperatorRow {
   std::string name;
   std::string input_dims;  // with group_by_shape
@@ -74,16 +91,16 @@ struct OperatorRow {
   int64_t host_max_ns = 0;  // longest single call
   // With AnalysisOptions::per_step, by analysed step (the step whose window holds the call's
   // start): host total and device total. Calls outside every step count in no step.
-  std::vector<int64_t> step_host_total_ns, step_device_total_ns;
+  StepSeries step_host_total, step_device_total;
 };
 
 struct KernelRow {
   std::string name;
   uint64_t calls = 0;
   int64_t total_ns = 0, min_ns = 0, max_ns = 0;
-  double blocks_per_sm = -1;           // weighted by duration; < 0 when the trace has none
-  double occupancy = -1;               // est. achieved occupancy %, weighted by duration
-  std::vector<int64_t> step_total_ns;  // with AnalysisOptions::per_step: by the step it was launched in
+  double blocks_per_sm = -1;  // weighted by duration; < 0 when the trace has none
+  double occupancy = -1;      // est. achieved occupancy %, weighted by duration
+  StepSeries step_total;      // with AnalysisOptions::per_step: by the step of each kernel (DeviceStepOf)
 };
 
 struct GpuRow {
@@ -182,6 +199,9 @@ struct Analysis {
   std::vector<ModuleClassRow> module_classes;       // by device self (host self without device time)
   std::vector<PythonFunctionRow> python_functions;  // by host self
   std::vector<Recommendation> recommendations;
+  // Sums that reached the largest 64-bit value and were held there, where a hostile
+  // trace's durations or sizes add up past it (analyze warns).
+  uint64_t saturated = 0;
 };
 
 // trace must be loaded with LoadOptions::details, and model built from it. Works lane by

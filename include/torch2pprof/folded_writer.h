@@ -2,7 +2,9 @@
 // line per distinct stack, for flamegraph.pl, inferno and speedscope.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "torch2pprof/profile.h"
 
@@ -23,9 +25,15 @@ enum class FoldedRoot {
 // Frames run root to leaf; ';' in a frame becomes ',', a newline a space, and outer
 // spaces go (the format has no escapes). Each line's value is the sum of `sample_type` (a name of
 // p.sample_types; "" the profile's default) over the samples with that stack, in that
-// type's unit; lines with 0 are left out, and lines are sorted bytewise.
+// type's unit; lines with 0 are left out. Lines come root by root (root frames in byte
+// order), then depth first, the callees of a frame by name: a stack's callers come
+// before it, and frames written alike ("a;b" and "a,b") are one.
 // Throws Error (kind kUsage) for an unknown sample type.
 std::string WriteFolded(const Profile& p, const std::string& sample_type = "", FoldedRoot root = FoldedRoot::kAuto);
+// The same handed to `sink` a part at a time (about 1 MiB), so that the output is never
+// held whole: deep stacks make folded text many times a profile's size.
+void WriteFolded(const Profile& p, const std::string& sample_type, FoldedRoot root,
+                 const std::function<void(std::string_view)>& sink);
 
 // The index in p.sample_types of `name` ("" the default); throws Error (kind kUsage)
 // naming the profile's types when it has no such type.

@@ -2,7 +2,9 @@
 // write, in place on devices and pipes, with every error one line.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace torch2pprof {
@@ -25,6 +27,23 @@ struct WriteOptions {
 // into place), a link to a file replaces the file it points to. Throws Error (kind
 // kOutput) for anything that cannot be written or is refused.
 void WriteOutputFile(const std::string& path, const std::string& data, const WriteOptions& options = {});
+
+// The same, written as it is made: Write as often as needed, then Commit, which puts the
+// file in place; an OutputFile dropped without Commit leaves no file (and, replacing one,
+// the old one as it was). The checks are the constructor's.
+class OutputFile {
+ public:
+  OutputFile(const std::string& path, const WriteOptions& options = {});
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  void Write(std::string_view data);
+  void Commit();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // Whether the existing file at path looks like an output of torch2pprof: a pprof profile
 // (gzipped or not), folded stacks or pstats, or an empty file.

@@ -74,6 +74,7 @@ struct MemoryTimeline {
   // Allocated before the trace began and still live at the peak: peak_bytes minus what
   // the trace's own allocations hold there (0 without Total Allocated).
   int64_t before_trace_bytes = 0;
+  uint64_t saturated = 0;  // byte sums that reached the 64-bit limit and were held there
 };
 
 // A step written again on a device stream (torch >= 2.0: ProfilerStep#N as a

@@ -5,14 +5,13 @@
 #include <map>
 #include <unordered_map>
 
+#include "saturate.h"
 #include "spans.h"
 #include "stages.h"
 
 namespace torch2pprof::analysis {
 
-std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step) {
-  const TraceModel& m = ev.model();
-  const size_t steps = std::max<size_t>(1, m.steps.size());
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step, uint64_t* saturated) {
   std::vector<KernelRow> rows;
   std::unordered_map<uint32_t, size_t> row_of;
   std::vector<double> bw, bsum, ow, osum;
@@ -30,10 +29,10 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
     KernelRow& r = rows[k];
     int64_t dur = ev.Dur(e);
     ++r.calls;
-    r.total_ns += dur;
+    r.total_ns = SaturatingAdd(r.total_ns, dur, saturated);
     r.min_ns = std::min(r.min_ns, dur);
     r.max_ns = std::max(r.max_ns, dur);
-    *total_ns += dur;
+    *total_ns = SaturatingAdd(*total_ns, dur, saturated);
     double w = static_cast<double>(dur);
     const EventArgs& args = ev.Args(e);
     if (args.blocks_per_sm >= 0) bw[k] += w, bsum[k] += w * args.blocks_per_sm, r.blocks_per_sm = 0;
@@ -43,13 +42,13 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
     // left out of the weighted mean.
     if (args.occupancy > 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
     if (per_step) {
-      if (r.step_total_ns.empty()) r.step_total_ns.assign(steps, 0);
       int64_t step = DeviceStepIndex(ev, e);
-      if (step >= 0) r.step_total_ns[static_cast<size_t>(step)] += dur;
+      if (step >= 0) r.step_total.Add(static_cast<uint32_t>(step), dur);
     }
   }
   for (size_t k = 0; k < rows.size(); ++k) {
     KernelRow& r = rows[k];
+    r.step_total.Finish();
     if (r.blocks_per_sm >= 0) r.blocks_per_sm = bw[k] > 0 ? bsum[k] / bw[k] : -1;
     if (r.occupancy >= 0) r.occupancy = ow[k] > 0 ? osum[k] / ow[k] : -1;
   }

@@ -7,6 +7,7 @@
 
 #include "flat_map.h"
 #include "parallel_for.h"
+#include "saturate.h"
 #include "sorted_runs.h"
 #include "stages.h"
 
@@ -140,10 +141,10 @@ struct LaneOps {
   std::vector<Node> nodes;
   std::vector<uint64_t> keys;  // by row
   std::vector<OperatorRow> rows;
+  uint64_t saturated = 0;
 };
 
 OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, int threads) {
-  const size_t steps = std::max<size_t>(1, ev.model().steps.size());
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   OperatorsResult result;
@@ -244,18 +245,17 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       }
       OperatorRow& r = out.rows[row];
       ++r.calls;
-      r.host_total_ns += ev.Dur(n.ev);
-      r.host_self_ns += host_self[k];
-      r.device_total_ns += device_total[k];
-      r.device_self_ns += n.launched_ns;
+      uint64_t* sat = &out.saturated;
+      r.host_total_ns = SaturatingAdd(r.host_total_ns, ev.Dur(n.ev), sat);
+      r.host_self_ns = SaturatingAdd(r.host_self_ns, host_self[k], sat);
+      r.device_total_ns = SaturatingAdd(r.device_total_ns, device_total[k], sat);
+      r.device_self_ns = SaturatingAdd(r.device_self_ns, n.launched_ns, sat);
       r.host_max_ns = std::max(r.host_max_ns, ev.Dur(n.ev));
       if (per_step) {
-        if (r.step_host_total_ns.empty())
-          r.step_host_total_ns.assign(steps, 0), r.step_device_total_ns.assign(steps, 0);
         int64_t step = StepIndex(ev, ev.Iv(n.ev).lane, ev.Iv(n.ev).start_ns);
         if (step >= 0) {
-          r.step_host_total_ns[static_cast<size_t>(step)] += ev.Dur(n.ev);
-          r.step_device_total_ns[static_cast<size_t>(step)] += device_total[k];
+          r.step_host_total.Add(static_cast<uint32_t>(step), ev.Dur(n.ev));
+          r.step_device_total.Add(static_cast<uint32_t>(step), device_total[k]);
         }
       }
     }
@@ -266,6 +266,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   // over the lanes makes them; its sums are integers, in any order the same.
   std::unordered_map<uint64_t, size_t> row_of;
   for (LaneOps& lane : by_lane) {
+    result.saturated += lane.saturated;
     for (size_t i = 0; i < lane.rows.size(); ++i) {
       const uint64_t key = lane.keys[i];
       OperatorRow& part = lane.rows[i];
@@ -278,17 +279,17 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       }
       OperatorRow& r = result.rows[it->second];
       r.calls += part.calls;
-      r.host_total_ns += part.host_total_ns;
-      r.host_self_ns += part.host_self_ns;
-      r.device_total_ns += part.device_total_ns;
-      r.device_self_ns += part.device_self_ns;
+      uint64_t* sat = &result.saturated;
+      r.host_total_ns = SaturatingAdd(r.host_total_ns, part.host_total_ns, sat);
+      r.host_self_ns = SaturatingAdd(r.host_self_ns, part.host_self_ns, sat);
+      r.device_total_ns = SaturatingAdd(r.device_total_ns, part.device_total_ns, sat);
+      r.device_self_ns = SaturatingAdd(r.device_self_ns, part.device_self_ns, sat);
       r.host_max_ns = std::max(r.host_max_ns, part.host_max_ns);
-      for (size_t k = 0; k < part.step_host_total_ns.size(); ++k) {
-        r.step_host_total_ns[k] += part.step_host_total_ns[k];
-        r.step_device_total_ns[k] += part.step_device_total_ns[k];
-      }
+      r.step_host_total.Merge(part.step_host_total);
+      r.step_device_total.Merge(part.step_device_total);
     }
   }
+  for (OperatorRow& r : result.rows) r.step_host_total.Finish(), r.step_device_total.Finish();
   std::stable_sort(result.rows.begin(), result.rows.end(),
                    [](const OperatorRow& x, const OperatorRow& y) { return x.host_total_ns > y.host_total_ns; });
   return result;

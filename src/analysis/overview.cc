@@ -3,6 +3,7 @@
 
 #include "frame_names.h"
 #include "innermost.h"
+#include "saturate.h"
 #include "stages.h"
 
 namespace torch2pprof::analysis {
@@ -94,7 +95,7 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
   for (size_t e = 0; e < ev.count(); ++e) {
     const Interval& iv = ev.Iv(e);
     ++events[iv.cat];
-    total[iv.cat] += iv.end_ns - iv.start_ns;
+    total[iv.cat] = SaturatingAdd(total[iv.cat], iv.end_ns - iv.start_ns, &r.saturated);
   }
   for (uint32_t cat = 0; cat < events.size(); ++cat) {
     if (events[cat] == 0) continue;

@@ -16,6 +16,7 @@ namespace torch2pprof::analysis {
 struct OverviewResult {
   TraceOverview overview;
   std::vector<CategoryRow> categories;
+  uint64_t saturated = 0;  // sums held at the 64-bit limit
 };
 OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes);
 
@@ -42,6 +43,7 @@ inline constexpr uint32_t kNoOwner = UINT32_MAX;
 struct OperatorsResult {
   std::vector<OperatorRow> rows;
   std::vector<uint32_t> owners;
+  uint64_t saturated = 0;  // sums held at the 64-bit limit
 };
 // per_step: fill the rows' per-step totals, by the model's steps (or one step, the whole
 // trace, without any).
@@ -49,7 +51,7 @@ struct OperatorsResult {
 OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, int threads = 1);
 
 // Kernels by name (§6), and their summed duration.
-std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step);
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step, uint64_t* saturated);
 
 // The step of an instant on a lane as an index into the model's steps (0 when the trace
 // has none: the whole trace is one step), or -1.

@@ -134,10 +134,14 @@ std::string Card(const std::string& key, const std::string& value, const std::st
          Html(title.empty() ? value : title) + "\">" + Html(value) + "</div></div>";
 }
 
+// A page holds at most this many rows of a table: a browser cannot use a million (a trace
+// of a million distinct names made a page of 325 MB), and --format csv has every row.
+constexpr size_t kHtmlRows = 10000;
+
 // A table from its description: what people read in the cells, the exact value of each
 // number in data-v (what sorting uses, and what the tests compare with --format json),
 // and the JSON key of each column in data-key. With `sortable`, rows past `top` are
-// hidden until asked for.
+// hidden until asked for; rows past kHtmlRows are left out, and a note says so.
 template <typename Row>
 std::string HtmlTable(const std::string& id, const DataTable<Row>& t, int top, bool sortable) {
   std::string out = "<div class=\"tbl" + std::string(sortable ? " sortable" : "") + "\" data-top=\"" +
@@ -155,7 +159,8 @@ std::string HtmlTable(const std::string& id, const DataTable<Row>& t, int top, b
   }
   out += "</tr></thead><tbody>\n";
   size_t shown = sortable && t.top && top > 0 ? static_cast<size_t>(top) : t.rows.size();
-  for (size_t i = 0; i < t.rows.size(); ++i) {
+  const size_t rows = std::min(t.rows.size(), kHtmlRows);
+  for (size_t i = 0; i < rows; ++i) {
     out += i < shown ? "<tr>" : "<tr hidden>";
     bool first = true;
     for (const Column<Row>& c : t.columns) {
@@ -184,6 +189,10 @@ std::string HtmlTable(const std::string& id, const DataTable<Row>& t, int top, b
   }
   out += "</table>";
   if (sortable) out += "<button class=\"more\" type=\"button\" hidden></button>";
+  if (rows < t.rows.size()) {
+    out += Note("The page holds the first " + Count(rows) + " of " + Count(t.rows.size()) +
+                " rows; --format csv --table " + t.name + " has all of them.");
+  }
   return out + "</div>\n";
 }
 

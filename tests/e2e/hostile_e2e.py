@@ -22,6 +22,7 @@ import io
 import json
 import marshal
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -152,7 +153,51 @@ def main():
         ok = r.returncode == 0 and os.path.islink(link) and data[:2] == b'\x1f\x8b' and gzip.decompress(data)
         c.report('a link to /proc/self/fd/1 (as /dev/stdout) is written in place, the link kept',
                  [] if ok else [f'exit {r.returncode}, {len(data)} bytes, link kept {os.path.islink(link)}'])
+        bounded_checks(c, a.binary, tmp)
     return c.summary()
+
+
+def peak_rss_kb(args, **kw):
+    """Runs a command; returns (exit status, stderr, its peak RSS in KiB)."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    r = subprocess.run(args, capture_output=True, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return r.returncode, r.stderr, max(after, before) if after > before else after
+
+
+def bounded_checks(c, binary, tmp):
+    """Input that costs more than its size: white space is read, not held; an event or a gap
+    past the limit is an error with its offset; running out of memory names the file."""
+    event = b'{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": %d, "dur": 1}'
+    # 512 MiB of spaces between two events, gzipped to half a megabyte: each child's peak RSS.
+    spaces = os.path.join(tmp, 'spaces.json.gz')
+    with gzip.open(spaces, 'wb', compresslevel=1) as f:
+        f.write(b'{"traceEvents": [' + event % 0 + b',')
+        chunk = b' ' * (1 << 20)
+        for _ in range(512):
+            f.write(chunk)
+        f.write(event % 2 + b']}')
+    status, err, rss = peak_rss_kb([binary, 'convert', '--threads', '2', spaces, os.path.join(tmp, 's.pb.gz')])
+    c.report('512 MiB of white space between two events is read, not held',
+             [] if status == 0 and rss < 200 * 1024 else [f'exit {status}, peak RSS {rss // 1024} MiB: {err[-200:]!r}'])
+    big = os.path.join(tmp, 'big_event.json')
+    with open(big, 'wb') as f:
+        f.write(b'{"traceEvents": [' + event % 0 + b', {"ph": "X", "name": "' + b'x' * (65 << 20) + b'"}]}')
+    r = subprocess.run([binary, 'convert', big, os.path.join(tmp, 'b.pb.gz')], capture_output=True, text=True)
+    c.report('an event longer than 64 MiB is an error naming its offset',
+             [] if r.returncode == 1 and 'byte 82: an event longer than 64 MiB' in r.stderr else [r.stderr[-200:]])
+    if 'ASAN_OPTIONS' not in os.environ:  # the sanitizers' shadow memory needs the address space
+        import resource
+        limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (160 << 20, 160 << 20))
+        names = os.path.join(tmp, 'names.json')
+        with open(names, 'w') as f:
+            json.dump([{'ph': 'X', 'cat': 'cpu_op', 'name': f'op_{k}', 'pid': 1, 'tid': 1, 'ts': 2 * k, 'dur': 1}
+                       for k in range(400000)], f)
+        r = subprocess.run([binary, 'analyze', '--threads', '1', names], capture_output=True, text=True,
+                           preexec_fn=limit)
+        ok = r.returncode == 1 and re.fullmatch(r'torch2pprof: \S*names\.json: out of memory while [a-z ]+: .*\n', r.stderr)
+        c.report('out of memory names the file and the stage', [] if ok else [f'exit {r.returncode}: {r.stderr!r}'])
 
 
 if __name__ == '__main__':

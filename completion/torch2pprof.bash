@@ -23,7 +23,7 @@ _torch2pprof() {
     analyze)
       opts="$common --format --top --table --group-by --stats --straggler-threshold" ;;
     compare)
-      opts="$common --format --fail-on --strict-noise --output --top --group-by --force" ;;
+      opts="$common --format --fail-on --noise-aware --output --top --group-by --force" ;;
     help)
       COMPREPLY=($(compgen -W "convert analyze compare" -- "$cur"))
       return ;;

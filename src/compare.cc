@@ -118,67 +118,140 @@ int64_t MemoryPeak(const Analysis& a) {
   return peak;
 }
 
-// A rule fires when its metric crossed the threshold and the change is significant; a
-// metric with one value per run has no spread to judge by and counts as significant,
-// one with too few steps to judge does not (--strict-noise: the threshold alone decides).
+// One side a rule reads: the values of each run, their change in the rule's terms, and
+// how far the change stands out of the step-to-step spread.
+struct Measured {
+  double base = 0, next = 0, change = 0;
+  Significance significance;
+  bool one_value = false;
+  bool crossed = false;
+};
+
+void Judge(const Rule& rule, Measured* m) {
+  if (rule.relative) {
+    m->change = m->base != 0 ? 100.0 * (m->next - m->base) / std::fabs(m->base)
+                             : (m->next == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), m->next));
+  } else {
+    m->change = m->next - m->base;
+  }
+  m->crossed = rule.op == ">"    ? m->change > rule.threshold
+               : rule.op == ">=" ? m->change >= rule.threshold
+               : rule.op == "<"  ? m->change < rule.threshold
+                                 : m->change <= rule.threshold;
+  // No change is no finding, whatever an interval of a constant's resamples says.
+  if (m->change == 0) m->significance.significant = false;
+}
+
+// How many steps a run would tell a change of the threshold's size from this spread:
+// the interval's half-width shrinks as 1/sqrt(steps). 0 where it cannot be said.
+uint64_t StepsNeeded(const RuleResult& r) {
+  if (!r.significance.assessed) return 0;
+  const double half = (r.significance.high - r.significance.low) / 2;
+  const double target =
+      r.rule.relative ? std::fabs(r.base) * std::fabs(r.rule.threshold) / 100 : std::fabs(r.rule.threshold);
+  if (!(target > 0) || !(half > 0)) return 0;
+  const double now = static_cast<double>(std::min(r.base_steps, r.next_steps));
+  return static_cast<uint64_t>(std::max(std::ceil(now * (half / target) * (half / target)), now + 1));
+}
+
+// A rule fires when its metric crossed the threshold; with noise_aware, only when the
+// change also stands out of the step-to-step spread (a metric of one value a run has
+// none, and the threshold decides).
 RuleResult Evaluate(const Rule& rule, const Analysis& base, const Analysis& next, const Comparison& c,
-                    bool strict_noise) {
+                    bool noise_aware) {
   RuleResult r;
   r.rule = rule;
   const size_t bs = std::max<size_t>(1, base.steps.size()), ns = std::max<size_t>(1, next.steps.size());
-  // Values with no per-step spread (one number per run): the threshold alone decides.
-  Significance deterministic;
-  deterministic.significant = true;
+  r.base_steps = bs, r.next_steps = ns;
+  std::vector<std::pair<std::string, Measured>> sides;  // each total the rule reads
+  auto one = [&](double b, double n) {
+    Measured m;
+    m.base = b, m.next = n, m.one_value = true;
+    sides.push_back({"", m});
+  };
   auto part = [&](const char* name) {
     for (const PartChange& p : c.parts) {
-      if (p.part == name) {
-        r.base = static_cast<double>(p.mean_ns.base), r.next = static_cast<double>(p.mean_ns.next);
-        r.significance = p.significance;
-      }
+      if (p.part != name) continue;
+      Measured m;
+      m.base = static_cast<double>(p.mean_ns.base), m.next = static_cast<double>(p.mean_ns.next);
+      m.significance = p.significance;
+      sides.push_back({"", m});
     }
   };
+  auto per_step = [&](const std::string& side, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    Measured m;
+    m.base = static_cast<double>(Mean(a)), m.next = static_cast<double>(Mean(b));
+    m.significance = Bootstrap(a, b, 'a', Seed(rule.metric + side));
+    sides.push_back({side, m});
+  };
+  auto starts = [&](const char* prefix) { return rule.metric.rfind(prefix, 0) == 0; };
   if (rule.metric == "step_time") {
-    r.base = static_cast<double>(c.step_median.base), r.next = static_cast<double>(c.step_median.next);
-    r.significance = c.step_significance;
+    Measured m;
+    m.base = static_cast<double>(c.step_median.base), m.next = static_cast<double>(c.step_median.next);
+    m.significance = c.step_significance;
+    sides.push_back({"", m});
   } else if (rule.metric == "kernel_time") {
     part("kernel");
   } else if (rule.metric == "comm_time") {
     part("communication");
   } else if (rule.metric == "memory_peak") {
-    r.base = static_cast<double>(MemoryPeak(base)), r.next = static_cast<double>(MemoryPeak(next));
-    r.significance = deterministic;
+    one(static_cast<double>(MemoryPeak(base)), static_cast<double>(MemoryPeak(next)));
   } else if (rule.metric == "gpu_util") {
-    r.base = Utilization(base), r.next = Utilization(next);
-    r.significance = deterministic;
-  } else {
-    bool op = rule.metric.rfind("op:", 0) == 0;
-    std::string glob = rule.metric.substr(op ? 3 : 7);
+    one(Utilization(base), Utilization(next));
+  } else if (starts("kernel:")) {
     bool matched = false;
-    std::vector<int64_t> a, b;
-    if (op) {
-      auto host = [](const OperatorRow& o) -> const StepSeries& { return o.step_host_total; };
-      a = MatchedPerStep(base.operators, glob, bs, host, &matched);
-      b = MatchedPerStep(next.operators, glob, ns, host, &matched);
-    } else {
-      auto total = [](const KernelRow& k) -> const StepSeries& { return k.step_total; };
-      a = MatchedPerStep(base.kernels, glob, bs, total, &matched);
-      b = MatchedPerStep(next.kernels, glob, ns, total, &matched);
+    const std::string glob = rule.metric.substr(7);
+    auto total = [](const KernelRow& k) -> const StepSeries& { return k.step_total; };
+    auto a = MatchedPerStep(base.kernels, glob, bs, total, &matched);
+    auto b = MatchedPerStep(next.kernels, glob, ns, total, &matched);
+    r.matched = matched;
+    per_step("", a, b);
+  } else {
+    // op: the operators' host and device totals per step, either of which may cross;
+    // op_host: and op_device: one of them.
+    const bool host = !starts("op_device:"), device = !starts("op_host:");
+    const std::string glob = rule.metric.substr(rule.metric.find(':') + 1);
+    bool matched = false;
+    auto host_total = [](const OperatorRow& o) -> const StepSeries& { return o.step_host_total; };
+    auto device_total = [](const OperatorRow& o) -> const StepSeries& { return o.step_device_total; };
+    if (host) {
+      per_step("host", MatchedPerStep(base.operators, glob, bs, host_total, &matched),
+               MatchedPerStep(next.operators, glob, ns, host_total, &matched));
+    }
+    if (device) {
+      per_step("device", MatchedPerStep(base.operators, glob, bs, device_total, &matched),
+               MatchedPerStep(next.operators, glob, ns, device_total, &matched));
     }
     r.matched = matched;
-    r.base = static_cast<double>(Mean(a)), r.next = static_cast<double>(Mean(b));
-    r.significance = Bootstrap(a, b, 'a', Seed(rule.metric));
   }
-  if (rule.relative) {
-    r.change = r.base != 0 ? 100.0 * (r.next - r.base) / std::fabs(r.base)
-                           : (r.next == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), r.next));
-  } else {
-    r.change = r.next - r.base;
+  // The side that decides: the first that fires, else the first that crossed, else the first.
+  for (auto& [side, m] : sides) Judge(rule, &m);
+  auto fires = [&](const Measured& m) {
+    return r.matched && m.crossed && (!noise_aware || m.one_value || m.significance.significant);
+  };
+  const std::pair<std::string, Measured>* chosen = &sides.front();
+  for (const auto& s : sides) {
+    if (fires(s.second)) {
+      chosen = &s;
+      break;
+    }
   }
-  bool over = rule.op == ">"    ? r.change > rule.threshold
-              : rule.op == ">=" ? r.change >= rule.threshold
-              : rule.op == "<"  ? r.change < rule.threshold
-                                : r.change <= rule.threshold;
-  r.fired = r.matched && over && (r.significance.significant || strict_noise);
+  if (!fires(chosen->second)) {
+    for (const auto& s : sides) {
+      if (s.second.crossed) {
+        chosen = &s;
+        break;
+      }
+    }
+  }
+  const Measured& m = chosen->second;
+  r.side = chosen->first;
+  r.base = m.base, r.next = m.next, r.change = m.change;
+  r.significance = m.significance, r.one_value = m.one_value;
+  if (r.one_value) r.base_steps = r.next_steps = 1;
+  r.crossed = r.matched && m.crossed;
+  r.fired = fires(m);
+  if (r.crossed && !r.fired) r.steps_needed = StepsNeeded(r);
   return r;
 }
 
@@ -224,7 +297,8 @@ Rule ParseRule(const std::string& text) {
     throw Error(Error::Kind::kUsage, "", -1,
                 "--fail-on '" + text + "': " + why +
                     " (METRIC>THRESHOLD, e.g. step_time>+5%, memory_peak>+100MiB, op:aten::mm>+2ms; metrics: "
-                    "step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB, kernel:GLOB)");
+                    "step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB, op_host:GLOB, op_device:GLOB, "
+                    "kernel:GLOB)");
   };
   Rule r;
   r.text = text;
@@ -234,9 +308,11 @@ Rule ParseRule(const std::string& text) {
   r.op = text.substr(at, text.size() > at + 1 && text[at + 1] == '=' ? 2 : 1);
   std::string value = text.substr(at + r.op.size());
   enum Kind { kTime, kBytes, kFraction } kind;
-  if (r.metric == "step_time" || r.metric == "kernel_time" || r.metric == "comm_time" ||
-      (r.metric.rfind("op:", 0) == 0 && r.metric.size() > 3) ||
-      (r.metric.rfind("kernel:", 0) == 0 && r.metric.size() > 7)) {
+  auto glob = [&](const char* prefix) {
+    return r.metric.rfind(prefix, 0) == 0 && r.metric.size() > std::string(prefix).size();
+  };
+  if (r.metric == "step_time" || r.metric == "kernel_time" || r.metric == "comm_time" || glob("op:") ||
+      glob("op_host:") || glob("op_device:") || glob("kernel:")) {
     kind = kTime;
   } else if (r.metric == "memory_peak") {
     kind = kBytes;
@@ -252,13 +328,18 @@ Rule ParseRule(const std::string& text) {
   static const std::map<std::string, double> kTimeUnits = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
   static const std::map<std::string, double> kByteUnits = {
       {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+  // A time or a size needs its unit: "step_time>+5" read as 5 ns let a 15% slowdown pass.
+  if (unit.empty() && kind != kFraction) {
+    return fail("the threshold '" + value + "' has no unit: write " + value + "% for a share of the base value, or " +
+                value + (kind == kTime ? "ms (ns, us, ms, s)" : "MiB (B, KiB, MiB, GiB, KB, MB, GB)"));
+  }
   if (unit == "%") {
     r.relative = true;
     r.threshold = v;
-  } else if (kind == kTime && (unit.empty() || kTimeUnits.count(unit))) {
-    r.threshold = v * (unit.empty() ? 1 : kTimeUnits.at(unit));
-  } else if (kind == kBytes && (unit.empty() || kByteUnits.count(unit))) {
-    r.threshold = v * (unit.empty() ? 1 : kByteUnits.at(unit));
+  } else if (kind == kTime && kTimeUnits.count(unit)) {
+    r.threshold = v * kTimeUnits.at(unit);
+  } else if (kind == kBytes && kByteUnits.count(unit)) {
+    r.threshold = v * kByteUnits.at(unit);
   } else if (kind == kFraction && unit.empty()) {
     r.threshold = v;
   } else {
@@ -359,7 +440,7 @@ Comparison Compare(const Analysis& base, const Analysis& next, const CompareOpti
   for (const auto& [device, peak] : memory) c.memory.push_back(MemoryChange{device, peak});
 
   for (const Rule& rule : options.rules) {
-    c.rules.push_back(Evaluate(rule, base, next, c, options.strict_noise));
+    c.rules.push_back(Evaluate(rule, base, next, c, options.noise_aware));
     c.regressed |= c.rules.back().fired;
   }
   return c;

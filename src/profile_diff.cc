@@ -1,3 +1,5 @@
+#include <cmath>
+#include <string>
 #include <unordered_map>
 
 #include "torch2pprof/profile.h"
@@ -60,7 +62,19 @@ Profile DiffProfile(const Profile& base, const Profile& next) {
     }
     for (const std::string& c : p->comments) out.comments.push_back((is_base ? "base: " : "new: ") + c);
   }
+  out.source_file = next.source_file + " vs " + base.source_file;
   return out;
+}
+
+Profile PerStepProfile(Profile p, uint64_t steps) {
+  if (steps <= 1) return p;
+  const double n = static_cast<double>(steps);
+  for (Sample& s : p.samples) {
+    for (int64_t& v : s.values) v = std::llround(static_cast<double>(v) / n);
+  }
+  p.comments.push_back("values per step: the totals divided by " + std::to_string(steps) +
+                       " steps and rounded (torch2pprof compare -o)");
+  return p;
 }
 
 }  // namespace torch2pprof

@@ -25,8 +25,10 @@ TEST(Compare, RulesParse) {
   EXPECT_EQ(r.op, "<");
   EXPECT_EQ(r.threshold, -0.05);
   EXPECT_EQ(ParseRule("kernel:*gemm*<=1.5us").threshold, 1500);
+  EXPECT_EQ(ParseRule("op_device:aten::mm>+10%").metric, "op_device:aten::mm");
+  EXPECT_EQ(ParseRule("op_host:aten::mm>1us").threshold, 1000);
   for (const char* bad : {"step_time", "step_time>", "step_time>5x", "memory_peak>5ms", "gpu_util>5MiB", "bogus>1",
-                          ">5%", "op:>1ms", "step_time>abc"}) {
+                          ">5%", "op:>1ms", "step_time>abc", "step_time>+5", "memory_peak>+100", "op:x>2"}) {
     try {
       ParseRule(bad);
       ADD_FAILURE() << bad;
@@ -34,6 +36,11 @@ TEST(Compare, RulesParse) {
       EXPECT_EQ(e.kind(), Error::Kind::kUsage) << bad;
       EXPECT_NE(e.message().find(bad), std::string::npos) << e.message();
     }
+  }
+  try {  // a number without a unit: the message suggests the percentage
+    ParseRule("step_time>+5");
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("write +5% for a share of the base value, or +5ms"), std::string::npos) << e.message();
   }
 }
 
@@ -105,11 +112,11 @@ TEST(Compare, MatchesByNameAndComparesPerStep) {
   EXPECT_EQ(extra.status, "removed");
 }
 
-TEST(Compare, RulesFireOnSignificantChangesOnly) {
+TEST(Compare, TheThresholdDecidesAndTheNoiseIsShownBeside) {
   Analysis base = MakeRun({100, 102, 98}, 10, false, 1000);
   CompareOptions o;
-  o.rules = {ParseRule("step_time>+5%"), ParseRule("memory_peak>+100B"), ParseRule("op:aten::m?>+1"),
-             ParseRule("op:nothing*>+0")};
+  o.rules = {ParseRule("step_time>+5%"), ParseRule("memory_peak>+100B"), ParseRule("op:aten::m?>+1ns"),
+             ParseRule("op:nothing*>+0ns")};
   // 50% slower, 200 bytes more at the peak, mm 2 ns more per step.
   Comparison c = Compare(base, MakeRun({150, 151, 149}, 12, false, 1200), o);
   ASSERT_EQ(c.rules.size(), 4u);
@@ -121,14 +128,59 @@ TEST(Compare, RulesFireOnSignificantChangesOnly) {
   EXPECT_FALSE(c.rules[3].matched);
   EXPECT_FALSE(c.rules[3].fired);
   EXPECT_TRUE(c.regressed);
-  // Within the noise: 1% slower with steps that vary by 5%: not fired, but with --strict-noise.
+  EXPECT_TRUE(c.rules[1].one_value);
+  EXPECT_EQ(c.rules[0].base_steps, 3u);
+  // 1% slower with steps that vary by 5%: within the noise, and the threshold decides.
   Analysis noisy = MakeRun({100, 105, 95, 102, 98}, 10, false, 1000);
+  Analysis slower = MakeRun({101, 106, 96, 103, 99}, 10, false, 1000);
   o.rules = {ParseRule("step_time>+0.5%")};
-  Comparison quiet = Compare(noisy, MakeRun({101, 106, 96, 103, 99}, 10, false, 1000), o);
-  EXPECT_FALSE(quiet.step_significance.significant);
-  EXPECT_FALSE(quiet.regressed);
-  o.strict_noise = true;
-  EXPECT_TRUE(Compare(noisy, MakeRun({101, 106, 96, 103, 99}, 10, false, 1000), o).regressed);
+  Comparison fired = Compare(noisy, slower, o);
+  EXPECT_FALSE(fired.step_significance.significant);
+  EXPECT_TRUE(fired.regressed);
+  // Noise-aware: held back, with the steps a run would tell it from this spread.
+  o.noise_aware = true;
+  Comparison held = Compare(noisy, slower, o);
+  EXPECT_FALSE(held.regressed);
+  ASSERT_EQ(held.rules.size(), 1u);
+  EXPECT_TRUE(held.rules[0].crossed);
+  EXPECT_FALSE(held.rules[0].fired);
+  EXPECT_GT(held.rules[0].steps_needed, 5u);
+  // One step a run: nothing to judge by; the threshold decides by default, noise-aware holds.
+  o.noise_aware = false;
+  EXPECT_TRUE(Compare(MakeRun({100}, 10, false, 1000), MakeRun({150}, 10, false, 1000), o).regressed);
+  o.noise_aware = true;
+  Comparison one = Compare(MakeRun({100}, 10, false, 1000), MakeRun({150}, 10, false, 1000), o);
+  EXPECT_FALSE(one.regressed);
+  EXPECT_TRUE(one.rules[0].crossed);
+  EXPECT_EQ(one.rules[0].steps_needed, 0u);
+}
+
+TEST(Compare, AnOpRuleReadsTheHostAndTheDeviceTotal) {
+  // The GEMM's kernels 50% slower, its host time the same: op: fires on the device side.
+  Analysis base = MakeRun({100, 100, 100}, 10, false, 1000), next = MakeRun({100, 100, 100}, 10, false, 1000);
+  for (uint32_t k = 0; k < 3; ++k) {
+    base.operators[0].step_device_total.Add(k, 40);
+    next.operators[0].step_device_total.Add(k, 60);
+  }
+  CompareOptions o;
+  o.rules = {ParseRule("op:aten::mm>+10%"), ParseRule("op_host:aten::mm>+10%"), ParseRule("op_device:aten::mm>+10%")};
+  Comparison c = Compare(base, next, o);
+  EXPECT_TRUE(c.rules[0].fired);
+  EXPECT_EQ(c.rules[0].side, "device");
+  EXPECT_NEAR(c.rules[0].change, 50, 1e-9);
+  EXPECT_FALSE(c.rules[1].fired);
+  EXPECT_TRUE(c.rules[2].fired);
+}
+
+TEST(Compare, NoChangeIsNeverSignificant) {
+  CompareOptions o;
+  o.rules = {ParseRule("memory_peak>-1%"), ParseRule("step_time>-1%")};
+  Analysis same = MakeRun({100, 100, 100}, 10, false, 1000);
+  Comparison c = Compare(same, same, o);
+  for (const RuleResult& r : c.rules) {
+    EXPECT_EQ(r.change, 0) << r.rule.text;
+    EXPECT_FALSE(r.significance.significant) << r.rule.text;
+  }
 }
 
 }  // namespace

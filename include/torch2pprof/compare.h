@@ -65,27 +65,39 @@ struct MemoryChange {
 
 // A --fail-on rule: METRIC OP THRESHOLD, e.g. "step_time>+5%", "memory_peak>+100MiB".
 struct Rule {
-  std::string text;    // as given
-  std::string metric;  // step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB, kernel:GLOB
-  std::string op;      // >, >=, <, <=
+  std::string text;  // as given
+  // step_time, kernel_time, comm_time, memory_peak, gpu_util, kernel:GLOB, op:GLOB (the
+  // operators' host or device total per step, whichever crosses), op_host:GLOB, op_device:GLOB
+  std::string metric;
+  std::string op;  // >, >=, <, <=
   double threshold = 0;
   bool relative = false;  // a percentage of the base value, else in the metric's unit (ns, bytes, fraction)
 };
-// Throws Error (kUsage) with what is wrong.
+// Throws Error (kUsage) with what is wrong; a number without a unit is wrong for a time
+// or a size (the message suggests the percentage).
 Rule ParseRule(const std::string& text);
 
 struct RuleResult {
   Rule rule;
-  double base = 0, next = 0;  // the metric in each run (ns, bytes or a fraction)
-  double change = 0;          // in the rule's terms: percent, or the unit
-  Significance significance;
-  bool matched = true;  // op:/kernel: globs that match nothing in either run do not fire
+  double base = 0, next = 0;                // the metric in each run (ns, bytes or a fraction)
+  double change = 0;                        // in the rule's terms: percent, or the unit
+  std::string side;                         // op: which total decided, "host" or "device"; else empty
+  Significance significance;                // of the change, over the per-step values
+  bool one_value = false;                   // the metric is one value a run (memory_peak, gpu_util): no spread
+  uint64_t base_steps = 0, next_steps = 0;  // the measurements behind each run's value
+  bool matched = true;                      // op:/kernel: globs that match nothing in either run never cross
+  bool crossed = false;                     // the change is past the threshold
   bool fired = false;
+  // A rule that crossed and did not fire (noise_aware): the steps a run would tell a change
+  // of the threshold's size from this spread (0: unknown, or too few steps to judge).
+  uint64_t steps_needed = 0;
 };
 
 struct CompareOptions {
   std::vector<Rule> rules;
-  bool strict_noise = false;  // rules fire on a change that is not significant too
+  // A rule that crossed fires only when its change is told from the step-to-step noise
+  // (the bootstrap interval excludes 0); by default the threshold alone decides.
+  bool noise_aware = false;
 };
 
 struct Comparison {

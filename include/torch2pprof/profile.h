@@ -66,6 +66,12 @@ std::string ValidateProfile(const Profile& p);
 // One profile as `go tool pprof -diff_base=base next` reads two: the samples of both,
 // those of base negated and labelled pprof::base=true, so -top shows what changed.
 // Sample types are the union of both (a column one lacks is 0 there).
+// The profile names the two runs (its Mapping: "next vs base"), so pprof shows them.
 Profile DiffProfile(const Profile& base, const Profile& next);
+
+// A profile's values per step: each divided by `steps` and rounded to the nearest integer,
+// so that runs of different lengths compare as compare's report does (a DiffProfile of two
+// such; the comments say so).
+Profile PerStepProfile(Profile p, uint64_t steps);
 
 }  // namespace torch2pprof

@@ -42,6 +42,9 @@ std::string RenderCompareMarkdown(const Comparison& comparison, const ReportOpti
 std::string RenderCompareJson(const Comparison& comparison, const ReportOptions& options);
 // "step_time>+5%: +30.0% (45.8ms -> 59.6ms, significant)"
 std::string DescribeRule(const RuleResult& result);
+// A rule that crossed its threshold and did not fire (--noise-aware): why, and what would
+// settle it (how many steps a run would tell such a change from this spread).
+std::string DescribeHeld(const RuleResult& result);
 
 // Nanoseconds as exact decimal microseconds: 1712195495519695800 -> "1712195495519695.8".
 std::string FormatMicros(int64_t ns);

@@ -239,11 +239,17 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->check(CLI::IsMember({"text", "json", "markdown"}));
   cmp->add_option("--fail-on", compare.fail_on,
                   "A gate: METRIC>THRESHOLD (>=, <, <=), e.g. 'step_time>+5%', 'memory_peak>+100MiB', "
-                  "'op:aten::mm>+2ms'; metrics step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB, "
-                  "kernel:GLOB. Repeatable");
-  cmp->add_flag("--strict-noise", compare.strict_noise,
-                "Rules fire on changes within the noise too (default: only on significant ones)");
-  cmp->add_option("-o,--output", compare.output, "Also write the pprof diff (what go tool pprof -diff_base shows)");
+                  "'op:aten::mm>+2ms'; metrics step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB (host "
+                  "or device time per step, whichever crossed), op_host:GLOB, op_device:GLOB, kernel:GLOB. A time "
+                  "or size threshold names its unit (ns, us, ms, s; B, KiB, MiB, GiB) or is a share (%). Repeatable");
+  cmp->add_flag("--noise-aware", compare.noise_aware,
+                "A rule that crossed its threshold fires only when the change stands out of the step-to-step noise "
+                "(its 95% bootstrap interval excludes 0); each one held back says why on stderr. Default: the "
+                "threshold decides");
+  cmp->add_flag("--strict-noise", compare.strict_noise, "The default now: the threshold decides (kept for old scripts)")
+      ->group("");
+  cmp->add_option("-o,--output", compare.output,
+                  "Also write the pprof diff per step (new minus base, each divided by its step count)");
   cmp->add_flag("--force", compare.force, "Replace an existing -o file that is no profile (default: refuse it)");
   cmp->add_option("--group-by", compare.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));

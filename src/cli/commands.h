@@ -52,7 +52,8 @@ struct CompareArgs {
   std::vector<std::string> inputs;   // BASE NEW
   std::string format = "text";       // text, json or markdown
   std::vector<std::string> fail_on;  // rules
-  bool strict_noise = false;         // rules fire on changes within the noise too
+  bool noise_aware = false;          // rules fire only on changes told from the noise
+  bool strict_noise = false;         // the old name of the default (the threshold decides); accepted
   std::string output;                // -o: the pprof diff
   bool force = false;                // replace an existing file that is no torch2pprof output
   std::string group_by = "name";

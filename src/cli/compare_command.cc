@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <ostream>
 #include <thread>
 
@@ -19,7 +20,7 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   }
   CompareOptions options;
   for (const std::string& rule : args.fail_on) options.rules.push_back(ParseRule(rule));
-  options.strict_noise = args.strict_noise;
+  options.noise_aware = args.noise_aware;
   // One run at a time: its analysis (and with -o its profile) stays, its trace does not.
   Analysis analyses[2];
   Profile profiles[2];
@@ -59,10 +60,15 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     write.inputs = args.inputs;
     write.force = args.force;
     write.remove_on_signal = true;
-    WriteOutputFile(args.output, Gzip(EncodeProfile(DiffProfile(profiles[0], profiles[1]))), write);
+    // Per step, as the report: runs of 3 and of 50 steps then differ only where a step does.
+    auto steps = [](const Analysis& a) { return static_cast<uint64_t>(std::max<size_t>(1, a.steps.size())); };
+    Profile diff = DiffProfile(PerStepProfile(std::move(profiles[0]), steps(analyses[0])),
+                               PerStepProfile(std::move(profiles[1]), steps(analyses[1])));
+    WriteOutputFile(args.output, Gzip(EncodeProfile(diff)), write);
   }
   for (const RuleResult& r : c.rules) {
     if (r.fired) err << "torch2pprof: regression: " << VisibleText(DescribeRule(r)) << "\n";
+    if (r.crossed && !r.fired) err << "torch2pprof: held: " << VisibleText(DescribeHeld(r)) << "\n";
   }
   return c.regressed ? kExitRegression : kExitOk;
 }

@@ -21,7 +21,11 @@ Cell Relative(double r) {
   return {Cell::kNumber, Printf("%.6g", r), RelativeText(r)};
 }
 Cell ChangeMicros(int64_t ns) { return {Cell::kNumber, FormatMicros(ns), SignedDuration(ns)}; }
-Cell Calls(double per_step) { return {Cell::kNumber, Printf("%.6g", per_step), Printf("%.1f", per_step)}; }
+// Calls per step: whole where they are whole ("34", not "34.0").
+Cell Calls(double per_step) {
+  const bool whole = per_step == std::floor(per_step) && std::fabs(per_step) < 1e15;
+  return {Cell::kNumber, Printf("%.6g", per_step), whole ? Printf("%.0f", per_step) : Printf("%.1f", per_step)};
+}
 // "~" after a change that is within the noise; "?" when too few steps to tell.
 std::string Mark(const Significance& s) { return !s.assessed ? " ?" : s.significant ? "" : " ~"; }
 
@@ -149,6 +153,28 @@ std::string RuleValue(const std::string& metric, double v) {
   return FormatDuration(static_cast<int64_t>(std::llround(v)));
 }
 
+std::string RuleSigned(const std::string& metric, double v) {
+  if (metric == "memory_peak") return SignedBytes(static_cast<int64_t>(v));
+  if (metric == "gpu_util") return Printf("%+.4f", v);
+  return SignedDuration(static_cast<int64_t>(std::llround(v)));
+}
+
+// The uncertainty beside a change: the bootstrap interval and the steps behind it.
+// The assessed interval in words; the table cell adds the noise mark, sentences say it in words.
+std::string IntervalText(const RuleResult& r) {
+  return RuleSigned(r.rule.metric, r.significance.low) + " .. " + RuleSigned(r.rule.metric, r.significance.high) +
+         " over " + std::to_string(r.base_steps) + "/" + std::to_string(r.next_steps) + " steps";
+}
+
+std::string Uncertainty(const RuleResult& r) {
+  if (!r.matched) return "no match";
+  if (r.one_value) return "one value a run";
+  if (!r.significance.assessed) {
+    return "unknown: " + std::to_string(r.base_steps) + " and " + std::to_string(r.next_steps) + " step(s)";
+  }
+  return IntervalText(r) + (r.significance.significant ? "" : " ~");
+}
+
 std::string RuleChange(const RuleResult& r) {
   if (r.rule.relative) return std::isinf(r.change) ? "new" : Printf("%+.1f%%", r.change);
   if (r.rule.metric == "memory_peak") return SignedBytes(static_cast<int64_t>(r.change));
@@ -157,34 +183,54 @@ std::string RuleChange(const RuleResult& r) {
 }
 
 DataTable<RuleResult> Rules(const std::vector<RuleResult>& rules, const char* name) {
-  return {name,
-          rules,
-          false,
-          {{"rule", "rule", [](const RuleResult& r) { return Text(r.rule.text); }},
-           {"base", "base",
-            [](const RuleResult& r) {
-              return Cell{Cell::kNumber, Printf("%.17g", r.base), RuleValue(r.rule.metric, r.base)};
-            }},
-           {"new", "new",
-            [](const RuleResult& r) {
-              return Cell{Cell::kNumber, Printf("%.17g", r.next), RuleValue(r.rule.metric, r.next)};
-            }},
-           {"change", "change",
-            [](const RuleResult& r) {
-              if (std::isinf(r.change)) return Cell{Cell::kNull, "", "new"};
-              return Cell{Cell::kNumber, Printf("%.17g", r.change), RuleChange(r)};
-            }},
-           {"significant", "significant",
-            [](const RuleResult& r) {
-              std::string d = !r.matched                                                ? "no match"
-                              : !r.significance.assessed && !r.significance.significant ? "too few steps"
-                              : r.significance.significant                              ? "yes"
-                                                                                        : "no (~)";
-              return Cell{Cell::kNumber, r.significance.significant ? "true" : "false", d};
-            }},
-           {"fired", "fired", [](const RuleResult& r) {
-              return Cell{Cell::kNumber, r.fired ? "true" : "false", r.fired ? "FIRED" : "-"};
-            }}}};
+  return {
+      name,
+      rules,
+      false,
+      {{"rule", "rule", [](const RuleResult& r) { return Text(r.rule.text); }},
+       {"base", "base",
+        [](const RuleResult& r) {
+          return Cell{Cell::kNumber, Printf("%.17g", r.base), RuleValue(r.rule.metric, r.base)};
+        }},
+       {"new", "new",
+        [](const RuleResult& r) {
+          return Cell{Cell::kNumber, Printf("%.17g", r.next), RuleValue(r.rule.metric, r.next)};
+        }},
+       {"change", "change",
+        [](const RuleResult& r) {
+          if (std::isinf(r.change)) return Cell{Cell::kNull, "", "new"};
+          return Cell{Cell::kNumber, Printf("%.17g", r.change), RuleChange(r)};
+        }},
+       {"side", "", [](const RuleResult& r) { return Text(r.side); }, true, false},
+       {"", "95% interval of the change",
+        [](const RuleResult& r) { return Text(Uncertainty(r) + (r.side.empty() ? "" : " (" + r.side + ")")); }},
+       {"significant", "",
+        [](const RuleResult& r) {
+          return Cell{Cell::kNumber, r.significance.significant ? "true" : "false", ""};
+        }},
+       {"one_value", "",
+        [](const RuleResult& r) {
+          return Cell{Cell::kNumber, r.one_value ? "true" : "false", ""};
+        }},
+       {"interval_low", "",
+        [](const RuleResult& r) {
+          return r.significance.assessed ? Cell{Cell::kNumber, Printf("%.17g", r.significance.low), ""} : Null();
+        }},
+       {"interval_high", "",
+        [](const RuleResult& r) {
+          return r.significance.assessed ? Cell{Cell::kNumber, Printf("%.17g", r.significance.high), ""} : Null();
+        }},
+       {"base_steps", "", [](const RuleResult& r) { return Int(static_cast<int64_t>(r.base_steps)); }},
+       {"new_steps", "", [](const RuleResult& r) { return Int(static_cast<int64_t>(r.next_steps)); }},
+       {"crossed", "",
+        [](const RuleResult& r) {
+          return Cell{Cell::kNumber, r.crossed ? "true" : "false", ""};
+        }},
+       {"steps_needed", "",
+        [](const RuleResult& r) { return r.steps_needed ? Int(static_cast<int64_t>(r.steps_needed)) : Null(); }},
+       {"fired", "fired", [](const RuleResult& r) {
+          return Cell{Cell::kNumber, r.fired ? "true" : "false", r.fired ? "FIRED" : r.crossed ? "held (noise)" : "-"};
+        }}}};
 }
 
 std::string StepVerdict(const Comparison& c) {
@@ -229,8 +275,29 @@ DataTable<Row> WithStatus(DataTable<Row> t) {
 }  // namespace
 
 std::string DescribeRule(const RuleResult& r) {
-  return r.rule.text + ": " + RuleChange(r) + " (" + RuleValue(r.rule.metric, r.base) + " -> " +
-         RuleValue(r.rule.metric, r.next) + (r.significance.assessed ? ", significant" : "") + ")";
+  std::string uncertainty = r.one_value                ? ""
+                            : !r.significance.assessed ? "; the noise unknown: " + std::to_string(r.base_steps) +
+                                                             " and " + std::to_string(r.next_steps) + " step(s)"
+                                                       : "; 95% interval " + IntervalText(r);
+  if (r.significance.assessed && !r.significance.significant) uncertainty += " (within the noise)";
+  return r.rule.text + ": " + RuleChange(r) + (r.side.empty() ? "" : " in " + r.side + " time") + " (" +
+         RuleValue(r.rule.metric, r.base) + " -> " + RuleValue(r.rule.metric, r.next) + uncertainty + ")";
+}
+
+std::string DescribeHeld(const RuleResult& r) {
+  std::string out = r.rule.text + ": " + RuleChange(r) + (r.side.empty() ? "" : " in " + r.side + " time") +
+                    " crossed the threshold but did not fire (--noise-aware): ";
+  if (!r.significance.assessed) {
+    return out + "a run of " + std::to_string(std::min(r.base_steps, r.next_steps)) +
+           " step(s) has no spread to judge it by; record more steps (torch.profiler.schedule(active=...)), or "
+           "drop --noise-aware so that the threshold decides";
+  }
+  out += "the 95% interval of the change, " + IntervalText(r) + ", holds 0";
+  if (r.steps_needed) {
+    out += "; with this spread a change of the threshold's size stands out with about " +
+           std::to_string(r.steps_needed) + " steps a run";
+  }
+  return out;
 }
 
 std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "byte_source.h"
+#include "load/byte_source.h"
 
 namespace {
 

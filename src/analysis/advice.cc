@@ -1,7 +1,7 @@
 // Advice that fires on evidence and quotes it; the thresholds are the README's.
 #include <cstdio>
 
-#include "stages.h"
+#include "analysis/stages.h"
 
 namespace torch2pprof::analysis {
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "saturate.h"
-#include "spans.h"
-#include "stages.h"
+#include "analysis/spans.h"
+#include "analysis/stages.h"
+#include "base/saturate.h"
 
 namespace torch2pprof::analysis {
 

@@ -1,7 +1,7 @@
-#include "events.h"
+#include "analysis/events.h"
 
-#include "sorted_runs.h"
-#include "stages.h"
+#include "analysis/stages.h"
+#include "base/sorted_runs.h"
 
 #include <algorithm>
 

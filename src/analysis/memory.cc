@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "stages.h"
+#include "analysis/stages.h"
 
 namespace torch2pprof::analysis {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "stages.h"
+#include "analysis/stages.h"
 #include "torch2pprof/aggregator.h"
 
 namespace torch2pprof::analysis {

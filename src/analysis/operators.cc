@@ -5,11 +5,11 @@
 #include <atomic>
 #include <unordered_map>
 
-#include "flat_map.h"
-#include "parallel_for.h"
-#include "saturate.h"
-#include "sorted_runs.h"
-#include "stages.h"
+#include "analysis/stages.h"
+#include "base/flat_map.h"
+#include "base/parallel_for.h"
+#include "base/saturate.h"
+#include "base/sorted_runs.h"
 
 namespace torch2pprof::analysis {
 namespace {

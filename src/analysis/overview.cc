@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "frame_names.h"
-#include "innermost.h"
-#include "saturate.h"
-#include "stages.h"
+#include "analysis/stages.h"
+#include "base/saturate.h"
+#include "convert/frame_names.h"
+#include "model/innermost.h"
 
 namespace torch2pprof::analysis {
 

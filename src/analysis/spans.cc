@@ -1,4 +1,4 @@
-#include "spans.h"
+#include "analysis/spans.h"
 
 #include <algorithm>
 

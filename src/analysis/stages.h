@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "events.h"
+#include "analysis/events.h"
 #include "torch2pprof/analyzer.h"
 #include "torch2pprof/lane_builder.h"
 

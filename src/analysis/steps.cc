@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "spans.h"
-#include "stages.h"
+#include "analysis/spans.h"
+#include "analysis/stages.h"
 
 namespace torch2pprof::analysis {
 namespace {

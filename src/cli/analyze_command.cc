@@ -2,8 +2,8 @@
 
 #include <ostream>
 
-#include "commands.h"
-#include "progress.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"

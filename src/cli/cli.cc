@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <sys/stat.h>
 
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "base/utf8.h"
+#include "cli/commands.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/version.h"
-#include "utf8.h"
 
 namespace torch2pprof::cli {
 namespace {

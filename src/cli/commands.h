@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "exit_status.h"
+#include "cli/exit_status.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {

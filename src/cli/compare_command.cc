@@ -2,14 +2,14 @@
 #include <ostream>
 #include <thread>
 
-#include "commands.h"
-#include "progress.h"
+#include "base/utf8.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
 #include "torch2pprof/compare.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/pprof_writer.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"
-#include "utf8.h"
 
 namespace torch2pprof::cli {
 

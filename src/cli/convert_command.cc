@@ -3,12 +3,12 @@
 #include <cstdio>
 #include <ostream>
 
-#include "commands.h"
-#include "progress.h"
+#include "base/utf8.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/torch2pprof.h"
 #include "torch2pprof/trace_loader.h"
-#include "utf8.h"
 
 namespace torch2pprof::cli {
 

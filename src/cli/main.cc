@@ -4,7 +4,7 @@
 #include <malloc.h>
 #endif
 
-#include "cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char** argv) {
 #ifdef __GLIBC__

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {

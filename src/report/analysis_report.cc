@@ -2,10 +2,10 @@
 // written from the tables of analysis_tables.cc.
 #include <algorithm>
 
-#include "analysis_tables.h"
+#include "base/utf8.h"
+#include "report/analysis_tables.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
-#include "utf8.h"
 
 namespace torch2pprof {
 

@@ -1,4 +1,4 @@
-#include "analysis_tables.h"
+#include "report/analysis_tables.h"
 
 namespace torch2pprof::report {
 

@@ -2,7 +2,7 @@
 // CSV and markdown; compare and the HTML report build on the same descriptions.
 #pragma once
 
-#include "table.h"
+#include "report/table.h"
 #include "torch2pprof/analyzer.h"
 
 namespace torch2pprof::report {

@@ -2,7 +2,7 @@
 // text, markdown (a table per section) or one JSON document.
 #include <cmath>
 
-#include "table.h"
+#include "report/table.h"
 #include "torch2pprof/compare.h"
 #include "torch2pprof/report.h"
 

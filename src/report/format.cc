@@ -1,11 +1,11 @@
-#include "format.h"
+#include "report/format.h"
 
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
 
+#include "base/utf8.h"
 #include "torch2pprof/report.h"
-#include "utf8.h"
 
 namespace torch2pprof {
 

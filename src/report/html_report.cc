@@ -3,8 +3,8 @@
 // filter and unfold the tables. Nothing is fetched: it opens from disk, offline.
 #include <algorithm>
 
-#include "analysis_tables.h"
-#include "svg_chart.h"
+#include "report/analysis_tables.h"
+#include "report/svg_chart.h"
 #include "torch2pprof/report.h"
 
 namespace torch2pprof {

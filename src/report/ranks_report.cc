@@ -1,9 +1,9 @@
 // analyze over several ranks: the per-rank table, stragglers, collectives and step
 // alignment, each described once (table.h) and written as text, JSON and CSV.
-#include "analysis_tables.h"
+#include "base/utf8.h"
+#include "report/analysis_tables.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
-#include "utf8.h"
 
 namespace torch2pprof {
 

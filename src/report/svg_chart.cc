@@ -1,11 +1,11 @@
-#include "svg_chart.h"
+#include "report/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "format.h"
+#include "base/utf8.h"
+#include "report/format.h"
 #include "torch2pprof/report.h"
-#include "utf8.h"
 
 namespace torch2pprof::report {
 

@@ -1,9 +1,9 @@
-#include "table.h"
+#include "report/table.h"
 
 #include <numeric>
 
-#include "frame_names.h"
-#include "utf8.h"
+#include "base/utf8.h"
+#include "convert/frame_names.h"
 
 namespace torch2pprof::report {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "format.h"
+#include "base/utf8.h"
+#include "report/format.h"
 #include "torch2pprof/report.h"
-#include "utf8.h"
 
 namespace torch2pprof::report {
 

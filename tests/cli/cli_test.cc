@@ -1,5 +1,5 @@
 // The command line as a table of argv cases: exit status and what is printed.
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../test_util.h"
-#include "progress.h"
+#include "cli/progress.h"
+#include "test_util.h"
 
 namespace torch2pprof::cli {
 namespace {

@@ -1,0 +1,107 @@
+// analyze: the stages of src/analysis/, wired. The rules follow torch-tb-profiler as
+// docs/tb-semantics.md states them, over the model's meaning of the trace; its own test
+// cases are unit tests (tests/analysis/analyzer_test.cc).
+#include "torch2pprof/analyzer.h"
+
+#include <algorithm>
+
+#include "analysis/stages.h"
+#include "base/parallel_for.h"
+
+namespace torch2pprof {
+
+Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalysisOptions& options) {
+  BuildOptions build;
+  build.threads = options.threads;
+  return Analyze(trace, model, BuildLanes(trace, build), options);
+}
+
+Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneStacks> lanes,
+                 const AnalysisOptions& options) {
+  analysis::Events ev(trace, model);
+  Analysis a;
+  analysis::OverviewResult overview = analysis::Overview(ev, lanes);
+  a.trace = std::move(overview.overview);
+  a.categories = std::move(overview.categories);
+  a.saturated = overview.saturated;
+  for (const MemoryTimeline& tl : model.memory) a.saturated += tl.saturated;
+  // The module view is convert's call tree of the Python frames (with_stack): a trace
+  // without any has none, and its tree is not built.
+  const bool python = std::find(model.category_role.begin(), model.category_role.end(), Role::kPythonFunction) !=
+                      model.category_role.end();
+  analysis::ModulesResult modules = python ? analysis::Modules(ev, lanes, options.threads) : analysis::ModulesResult{};
+  a.modules = std::move(modules.tree);
+  a.module_classes = std::move(modules.classes);
+  a.python_functions = std::move(modules.python);
+  std::vector<LaneStacks>().swap(lanes);
+  // What reads only the events comes after the lanes' pieces are freed, so that its
+  // memory never adds to theirs (gpt2_big: the peak 64.8 -> 62.3 MB at one thread, 68.5-70.8
+  // -> 66.5-67 MB at two); with threads, the steps beside the operator tables.
+  auto steps = Beside(options.threads, [&ev] { return analysis::Steps(ev); });
+  analysis::OperatorsResult operators =
+      analysis::Operators(ev, options.group_by_shape, options.per_step, options.threads);
+  a.operators = std::move(operators.rows);
+  a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, options.per_step, &a.saturated);
+  a.saturated += operators.saturated;
+  a.memory = analysis::Memory(ev, operators.owners);
+  analysis::StepsResult s = steps.get();
+  a.steps = std::move(s.rows);
+  if (options.per_step) {
+    // Per-step values are by the model's steps; the analysed steps are the first of them.
+    size_t n = a.steps.size();
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    for (OperatorRow& r : a.operators) r.step_host_total.DropFrom(n32), r.step_device_total.DropFrom(n32);
+    for (KernelRow& r : a.kernels) r.step_total.DropFrom(n32);
+  }
+  a.whole_trace_step = s.whole_trace;
+  a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
+  a.recommendations = analysis::Recommend(a);
+  return a;
+}
+
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+
+void StepSeries::Add(uint32_t step, int64_t ns) {
+  if (!v_.empty() && v_.back().first == step) {
+    v_.back().second += ns;
+  } else {
+    v_.emplace_back(step, ns);
+  }
+}
+
+void StepSeries::Merge(const StepSeries& other) { v_.insert(v_.end(), other.v_.begin(), other.v_.end()); }
+
+void StepSeries::Finish() {
+  // Lanes' series merged may repeat a step and come out of order: sort, add repeats up.
+  std::stable_sort(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t out = 0;
+  for (size_t i = 0; i < v_.size(); ++i) {
+    if (out > 0 && v_[out - 1].first == v_[i].first) {
+      v_[out - 1].second += v_[i].second;
+    } else {
+      v_[out++] = v_[i];
+    }
+  }
+  v_.resize(out);
+  v_.erase(std::remove_if(v_.begin(), v_.end(), [](const auto& e) { return e.second == 0; }), v_.end());
+}
+
+void StepSeries::DropFrom(uint32_t steps) {
+  v_.erase(std::lower_bound(v_.begin(), v_.end(), steps, [](const auto& e, uint32_t s) { return e.first < s; }),
+           v_.end());
+}
+
+int64_t StepSeries::At(uint32_t step) const {
+  auto it = std::lower_bound(v_.begin(), v_.end(), step, [](const auto& e, uint32_t s) { return e.first < s; });
+  return it != v_.end() && it->first == step ? it->second : 0;
+}
+
+void StepSeries::AddTo(std::vector<int64_t>* by_step) const {
+  for (const auto& [step, ns] : v_) {
+    if (step < by_step->size()) (*by_step)[step] += ns;
+  }
+}
+
+}  // namespace torch2pprof

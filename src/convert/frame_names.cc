@@ -1,0 +1,147 @@
+#include "convert/frame_names.h"
+
+#include "base/utf8.h"
+#include "torch2pprof/trace_model.h"
+
+namespace torch2pprof {
+namespace {
+
+bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Python paths are long and mostly the same prefix; the readable name keeps what
+// follows the last site-packages/ (the module path), the full path stays in filename.
+std::string_view ShortPath(std::string_view path) {
+  for (std::string_view marker : {"site-packages/", "dist-packages/"}) {
+    size_t at = path.rfind(marker);
+    if (at != std::string_view::npos) return path.substr(at + marker.size());
+  }
+  return path;
+}
+
+}  // namespace
+
+std::string_view WithoutParameters(std::string_view s) {
+  if (s.empty() || s.back() != ')') return s;
+  int depth = 0;
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] == ')') {
+      ++depth;
+    } else if (s[i] == '(' && --depth == 0) {
+      if (i == 0) return s;
+      char c = s[i - 1];
+      bool ident = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '>';
+      return ident ? s.substr(0, i) : s;
+    }
+  }
+  return s;
+}
+
+std::string FrameSystemName(std::string_view name) {
+  if (StepNumber(name) >= 0) return "ProfilerStep";
+  std::string out;
+  size_t from = 0;
+  for (;;) {
+    size_t at = name.find(" at 0x", from);
+    size_t digits = at == std::string_view::npos ? 0 : at + 6;
+    size_t stop = digits;
+    while (stop < name.size() && IsHex(name[stop])) ++stop;
+    if (at == std::string_view::npos) break;
+    if (stop == digits) {  // " at 0x" without hex digits is not an address
+      out.append(name.substr(from, digits - from));
+      from = digits;
+      continue;
+    }
+    out.append(name.substr(from, at - from));
+    from = stop;
+  }
+  out.append(name.substr(from));
+  return out;
+}
+
+Frame MakeFrame(std::string_view event_name) {
+  // Control characters are shown, never sent raw: every output reads these names.
+  const std::string visible = VisibleText(std::string(event_name));
+  std::string_view system_name = visible;
+  Frame f;
+  f.system_name = visible;
+  f.name = f.function = f.system_name;
+  // Kineto's Python frames: "path/to/file.py(123): func". The path may itself
+  // contain ".py(", so the last match that parses wins, as a greedy regex would.
+  if (system_name.find('\n') != std::string_view::npos) return f;
+  size_t at = system_name.size();
+  while (at > 0) {
+    at = system_name.rfind(".py(", at - 1);
+    if (at == std::string_view::npos) break;
+    size_t d = at + 4, e = d;
+    while (e < system_name.size() && IsDigit(system_name[e])) ++e;
+    if (e == d || e - d > 18 || system_name.substr(e, 3) != "): ") continue;
+    std::string_view path = system_name.substr(0, at + 3);
+    f.function = std::string(system_name.substr(e + 3));
+    f.filename = std::string(path);
+    f.line = std::stoll(std::string(system_name.substr(d, e - d)));
+    f.name = f.function + " " + std::string(ShortPath(path)) + ":" + std::to_string(f.line);
+    break;
+  }
+  return f;
+}
+
+namespace {
+
+// Built-in calls that block: their names as Kineto writes them.
+constexpr std::string_view kWaitBuiltins[] = {
+    "<built-in method acquire of _thread.lock object>",
+    "<built-in method acquire of _thread.RLock object>",
+    "<built-in method poll of select.poll object>",
+    "<built-in method poll of select.epoll object>",
+    "<built-in method poll of select.devpoll object>",
+    "<built-in method control of select.kqueue object>",
+    "<built-in function select>",
+    "<built-in function sleep>",
+    "<built-in method get of _queue.SimpleQueue object>",
+    "<built-in method run_backward of torch._C._EngineBase object>",
+    "Activity Buffer Request",  // not a wait: the profiler's own overhead (category overhead), no work either
+};
+
+// Python functions that block, by the end of their file's path and their name.
+struct PythonWait {
+  std::string_view file_suffix, function;
+};
+constexpr PythonWait kWaitFunctions[] = {
+    {"/threading.py", "wait"},                   // Condition.wait, Event.wait
+    {"/queue.py", "get"},                        // queue.Queue.get
+    {"/selectors.py", "select"},                 // selectors.*Selector.select
+    {"/multiprocessing/connection.py", "wait"},  // multiprocessing.connection.wait
+    {"/multiprocessing/connection.py", "_poll"},
+    {"/multiprocessing/connection.py", "poll"},
+};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+bool IsBlockingWait(const Frame& f) {
+  if (!f.filename.empty()) {
+    std::string path = "/" + f.filename;  // a bare "threading.py" matches "/threading.py"
+    for (const PythonWait& w : kWaitFunctions) {
+      if (f.function == w.function && EndsWith(path, w.file_suffix)) return true;
+    }
+    return false;
+  }
+  for (std::string_view w : kWaitBuiltins) {
+    if (f.system_name == w) return true;
+  }
+  return false;
+}
+
+bool IsBlockingWaitEvent(std::string_view event_name) { return IsBlockingWait(MakeFrame(FrameSystemName(event_name))); }
+
+std::string BackwardFrameName(std::string_view root) {
+  constexpr std::string_view kWrapper = "autograd::engine::evaluate_function: ";
+  if (root.substr(0, kWrapper.size()) == kWrapper) root.remove_prefix(kWrapper.size());
+  return "[backward] " + std::string(root);
+}
+
+}  // namespace torch2pprof

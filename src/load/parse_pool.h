@@ -1,0 +1,115 @@
+// Parses the scanner's chunks on worker threads and merges the batches in the order the
+// chunks were cut, so that the trace built from them never depends on the threads.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "base/parallel_for.h"
+#include "load/event_batch.h"
+#include "load/json_scanner.h"
+
+namespace torch2pprof {
+
+// Parse workers one load uses at most, whatever --threads says (trace_loader.cc).
+inline constexpr int kMaxParseWorkers = 6;
+
+// A worker that parsed a batch merges it itself when its turn comes: the batch is still
+// in its core's cache (read on another core, a batch cost the parse a fifth more). It
+// waits for the turn only while every earlier batch is parsed and waits to be merged
+// (a short wait); while an earlier one is still being parsed it leaves its batch to the
+// worker that merges the one before, and parses the next chunk.
+class ParsePool final : public ChunkSink {
+ public:
+  struct Cancelled {};  // thrown to the scanner once a merge or parse failed
+  using Merge = std::function<void(const EventBatch&)>;
+  // Work for a worker that waits for its turn to merge, a step at a time: false when there
+  // is none left (EventBuilder::WriteAhead).
+  using Idle = std::function<bool()>;
+
+  // At most workers + 2 chunks are in flight (a parser left behind rarely holds more
+  // than one), + 3 with `helps`: the memory per worker is fixed.
+  // merge runs on one thread at a time, batch after batch in file order.
+  // With `ranges`, the workers read and cut ranges of it themselves (EmitRange).
+  // With `helps`, the thread that emits chunks parses the oldest waiting one itself
+  // whenever every slot is taken: the scanner that inflates and cuts gzip's text then
+  // counts as one of the command's threads (see Emit).
+  // `idle` is called, a step at a time, by a worker that waits for its turn to merge.
+  ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr, Idle idle = nullptr,
+            bool helps = false);
+  ~ParsePool();
+
+  // The scanner's side: a full chunk in, an empty one back.
+  std::unique_ptr<Chunk> Emit(std::unique_ptr<Chunk> chunk) override;
+  void EmitError(std::exception_ptr error);  // the scanner failed here: an error in its place
+  // A range a worker reads and cuts. Once one could not be cut, the ranges after it are
+  // dropped as they come, and the scanner cuts from its start itself.
+  bool TakesRanges() const override { return ranges_ != nullptr; }
+  bool EmitRange(const Range& range) override;
+  void EndRanges(Resume* resume) override;
+  // After the scanner's last chunk: waits until every batch is merged and the workers
+  // call neither merge nor idle again, and rethrows the first error in file order.
+  void Finish();
+
+ private:
+  enum class State : uint8_t {
+    kFree,
+    kParsing,  // emitted, not yet parsed
+    kWaiting,  // parsed; its worker waits to merge it
+    kLeft,     // parsed; whoever merges the one before merges it
+  };
+  struct Slot {
+    std::unique_ptr<Chunk> chunk;
+    EventBatch* batch = nullptr;  // the parsing worker's own
+    int worker = -1;
+    std::exception_ptr error;
+    State state = State::kFree;
+    Range range;         // len > 0: a range the worker reads and cuts, `events` long once cut
+    bool uncut = false;  // a range the worker could not cut
+    size_t events = 0;
+  };
+  void Work(int worker);
+  // Parses seq, taken from todo_, on this thread as `worker`, then merges or leaves it.
+  // Called and returns with the lock held.
+  void ParseAndMerge(uint64_t seq, int worker, EventParser& parser, std::unique_lock<std::mutex>& lock);
+  EventBatch* TakeBatch(int worker);  // with the lock held
+  // seq was parsed (or failed) on this thread: merge it and the batches left after it
+  // when its turn comes, or leave it.
+  void Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock);
+  void StopLocked(std::exception_ptr error);  // with the lock held
+  Slot& At(uint64_t seq) { return slots_[seq % slots_.size()]; }
+
+  Merge merge_;
+  Idle idle_;
+  bool helps_;
+  std::unique_ptr<EventParser> helper_;  // the emitting thread's, once it helps
+  std::mutex mu_;
+  // The scanner waits for a free slot, workers for a chunk or their turn, Finish for the end.
+  std::condition_variable space_, work_, turn_, done_;
+  std::vector<Slot> slots_;
+  std::deque<uint64_t> todo_;  // chunks to parse, by sequence
+  std::vector<std::unique_ptr<Chunk>> free_;
+  // Batches by worker: a worker fills the one it merged last, still in its core's cache.
+  bool details_;
+  std::vector<std::unique_ptr<EventBatch>> batches_;
+  std::vector<std::vector<EventBatch*>> spare_;
+  uint64_t next_in_ = 0, next_out_ = 0;  // next_out_: the next batch to merge
+  bool merging_ = false, stopped_ = false;
+  int idling_ = 0;         // workers in the idle work
+  bool draining_ = false;  // the scanner waits for the batches in flight: no idle work
+  const ByteSource* ranges_;
+  // Set at the first range that could not be cut, until EndRanges: later ones are dropped.
+  bool fell_back_ = false;
+  Resume resume_;
+  uint64_t range_events_ = 0, range_bytes_ = 0;  // in the ranges merged since the last EndRanges
+  std::exception_ptr error_;                     // the first in file order
+  Crew workers_;                                 // last: destroyed first, it waits for the workers
+};
+
+}  // namespace torch2pprof

@@ -1,0 +1,226 @@
+// The loader never holds the whole JSON text: a scanner walks the top level and hands
+// on its read buffers as chunks of whole event objects (json_scanner), parsers read each
+// chunk with simdjson on-demand into a batch (event_parser, event_batch), and the
+// builder merges the batches in file order into the Trace (event_builder). With
+// threads > 1 chunks are parsed and merged on `threads` workers while the calling thread
+// scans (parse_pool); from a plain file the workers read and cut ranges of the text
+// themselves, the scanner cutting only where a range holds more than plain events. The
+// result is the same.
+#include "torch2pprof/trace_loader.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/parallel_for.h"
+#include "load/byte_source.h"
+#include "load/event_builder.h"
+#include "load/json_scanner.h"
+#include "load/parse_pool.h"
+#include "torch2pprof/error.h"
+
+namespace torch2pprof {
+namespace {
+
+// Parses each chunk as soon as it is cut, and adds it: the one-thread loader.
+class DirectSink final : public ChunkSink {
+ public:
+  DirectSink(EventBuilder& builder, bool details) : builder_(builder), batch_(details) {}
+  std::unique_ptr<Chunk> Emit(std::unique_ptr<Chunk> chunk) override {
+    batch_.Clear();
+    parser_.Parse(chunk->data(), chunk->len, chunk->capacity(), chunk->starts, batch_);
+    builder_.Add(batch_);
+    return chunk;
+  }
+
+ private:
+  EventBuilder& builder_;
+  EventParser parser_;
+  EventBatch batch_;
+};
+
+Trace Load(ByteSource& src, const LoadOptions& options) {
+  Trace trace;
+  trace.file = src.name();
+  src.set_allow_truncated(options.allow_truncated);
+  // An upper estimate of the events, for the builder's reservations: Kineto writes
+  // ~150-300 bytes per event and gzip shrinks it 14-16x.
+  uint64_t expected_json = src.input_size() * (src.gzipped() ? 20 : 1);
+  size_t expected_events = static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31));
+  EventBuilder builder(&trace, trace.file, options, expected_events);
+  Scanner scanner(src, options.strict, options.allow_truncated, options.range_bytes);
+  if (options.threads <= 1) {
+    DirectSink sink(builder, options.details);
+    scanner.Run(sink);
+  } else {
+    // Past ~6 workers the scanner's cutting and the merge, one thread each, set the pace
+    // (16-core Xeon, gpt2_big: parse 0.148 s at 4 workers, 0.150 s at 8, 0.177 s at 16
+    // with 40 MB more buffers); more workers only added memory. Measured before the
+    // workers cut plain files themselves: the merge (9-11 ms of a gpt2_big load) and the
+    // scanner (4-6.5 ms) against 0.24 s of parse CPU would now allow about 20 workers,
+    // which a machine with that many cores has yet to confirm (README: Performance).
+    // A file's text is read and cut on the workers too (ParsePool::EmitRange); gzip's
+    // inflate and a pipe are read and cut in order by the scanner, a busy thread of its
+    // own: one worker fewer, and the scanner parses a chunk itself whenever the workers
+    // fall behind. (Three busy threads on two cores left the scanner, whose chunks
+    // the workers wait for, a share of two thirds: gpt2_big.json.gz at two threads
+    // 0.17 -> 0.14 s.)
+    const bool seekable = src.seekable();
+    const int workers = std::min(seekable ? options.threads : options.threads - 1, kMaxParseWorkers);
+    // The pool, its workers' parsers, chunks and batches, is freed at the end of this
+    // block, before the rest of the load allocates. Freed beside the rest instead, the
+    // load ended 0.3 ms sooner on gpt2_big at two threads, but analyze's peak rose 0.5-1
+    // MB, to 0.35x the JSON.
+    ParsePool pool(
+        workers, options.details, [&builder](const EventBatch& batch) { builder.Add(batch); },
+        seekable ? &src : nullptr, [&builder] { return builder.FaultInAhead(); }, !seekable);
+    try {
+      scanner.Run(pool);
+    } catch (const ParsePool::Cancelled&) {
+    } catch (...) {
+      pool.EmitError(std::current_exception());  // after what was cut before: an earlier error wins
+    }
+    pool.Finish();
+  }
+  trace.header = std::move(scanner.header());
+  trace.stats.json_bytes = src.uncompressed_offset();
+  trace.stats.cut_on_workers = scanner.cut_on_workers();
+  trace.stats.events += scanner.not_objects();
+  trace.stats.skipped[static_cast<int>(Skip::kNotAnObject)] += scanner.not_objects();
+  trace.stats.skipped[static_cast<int>(Skip::kGarbage)] += scanner.garbage();
+  std::vector<uint64_t>& bad = trace.stats.bad_offsets;
+  bad.insert(bad.end(), scanner.garbage_offsets().begin(), scanner.garbage_offsets().end());
+  std::sort(bad.begin(), bad.end());
+  if (bad.size() > kMaxBadOffsets) bad.resize(kMaxBadOffsets);
+  trace.stats.truncated = scanner.truncated() || src.truncated();
+  if (trace.stats.truncated) trace.stats.truncated_at = src.uncompressed_offset();
+  builder.Finish();
+  return trace;
+}
+
+}  // namespace
+
+Trace LoadTrace(const LoadOptions& options) {
+  ByteSource src(options.path);
+  src.set_read_counter(options.bytes_read);
+  return Load(src, options);
+}
+
+// Several inputs: a window of loads on worker threads, used strictly in order.
+void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::function<void(Trace&)>& use) {
+  const size_t n = inputs.size();
+  const size_t window = static_cast<size_t>(std::max(1, workers));
+  if (n <= 1 || window == 1) {
+    for (const LoadOptions& input : inputs) {
+      Trace trace = LoadTrace(input);
+      use(trace);
+    }
+    return;
+  }
+  std::vector<std::unique_ptr<Trace>> ready(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex mu;
+  std::condition_variable changed;
+  size_t next = 0, used = 0;
+  bool stop = false;
+  auto load = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return stop || next >= n || next < used + window; });
+        if (stop || next >= n) return;
+        i = next++;
+      }
+      std::unique_ptr<Trace> trace;
+      std::exception_ptr error;
+      try {
+        trace = std::make_unique<Trace>(LoadTrace(inputs[i]));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ready[i] = std::move(trace);
+      errors[i] = error;
+      changed.notify_all();
+    }
+  };
+  Crew pool;
+  for (size_t t = 0; t < std::min(window, n); ++t) pool.Run(load);
+  auto finish = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    changed.notify_all();
+    pool.Wait();
+  };
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      std::unique_ptr<Trace> trace;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return ready[i] || errors[i]; });
+        if (errors[i]) std::rethrow_exception(errors[i]);
+        trace = std::move(ready[i]);
+      }
+      use(*trace);
+      trace.reset();  // before the next load may start
+      std::lock_guard<std::mutex> lock(mu);
+      ++used;
+      changed.notify_all();
+    }
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+}
+
+std::vector<std::string> LoadWarnings(const Trace& trace) {
+  std::vector<std::string> out;
+  const LoadStats& st = trace.stats;
+  if (st.bad_total() > 0) {
+    std::string why, where;
+    for (Skip k : {Skip::kBadJson, Skip::kBadValue, Skip::kGarbage}) {
+      uint64_t n = st.skipped[static_cast<int>(k)];
+      if (n)
+        why += (why.empty() ? "" : ", ") + std::string(kSkipReasons[static_cast<int>(k)].key) + " " + std::to_string(n);
+    }
+    for (uint64_t off : st.bad_offsets) where += (where.empty() ? "" : ", ") + std::to_string(off);
+    out.push_back(trace.file + ": warning: skipped " + std::to_string(st.bad_total()) + " unreadable events or text (" +
+                  why + ") at bytes " + where + (st.bad_total() > st.bad_offsets.size() ? ", ..." : "") +
+                  "; --strict makes this an error");
+  }
+  if (st.repaired > 0) {
+    out.push_back(trace.file + ": warning: repaired and kept " + std::to_string(st.repaired) +
+                  " events with broken JSON (control characters, lone backslashes, stray quotes, invalid UTF-8 or "
+                  "bare values in strings)");
+  }
+  uint64_t python_dropped = st.skipped[static_cast<int>(Skip::kPythonAfterParent)];
+  if (st.python_clipped + python_dropped > 0) {
+    out.push_back(trace.file + ": warning: " + std::to_string(st.python_clipped + python_dropped) +
+                  " python_function events outlived their Python parent: " + std::to_string(st.python_clipped) +
+                  " now end with it, " + std::to_string(python_dropped) +
+                  " that began after it were dropped (README: broken traces)");
+  }
+  if (st.truncated) {
+    out.push_back(trace.file + ": byte " + std::to_string(st.truncated_at) +
+                  ": warning: the trace is truncated; kept the " + std::to_string(st.events) +
+                  " complete events before the cut");
+  }
+  return out;
+}
+
+Trace LoadTraceFromMemory(std::string_view data, const std::string& name, const LoadOptions& options) {
+  ByteSource src(data, name);
+  return Load(src, options);
+}
+
+}  // namespace torch2pprof

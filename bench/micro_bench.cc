@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <string>
 
-#include "torch2pprof/aggregator.h"
-#include "torch2pprof/analyzer.h"
-#include "torch2pprof/lane_builder.h"
-#include "torch2pprof/pprof_writer.h"
-#include "torch2pprof/trace_loader.h"
+#include "analysis/analyzer.h"
+#include "convert/aggregator.h"
+#include "model/lane_builder.h"
+#include "torch2pprof/output.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
@@ -70,10 +70,9 @@ BENCHMARK(BM_LoadTrace)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealT
 
 void BM_BuildLanes(benchmark::State& state) {
   const Trace& trace = LoadedTrace();
+  Executor ex(static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    BuildOptions build;
-    build.threads = static_cast<int>(state.range(0));
-    auto lanes = BuildLanes(trace, build);
+    auto lanes = BuildLanes(trace, BuildOptions{}, ex);
     benchmark::DoNotOptimize(lanes.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));
@@ -83,9 +82,10 @@ BENCHMARK(BM_BuildLanes)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseReal
 void BM_Aggregate(benchmark::State& state) {
   const Trace& trace = LoadedTrace();
   TraceModel model = BuildModel(trace);
-  auto lanes = BuildLanes(trace, ConvertBuildOptions(model, 1));
+  auto lanes = BuildLanes(trace, ConvertBuildOptions(model));
+  Executor one(1);
   for (auto _ : state) {
-    Profile p = Aggregate(trace, model, lanes);
+    Profile p = Aggregate(trace, model, lanes, AggregateOptions{}, one);
     benchmark::DoNotOptimize(p.samples.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));
@@ -106,8 +106,9 @@ BENCHMARK(BM_EncodeAndGzip)->Unit(benchmark::kMillisecond);
 void BM_Analyze(benchmark::State& state) {
   static const Trace trace = LoadTrace(LoadOptions{TracePath(), 1, /*details=*/true});
   static const TraceModel model = BuildModel(trace);
+  Executor ex(static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    Analysis a = Analyze(trace, model, AnalysisOptions{false, static_cast<int>(state.range(0))});
+    Analysis a = Analyze(trace, model, AnalysisOptions{}, ex);
     benchmark::DoNotOptimize(a.operators.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.intervals.size()));

@@ -1,22 +1,22 @@
 // libFuzzer target over the whole pipeline: the loader (both thread modes, strict
 // and lenient, with and without details; ranges cut on workers against one thread), the lane builder, the aggregator,
-// the pprof, folded and pstats writers and the analyzer with its three renderers. Bad input must end in a
+// the pprof, folded and pstats writers, the analyzer with its renderers, ranks and compare. Bad input must end in a
 // torch2pprof::Error, never in a crash, a hang or a sanitizer report.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "torch2pprof/aggregator.h"
-#include "torch2pprof/analyzer.h"
+#include "analysis/analyzer.h"
+#include "analysis/ranks.h"
+#include "convert/aggregator.h"
+#include "model/build.h"
+#include "model/lane_builder.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/folded_writer.h"
-#include "torch2pprof/lane_builder.h"
-#include "torch2pprof/pprof_writer.h"
-#include "torch2pprof/pstats_writer.h"
+#include "torch2pprof/output.h"
 #include "torch2pprof/report.h"
-#include "torch2pprof/trace_loader.h"
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/stages/trace_loader.h"
+#include "torch2pprof/stages/trace_model.h"
 
 using namespace torch2pprof;
 
@@ -27,7 +27,9 @@ std::string Outcome(std::string_view input, const LoadOptions& options) {
   try {
     Trace trace = LoadTraceFromMemory(input, "fuzz.json", options);
     TraceModel model = BuildModel(trace);
-    std::string out = EncodeProfile(Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, 1))));
+    Executor one(1);
+    std::string out =
+        EncodeProfile(Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model)), AggregateOptions{}, one));
     for (const std::string& w : LoadWarnings(trace)) out += "\n" + w;
     return out + "\n" + std::to_string(trace.stats.events) + " " + std::to_string(trace.stats.json_bytes);
   } catch (const Error& e) {
@@ -55,24 +57,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (Outcome(input, options) != Outcome(input, one)) __builtin_trap();
   }
   try {
+    Executor ex(options.threads);
     Trace trace = LoadTraceFromMemory(input, "fuzz.json", options);
     LoadWarnings(trace);
-    TraceModel model = BuildModel(trace);
-    Profile profile = Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, options.threads)));
+    TraceModel model = BuildModel(trace, ex);
+    Profile profile =
+        Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model), ex), AggregateOptions{}, ex);
     if (!ValidateProfile(profile).empty()) __builtin_trap();
     Gzip(EncodeProfile(profile));
     WriteFolded(profile, "", (mode & 32) ? FoldedRoot::kRank : FoldedRoot::kThread);
     WritePstats(profile);
     if (options.details) {
-      Analysis a = Analyze(trace, model, AnalysisOptions{(mode & 16) != 0, options.threads});
+      Analysis a = Analyze(trace, model, AnalysisOptions{(mode & 16) != 0}, ex);
+      ReportOptions all;
+      all.top = 0;
+      ReportOptions five;
+      five.top = 5;
+      five.rows = 5;
       RenderText(a, ReportOptions{});
-      RenderJson(a, ReportOptions{0, ""});
-      RenderCsv(a, ReportOptions{5, "steps"});
-      RenderHtml(a, ReportOptions{5, ""});
+      RenderJson(a, all);
+      RenderHtml(a, five);
+      for (const std::string& table : CsvTables()) {
+        five.table = table;
+        RenderCsv(a, five);
+      }
       RankSummary rank = SummarizeRank(trace, model, a);
       RanksAnalysis ranks = AnalyzeAcrossRanks({rank, rank});
       RenderRanksText(ranks, ReportOptions{});
-      RenderRanksJson(ranks, ReportOptions{0, ""});
+      RenderRanksJson(ranks, all);
+      Comparison same = Compare(a, a);
+      RenderCompareText(same, ReportOptions{});
+      RenderCompareMarkdown(same, ReportOptions{});
     }
   } catch (const Error&) {
   }

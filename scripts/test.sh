@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, step 2: build and run every test — unit tests, end-to-end tests read
-# back by go tool pprof, the style check — then again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then the fuzz target replays its seeds and fuzzes for
-# 60 seconds. T2P_SKIP_SANITIZERS=1 / T2P_SKIP_FUZZ=1 skip those passes.
+# back by go tool pprof, the style check, the fuzz seeds — then again under
+# AddressSanitizer and UndefinedBehaviorSanitizer, then everything that runs threads
+# under ThreadSanitizer, then the libFuzzer target replays its seeds and fuzzes for 60
+# seconds. T2P_SKIP_SANITIZERS=1 / T2P_SKIP_FUZZ=1 skip those passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -24,6 +25,16 @@ if [ "${T2P_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-asan -j "$jobs"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && ctest --output-on-failure -j "$jobs")
+
+  # ThreadSanitizer: the unit tests (the executor, the parse pool, every stage at several
+  # thread counts), the fuzz seeds (two-thread loads against one) and the same output at
+  # 1, 2 and 8 threads on every sample trace.
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTORCH2PPROF_TSAN=ON -DTORCH2PPROF_WERROR=ON \
+    >/dev/null
+  cmake --build build-tsan -j "$jobs"
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  (cd build-tsan && ctest --output-on-failure -j "$jobs" -E '^(e2e_|clang_format)' &&
+    ctest --output-on-failure -R '^e2e_same_output$')
 fi
 
 if [ "${T2P_SKIP_FUZZ:-0}" != 1 ]; then

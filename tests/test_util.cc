@@ -10,11 +10,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "convert/aggregator.h"
+#include "model/lane_builder.h"
 #include "proto/profile.pb.h"
-#include "torch2pprof/aggregator.h"
-#include "torch2pprof/lane_builder.h"
-#include "torch2pprof/pprof_writer.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/output.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof::testing {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "torch2pprof/trace.h"
+#include "torch2pprof/stages/trace.h"
 
 namespace torch2pprof::testing {
 

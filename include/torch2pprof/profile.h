@@ -2,6 +2,7 @@
 // plain data, no protobuf, one call tree shared by all samples.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,6 +42,15 @@ struct Sample {
   uint32_t labels;              // index into Profile::label_sets
   std::vector<int64_t> values;  // one per Profile::sample_types
 };
+
+// Whether samples carry the step they ran in. A stack that ran in S steps is then S
+// samples: a profile of many steps grows that many times (and pprof reads it as slowly).
+enum class StepLabels {
+  kAuto,  // on when the trace has at most kAutoStepLabels steps
+  kOn,
+  kOff,
+};
+inline constexpr size_t kAutoStepLabels = 10;
 
 struct Profile {
   std::vector<ValueType> sample_types;

@@ -1,4 +1,4 @@
-// Stage 6: renders an Analysis (analyze) or a Comparison (compare) for people (aligned
+// The report stage: renders an Analysis (analyze) or a Comparison (compare) for people (aligned
 // text within 120 columns, markdown, HTML) and for scripts (JSON, CSV), times exact to the ns.
 #pragma once
 
@@ -6,9 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "torch2pprof/analyzer.h"
-#include "torch2pprof/compare.h"
-#include "torch2pprof/ranks.h"
+#include "torch2pprof/analysis.h"
 
 namespace torch2pprof {
 

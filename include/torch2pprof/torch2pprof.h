@@ -1,5 +1,6 @@
 // torch2pprof as a library, one call each: PyTorch profiler traces to a pprof profile
-// (Convert) or to analyze's report (Analyze). The stage headers it includes are the parts.
+// (Convert), to analyze's results (Analyze, AnalyzeRanks), two runs compared (Compare in
+// analysis.h), rendered by report.h. These headers are the API; stages/ carries no promise.
 #pragma once
 
 #include <atomic>
@@ -7,14 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "torch2pprof/aggregator.h"
-#include "torch2pprof/analyzer.h"
-#include "torch2pprof/compare.h"
+#include "torch2pprof/analysis.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/folded_writer.h"
+#include "torch2pprof/output.h"
 #include "torch2pprof/profile.h"
-#include "torch2pprof/pstats_writer.h"
-#include "torch2pprof/ranks.h"
 
 namespace torch2pprof {
 
@@ -39,25 +36,17 @@ struct Progress {
   std::atomic<const char*> stage{"starting"};  // the stage running now, as --stats names it
 };
 
-enum class OutputFormat {
-  kPprof,   // gzipped profile.proto
-  kFolded,  // folded stacks (folded_writer.h)
-  kPstats,  // Python's pstats (pstats_writer.h)
-};
-// The format an output file's name asks for: ".folded" folded stacks, ".prof" and
-// ".pstats" pstats, ".pb.gz", ".pb", ".pprof", ".gz" pprof; "-", a device or a pipe, or a
-// name without an extension, pprof. Throws Error (kind kUsage) for any other extension.
-OutputFormat FormatForPath(const std::string& path);
-
 struct ConvertOptions {
   std::vector<std::string> inputs;  // traces (.json, .json.gz, "-" for stdin); several: one profile, labelled rank
   std::string output;               // also write the profile here (.pb.gz, atomically; "-" stdout); "" none
   int threads = 0;                  // 0: all cores; the output never depends on it
   bool strict = false;              // an unreadable event is an error
   bool allow_truncated = false;     // a trace cut off mid-write keeps its complete events
-  bool thread_stacks = false;       // stacks as each thread ran them (AggregateOptions)
+  // Stacks as each thread ran them. By default a backward node's subtree hangs under the
+  // forward op that created it, below a "[backward] Node" frame.
+  bool thread_stacks = false;
   StepLabels step_labels = StepLabels::kAuto;
-  uint32_t max_depth = 2048;  // frames per stack; deeper ones fold into one (AggregateOptions)
+  uint32_t max_depth = 2048;  // frames per stack; deeper ones fold into one "[deeper frames truncated]"
   OutputFormat format = OutputFormat::kPprof;
   std::string sample_type;  // the value written: kFolded "" the profile's default, kPstats "" wall
   FoldedRoot folded_root = FoldedRoot::kAuto;

@@ -1,4 +1,4 @@
-// Advice that fires on evidence and quotes it; the thresholds are the README's.
+// Advice that fires on evidence and quotes it; the thresholds are docs/reference.md's.
 #include <cstdio>
 
 #include "analysis/stages.h"
@@ -51,7 +51,7 @@ std::vector<Recommendation> Recommend(const Analysis& a) {
   }
   for (const GpuRow& g : a.gpu) {
     if (g.window_ns <= 0 || g.kernel_ns == 0) continue;
-    double util = 100.0 * static_cast<double>(g.window_kernel_ns) / static_cast<double>(g.window_ns);
+    double util = 100.0 * g.utilization();
     if (util < 50) {
       add("gpu_utilization", "GPU " + g.device + " runs kernels " + fmt(util) +
                                  "% of the profiled steps: it waits on the host; see which part of the step "

@@ -1,23 +1,26 @@
 // analyze: the stages of src/analysis/, wired. The rules follow torch-tb-profiler as
 // docs/tb-semantics.md states them, over the model's meaning of the trace; its own test
 // cases are unit tests (tests/analysis/analyzer_test.cc).
-#include "torch2pprof/analyzer.h"
+#include "analysis/analyzer.h"
 
 #include <algorithm>
 
 #include "analysis/stages.h"
-#include "base/parallel_for.h"
+#include "base/executor.h"
 
 namespace torch2pprof {
 
+Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalysisOptions& options, Executor& ex) {
+  return Analyze(trace, model, BuildLanes(trace, BuildOptions{}, ex), options, ex);
+}
+
 Analysis Analyze(const Trace& trace, const TraceModel& model, const AnalysisOptions& options) {
-  BuildOptions build;
-  build.threads = options.threads;
-  return Analyze(trace, model, BuildLanes(trace, build), options);
+  Executor one(1);
+  return Analyze(trace, model, options, one);
 }
 
 Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneStacks> lanes,
-                 const AnalysisOptions& options) {
+                 const AnalysisOptions& options, Executor& ex) {
   analysis::Events ev(trace, model);
   Analysis a;
   analysis::OverviewResult overview = analysis::Overview(ev, lanes);
@@ -29,17 +32,16 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // without any has none, and its tree is not built.
   const bool python = std::find(model.category_role.begin(), model.category_role.end(), Role::kPythonFunction) !=
                       model.category_role.end();
-  analysis::ModulesResult modules = python ? analysis::Modules(ev, lanes, options.threads) : analysis::ModulesResult{};
+  analysis::ModulesResult modules = python ? analysis::Modules(ev, lanes, ex) : analysis::ModulesResult{};
   a.modules = std::move(modules.tree);
   a.module_classes = std::move(modules.classes);
   a.python_functions = std::move(modules.python);
   std::vector<LaneStacks>().swap(lanes);
   // What reads only the events comes after the lanes' pieces are freed, so that its
-  // memory never adds to theirs (gpt2_big: the peak 64.8 -> 62.3 MB at one thread, 68.5-70.8
-  // -> 66.5-67 MB at two); with threads, the steps beside the operator tables.
-  auto steps = Beside(options.threads, [&ev] { return analysis::Steps(ev); });
-  analysis::OperatorsResult operators =
-      analysis::Operators(ev, options.group_by_shape, options.per_step, options.threads);
+  // memory never adds to theirs (it sets analyze's peak); with threads, the steps beside
+  // the operator tables.
+  auto steps = Beside(ex, [&ev] { return analysis::Steps(ev); });
+  analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step, ex);
   a.operators = std::move(operators.rows);
   a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, options.per_step, &a.saturated);
   a.saturated += operators.saturated;

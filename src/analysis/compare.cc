@@ -1,5 +1,3 @@
-#include "torch2pprof/compare.h"
-
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -8,45 +6,12 @@
 #include <limits>
 #include <map>
 
+#include "analysis/statistics.h"
+#include "torch2pprof/analysis.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
 namespace {
-
-constexpr int kResamples = 5000;
-// Steps a run's resamples draw at most: beyond, each resample draws this many (an m-out-of-n
-// bootstrap) and its deviation is scaled by sqrt(m / n), the statistic's spread at n, so
-// that the work is bounded however many steps a run has (a trace of 100,000 steps took
-// minutes when every resample drew them all).
-constexpr size_t kMaxDraws = 1000;
-
-// splitmix64: a small, seedable generator, so that the same inputs give the same report.
-struct Random {
-  uint64_t state;
-  uint64_t Next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
-};
-
-double Median(std::vector<double>& v) {
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double hi = v[mid];
-  if (v.size() % 2) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lo + hi) / 2;
-}
-
-double Statistic(std::vector<double>& v, char statistic) {
-  if (statistic == 'm') return Median(v);
-  double sum = 0;
-  for (double x : v) sum += x;
-  return sum / static_cast<double>(v.size());
-}
 
 uint64_t Seed(const std::string& name) {  // FNV-1a: each metric its own fixed stream
   uint64_t h = 1469598103934665603ULL;
@@ -68,7 +33,7 @@ StepSummary Summarize(const Analysis& a) {
   std::sort(t.begin(), t.end());
   s.min_ns = t.front();
   s.max_ns = t.back();
-  s.median_ns = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+  s.median_ns = Median(t);
   return s;
 }
 
@@ -85,14 +50,6 @@ int64_t Mean(const std::vector<int64_t>& v) {
   return static_cast<int64_t>(std::llround(sum / static_cast<double>(v.size())));
 }
 
-const struct {
-  const char* name;
-  int64_t StepRow::*field;
-} kParts[] = {{"kernel", &StepRow::kernel_ns},     {"memcpy", &StepRow::memcpy_ns},
-              {"memset", &StepRow::memset_ns},     {"communication", &StepRow::communication_ns},
-              {"runtime", &StepRow::runtime_ns},   {"dataloader", &StepRow::dataloader_ns},
-              {"cpu_exec", &StepRow::cpu_exec_ns}, {"other", &StepRow::other_ns}};
-
 // Sums of the per-step values of the rows a glob matches, by step.
 template <typename Row, typename Get>
 std::vector<int64_t> MatchedPerStep(const std::vector<Row>& rows, const std::string& glob, size_t steps, Get get,
@@ -104,12 +61,6 @@ std::vector<int64_t> MatchedPerStep(const std::vector<Row>& rows, const std::str
     get(r).AddTo(&sum);
   }
   return sum;
-}
-
-double Utilization(const Analysis& a) {
-  int64_t window = 0, kernel = 0;
-  for (const GpuRow& g : a.gpu) window += g.window_ns, kernel += g.window_kernel_ns;
-  return window > 0 ? static_cast<double>(kernel) / static_cast<double>(window) : 0;
 }
 
 int64_t MemoryPeak(const Analysis& a) {
@@ -197,7 +148,7 @@ RuleResult Evaluate(const Rule& rule, const Analysis& base, const Analysis& next
   } else if (rule.metric == "memory_peak") {
     one(static_cast<double>(MemoryPeak(base)), static_cast<double>(MemoryPeak(next)));
   } else if (rule.metric == "gpu_util") {
-    one(Utilization(base), Utilization(next));
+    one(GpuUtilization(base.gpu), GpuUtilization(next.gpu));
   } else if (starts("kernel:")) {
     bool matched = false;
     const std::string glob = rule.metric.substr(7);
@@ -261,35 +212,6 @@ double Delta::relative() const {
   if (base == 0)
     return next == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), static_cast<double>(next));
   return static_cast<double>(next - base) / static_cast<double>(base < 0 ? -base : base);
-}
-
-Significance Bootstrap(const std::vector<int64_t>& base, const std::vector<int64_t>& next, char statistic,
-                       uint64_t seed) {
-  Significance s;
-  if (base.size() < 2 || next.size() < 2) return s;
-  s.assessed = true;
-  Random rng{seed};
-  auto as_double = [](const std::vector<int64_t>& v) { return std::vector<double>(v.begin(), v.end()); };
-  std::vector<double> whole_a = as_double(base), whole_b = as_double(next);
-  const double stat_a = Statistic(whole_a, statistic), stat_b = Statistic(whole_b, statistic);
-  std::vector<double> diffs(kResamples), a(std::min(base.size(), kMaxDraws)), b(std::min(next.size(), kMaxDraws));
-  const double scale_a = std::sqrt(static_cast<double>(a.size()) / static_cast<double>(base.size()));
-  const double scale_b = std::sqrt(static_cast<double>(b.size()) / static_cast<double>(next.size()));
-  for (int r = 0; r < kResamples; ++r) {
-    for (double& x : a) x = static_cast<double>(base[rng.Below(base.size())]);
-    for (double& x : b) x = static_cast<double>(next[rng.Below(next.size())]);
-    // b* - a*, each deviation scaled where a resample draws fewer than all steps.
-    auto at_n = [](double resampled, double whole, double scale) {
-      return scale == 1 ? resampled : whole + scale * (resampled - whole);
-    };
-    diffs[static_cast<size_t>(r)] =
-        at_n(Statistic(b, statistic), stat_b, scale_b) - at_n(Statistic(a, statistic), stat_a, scale_a);
-  }
-  std::sort(diffs.begin(), diffs.end());
-  s.low = diffs[static_cast<size_t>(kResamples * 0.025)];
-  s.high = diffs[static_cast<size_t>(kResamples * 0.975) - 1];
-  s.significant = s.low > 0 || s.high < 0;
-  return s;
 }
 
 Rule ParseRule(const std::string& text) {
@@ -362,10 +284,10 @@ Comparison Compare(const Analysis& base, const Analysis& next, const CompareOpti
   c.step_median = Delta{c.base_steps.median_ns, c.next_steps.median_ns};
   c.step_significance =
       Bootstrap(PartValues(base, &StepRow::total_ns), PartValues(next, &StepRow::total_ns), 'm', Seed("step_time"));
-  for (const auto& part : kParts) {
+  for (const StepPart& part : kStepParts) {
     std::vector<int64_t> a = PartValues(base, part.field), b = PartValues(next, part.field);
-    c.parts.push_back(PartChange{part.name, Delta{Mean(a), Mean(b)}, Bootstrap(a, b, 'a', Seed(part.name))});
-    if (std::string(part.name) == "communication") c.communication = c.parts.back().mean_ns;
+    c.parts.push_back(PartChange{part.key, Delta{Mean(a), Mean(b)}, Bootstrap(a, b, 'a', Seed(part.key))});
+    if (part.field == &StepRow::communication_ns) c.communication = c.parts.back().mean_ns;
   }
   const size_t bs = std::max<size_t>(1, base.steps.size()), ns = std::max<size_t>(1, next.steps.size());
 
@@ -425,9 +347,7 @@ Comparison Compare(const Analysis& base, const Analysis& next, const CompareOpti
   for (const auto& [device, pair] : gpus) {
     DeviceChange d;
     d.device = device;
-    auto util = [](const GpuRow* g) {
-      return g && g->window_ns > 0 ? static_cast<double>(g->window_kernel_ns) / static_cast<double>(g->window_ns) : 0;
-    };
+    auto util = [](const GpuRow* g) { return g ? g->utilization() : 0; };
     d.base_utilization = util(pair.first);
     d.next_utilization = util(pair.second);
     d.kernel = Delta{pair.first ? PerStep(pair.first->kernel_ns, bs) : 0,

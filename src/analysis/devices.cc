@@ -98,3 +98,17 @@ std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& device
 }
 
 }  // namespace torch2pprof::analysis
+
+namespace torch2pprof {
+
+double GpuRow::utilization() const {
+  return window_ns > 0 ? static_cast<double>(window_kernel_ns) / static_cast<double>(window_ns) : 0;
+}
+
+double GpuUtilization(const std::vector<GpuRow>& gpus) {
+  int64_t window = 0, kernel = 0;
+  for (const GpuRow& g : gpus) window += g.window_ns, kernel += g.window_kernel_ns;
+  return window > 0 ? static_cast<double>(kernel) / static_cast<double>(window) : 0;
+}
+
+}  // namespace torch2pprof

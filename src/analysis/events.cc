@@ -1,5 +1,4 @@
 #include "analysis/events.h"
-
 #include "analysis/stages.h"
 #include "base/sorted_runs.h"
 

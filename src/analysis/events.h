@@ -6,14 +6,19 @@
 #include <string_view>
 #include <vector>
 
-#include "torch2pprof/trace.h"
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/analysis.h"
+#include "torch2pprof/stages/trace.h"
+#include "torch2pprof/stages/trace_model.h"
 
 namespace torch2pprof::analysis {
 
-// The breakdown parts of a step, in the order they claim time (tb-semantics §4).
+// The parts an event's time can go to: the indexes of kStepParts (analysis.h) but Other,
+// which is what none of them claims.
 enum Part : int { kKernelPart, kMemcpyPart, kMemsetPart, kCommPart, kRuntimePart, kDataLoaderPart, kCpuExecPart };
-constexpr int kParts = 7;
+constexpr int kParts = kStepPartCount - 1;
+static_assert(kStepParts[kCpuExecPart].field == &StepRow::cpu_exec_ns && kParts == kCpuExecPart + 1 &&
+                  kStepParts[kCommPart].field == &StepRow::communication_ns,
+              "Part indexes kStepParts");
 
 class Events {
  public:

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "analysis/stages.h"
-#include "torch2pprof/aggregator.h"
+#include "convert/aggregator.h"
 
 namespace torch2pprof::analysis {
 namespace {
@@ -84,12 +84,11 @@ std::vector<ModuleNode> Ordered(std::vector<ModuleNode> nodes, bool by_device) {
 
 }  // namespace
 
-ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, int threads) {
+ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, Executor& ex) {
   AggregateOptions options;
   options.labels = false;  // one sample per stack: only the tree is needed
   options.memory = false;
-  options.threads = threads;
-  Profile p = Aggregate(ev.trace(), ev.model(), lanes, options);
+  Profile p = Aggregate(ev.trace(), ev.model(), lanes, options, ex);
   const NodeValues v = Values(p);
   const size_t n = p.tree.size();
   ModulesResult result;

@@ -1,15 +1,16 @@
 // The operator table follows torch-tb-profiler (tb-semantics §5), with one difference
-// (README): host user annotations are tree nodes, never rows, so the time of a
+// (docs/reference.md): host user annotations are tree nodes, never rows, so the time of a
 // record_function block inside an operator is not that operator's self time.
 #include <algorithm>
 #include <atomic>
 #include <unordered_map>
 
 #include "analysis/stages.h"
+#include "base/executor.h"
 #include "base/flat_map.h"
-#include "base/parallel_for.h"
 #include "base/saturate.h"
 #include "base/sorted_runs.h"
+#include "model/open_at.h"
 
 namespace torch2pprof::analysis {
 namespace {
@@ -114,24 +115,19 @@ void AttributeAllocations(const Events& ev, const std::vector<Node>& nodes, cons
                           std::vector<uint32_t>& owners) {
   if (first == last) return;
   const Trace& t = ev.trace();
-  std::vector<uint32_t> ms(first, last);
-  std::stable_sort(ms.begin(), ms.end(), [&](uint32_t x, uint32_t y) { return t.memory[x].ts_ns < t.memory[y].ts_ns; });
-  std::vector<uint32_t> stack;  // events, innermost last
-  size_t next = 0;
-  auto usable = [&](const Node& n) {
-    return ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0;
-  };
-  for (uint32_t m : ms) {
-    int64_t ts = t.memory[m].ts_ns;
-    for (; next < nodes.size() && ev.Iv(nodes[next].ev).start_ns <= ts; ++next) {
-      if (!usable(nodes[next])) continue;
-      uint32_t e = nodes[next].ev;
-      while (!stack.empty() && ev.Iv(stack.back()).end_ns <= ev.Iv(e).start_ns) stack.pop_back();
-      stack.push_back(e);
-    }
-    while (!stack.empty() && ev.Iv(stack.back()).end_ns <= ts) stack.pop_back();
-    owners[m] = stack.empty() ? kNoOwner : ev.Iv(stack.back()).name;
+  std::vector<std::pair<int64_t, uint32_t>> allocations;
+  for (const uint32_t* m = first; m != last; ++m) allocations.push_back({t.memory[*m].ts_ns, *m});
+  std::stable_sort(allocations.begin(), allocations.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  // The owner is an operator: steps, annotations and zero-length events are not.
+  std::vector<uint32_t> ops;
+  for (const Node& n : nodes) {
+    if (ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0) ops.push_back(n.ev);
   }
+  auto span = [&](uint32_t e) { return std::pair{ev.Iv(e).start_ns, ev.Iv(e).end_ns}; };
+  SweepOpen(ops, span, allocations, [&](uint32_t m, const std::vector<uint32_t>& stack) {
+    owners[m] = stack.empty() ? kNoOwner : ev.Iv(stack.back()).name;
+  });
 }
 
 }  // namespace
@@ -144,7 +140,7 @@ struct LaneOps {
   uint64_t saturated = 0;
 };
 
-OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, int threads) {
+OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, Executor& ex) {
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   OperatorsResult result;
@@ -157,7 +153,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   std::vector<std::atomic<uint64_t>> claimed(by_external.size());
   for (std::atomic<uint64_t>& c : claimed) c.store(~uint64_t{0}, std::memory_order_relaxed);
   std::vector<LaneOps> by_lane(lanes);
-  ParallelFor(lanes, threads, [&](size_t lane) {
+  ParallelFor(ex, lanes, [&](size_t lane) {
     std::vector<uint32_t> evs(ops.begin(lane), ops.end(lane));
     SortRuns(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
       const Interval &a = ev.Iv(x), &b = ev.Iv(y);
@@ -192,7 +188,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       }
     }
   });
-  ParallelFor(lanes, threads, [&](size_t lane) {
+  ParallelFor(ex, lanes, [&](size_t lane) {
     std::vector<Node>& nodes = by_lane[lane].nodes;
     for (size_t k = 0; k < nodes.size(); ++k) {
       Node& n = nodes[k];

@@ -19,18 +19,13 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
   for (size_t i = 0; i < kSkipReasons.size(); ++i) {
     if (t.stats.skipped[i]) o.skipped[kSkipReasons[i].key] = t.stats.skipped[i];
   }
-  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  for (const Interval& iv : t.intervals) first = std::min(first, iv.start_ns), last = std::max(last, iv.end_ns);
-  if (first > last) {  // a trace of memory events only
-    for (const MemoryEvent& e : t.memory) first = std::min(first, e.ts_ns), last = std::max(last, e.ts_ns);
-  }
-  if (first <= last) {
-    o.start_ns = first;
-    o.span_ns = last - first;
-    o.wall_clock_ns = WallClockStart(t, first);
+  if (m.start_ns <= m.end_ns) {
+    o.start_ns = m.start_ns;
+    o.span_ns = m.end_ns - m.start_ns;
+    o.wall_clock_ns = WallClockStart(t, m.start_ns);
   }
   o.profiler_steps = m.steps.size();
-  o.devices = ReadDeviceProperties(t.header);
+  o.devices = m.devices;
   DistributedInfo dist = ReadDistributedInfo(t.header);
   o.rank = dist.rank;
   o.world_size = dist.world_size;

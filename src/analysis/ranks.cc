@@ -1,4 +1,4 @@
-#include "torch2pprof/ranks.h"
+#include "analysis/ranks.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "analysis/events.h"
 #include "analysis/spans.h"
-#include "report/analysis_tables.h"
+#include "analysis/statistics.h"
 
 namespace torch2pprof {
 
@@ -24,7 +24,7 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
   for (const StepRow& s : a.steps) {
     totals.push_back(s.total_ns);
     r.mean_step.total_ns += s.total_ns;
-    for (const report::StepPart& p : report::kStepParts) r.mean_step.*p.field += s.*p.field;
+    for (const StepPart& p : kStepParts) r.mean_step.*p.field += s.*p.field;
     r.communication_ns += s.communication_ns;
   }
   if (!totals.empty()) {
@@ -33,9 +33,10 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
     r.step_max_ns = *std::max_element(totals.begin(), totals.end());
     int64_t n = static_cast<int64_t>(totals.size());
     r.mean_step.total_ns /= n;
-    for (const report::StepPart& p : report::kStepParts) r.mean_step.*p.field /= n;
+    for (const StepPart& p : kStepParts) r.mean_step.*p.field /= n;
   }
-  for (const GpuRow& g : a.gpu) r.gpu_window_ns += g.window_ns, r.gpu_window_kernel_ns += g.window_kernel_ns;
+  for (const GpuRow& g : a.gpu) r.gpu_window_ns += g.window_ns;
+  r.gpu_utilization = GpuUtilization(a.gpu);
   // Memory: the device that peaked highest; the CPU only where there is no device.
   for (bool cpu : {false, true}) {
     for (const MemoryRow& m : a.memory) {
@@ -53,7 +54,8 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
   for (size_t e = 0; e < ev.count(); ++e) {
     Role role = ev.RoleOf(e);
     const Interval& iv = ev.Iv(e);
-    bool comm_kernel = role == Role::kKernel && ev.Has(e, kNcclName);
+    const bool collective = ev.IsCommunication(e);  // a communication kernel, or a host collective
+    const bool comm_kernel = collective && role == Role::kKernel;
     if (IsDeviceRole(role)) {
       all.push_back({iv.start_ns, iv.end_ns});
       if (comm_kernel) {
@@ -62,7 +64,7 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
         compute.push_back(all.back());
       }
     }
-    if (comm_kernel || (ev.IsHostOp(e) && ev.Has(e, kCommName))) {
+    if (collective) {
       std::string name(ev.Name(e));
       std::string kind = comm_kernel ? "kernel" : "host";
       CollectiveStat& c = collectives[{kind, name}];
@@ -97,13 +99,6 @@ std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced
   return given;
 }
 
-int64_t Median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  size_t mid = (v.size() - 1) / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  return v[mid];
-}
-
 RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold) {
   RanksAnalysis out;
   out.threshold = threshold;
@@ -123,7 +118,7 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
   out.median_compute_ns = Median(compute);
   // The part that sets a straggler apart: its mean per step against the ranks' median.
   auto differing_part = [&](const RankSummary& r, Straggler& s) {
-    for (const report::StepPart& p : report::kStepParts) {
+    for (const StepPart& p : kStepParts) {
       std::vector<int64_t> parts;
       for (const RankSummary& o : rs) parts.push_back(o.mean_step.*p.field);
       int64_t delta = r.mean_step.*p.field - Median(parts);

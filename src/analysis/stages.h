@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/analyzer.h"
 #include "analysis/events.h"
-#include "torch2pprof/analyzer.h"
-#include "torch2pprof/lane_builder.h"
+#include "model/lane_builder.h"
 
 namespace torch2pprof::analysis {
 
@@ -27,7 +27,7 @@ struct ModulesResult {
   std::vector<ModuleClassRow> classes;
   std::vector<PythonFunctionRow> python;
 };
-ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, int threads);
+ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, Executor& ex);
 
 // Steps and their breakdown (tb-semantics §3, §4).
 struct StepsResult {
@@ -47,8 +47,8 @@ struct OperatorsResult {
 };
 // per_step: fill the rows' per-step totals, by the model's steps (or one step, the whole
 // trace, without any).
-// Lanes on up to `threads` threads; the rows never depend on how many.
-OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, int threads = 1);
+// Lanes side by side on the executor's threads; the rows never depend on how many.
+OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, Executor& ex);
 
 // Kernels by name (§6), and their summed duration.
 std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step, uint64_t* saturated);

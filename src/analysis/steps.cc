@@ -106,10 +106,9 @@ StepsResult Steps(const Events& ev) {
     }
     Spans claimed = Intersect(Union(std::move(spans)), remaining);
     for (StepRow& row : result.rows) {
-      int64_t* parts[kParts] = {&row.kernel_ns,  &row.memcpy_ns,     &row.memset_ns,  &row.communication_ns,
-                                &row.runtime_ns, &row.dataloader_ns, &row.cpu_exec_ns};
-      *parts[r] = LengthWithin(claimed, row.start_ns, row.start_ns + row.total_ns);
-      row.other_ns -= *parts[r];
+      int64_t& part_ns = row.*kStepParts[r].field;
+      part_ns = LengthWithin(claimed, row.start_ns, row.start_ns + row.total_ns);
+      row.other_ns -= part_ns;
     }
     remaining = Subtract(remaining, claimed);
   }

@@ -9,15 +9,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <future>
 #include <map>
 #include <thread>
 
-#include "base/parallel_for.h"
-#include "torch2pprof/lane_builder.h"
-#include "torch2pprof/pprof_writer.h"
-#include "torch2pprof/trace_loader.h"
-#include "torch2pprof/trace_model.h"
+#include "analysis/analyzer.h"
+#include "analysis/ranks.h"
+#include "base/executor.h"
+#include "convert/aggregator.h"
+#include "load/loader.h"
+#include "model/build.h"
+#include "model/lane_builder.h"
+#include "torch2pprof/output.h"
 
 namespace torch2pprof {
 namespace {
@@ -154,16 +156,13 @@ struct ModelAndStacks {
 
 // The model, and beside it the uncut stacks (they need no model): analyze's, and
 // convert's unless step labels cut them. The model is one more part for the lane
-// builder's threads, so the stage never has more threads busy than the command: on the
-// tiled 5 GB input the main thread's lane alone (64% of the intervals) is longer than the
-// model, and a model beside the stacks on threads of its own had left the lanes to one
-// thread. At two threads the model's backward links are found on its own thread, after
-// the launches; from three on, beside them.
-ModelAndStacks BuildModelBesideStacks(const Trace& trace, int threads) {
+// builder's threads, not a thread of its own: the main thread's lane alone is often
+// longer than the model, and a model on a thread of its own had left the lanes to one
+// thread. The model's own part (the backward links) runs where a thread is free, else on
+// the model's.
+ModelAndStacks BuildModelBesideStacks(const Trace& trace, Executor& ex) {
   ModelAndStacks out;
-  BuildOptions uncut;
-  uncut.threads = threads;
-  out.lanes = BuildLanes(trace, uncut, [&] { out.model = BuildModel(trace, threads > 2 ? 2 : 1); });
+  out.lanes = BuildLanes(trace, BuildOptions{}, ex, [&] { out.model = BuildModel(trace, ex); });
   return out;
 }
 
@@ -172,22 +171,22 @@ ModelAndStacks BuildModelBesideStacks(const Trace& trace, int threads) {
 // uncut beside the model, and again, cut, in the case the model then turns step labels
 // on (a trace of at most kAutoStepLabels steps; the uncut build ran on idle cores).
 // With several inputs the other threads are loading the next ones: one after the other.
-ModelAndStacks BuildModelAndStacks(const Trace& trace, int threads, bool one_input, const AggregateOptions& aggregate,
+ModelAndStacks BuildModelAndStacks(const Trace& trace, Executor& ex, bool one_input, const AggregateOptions& aggregate,
                                    Stages& stages) {
   ModelAndStacks out;
-  if (!one_input || threads < 2 || aggregate.step_labels == StepLabels::kOn) {
+  if (!one_input || ex.threads() < 2 || aggregate.step_labels == StepLabels::kOn) {
     stages.Begin("model");
-    out.model = BuildModel(trace, one_input ? threads : 1);
+    out.model = BuildModel(trace, ex);
     stages.Begin("stacks");
-    out.lanes = BuildLanes(trace, ConvertBuildOptions(out.model, threads, aggregate));
+    out.lanes = BuildLanes(trace, ConvertBuildOptions(out.model, aggregate), ex);
     return out;
   }
   stages.Begin("model and stacks");
-  out = BuildModelBesideStacks(trace, threads);
+  out = BuildModelBesideStacks(trace, ex);
   if (StepLabelsOn(aggregate, out.model)) {
     stages.Begin("stacks");
     std::vector<LaneStacks>().swap(out.lanes);
-    out.lanes = BuildLanes(trace, ConvertBuildOptions(out.model, threads, aggregate));
+    out.lanes = BuildLanes(trace, ConvertBuildOptions(out.model, aggregate), ex);
   }
   return out;
 }
@@ -221,7 +220,8 @@ namespace {
 
 void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult& result) {
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
-  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  // The call's threads, all of them: nothing below starts another.
+  Executor ex(options.threads > 0 ? options.threads : DefaultThreads());
   const bool merged = options.inputs.size() > 1;
   if (merged) CheckDistinctInputs(options.inputs);
   AggregateOptions aggregate;
@@ -229,24 +229,22 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
   aggregate.rank_labels = merged;
   aggregate.step_labels = options.step_labels;
   aggregate.max_depth = options.max_depth;
-  aggregate.threads = threads;
   Aggregator aggregator(aggregate);
   std::vector<int64_t> ranks;
   std::vector<LoadOptions> loads;
   for (const std::string& input : options.inputs) {
     // One input reads and parses on all threads; several are read side by side.
-    loads.push_back(
-        LoadOptions{input, merged ? 1 : threads, false, options.strict, options.allow_truncated, bytes_read});
+    loads.push_back(LoadOptions{input, ex.threads(), false, options.strict, options.allow_truncated, bytes_read});
   }
   stages.Begin("read and parse");
-  LoadEach(loads, threads, [&](Trace& trace) {
+  LoadEach(loads, ex, [&](Trace& trace) {
     stages.file = trace.file;
     NeedEvents(trace);
     stages.Loaded(trace.stats);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
-    ModelAndStacks built = BuildModelAndStacks(trace, threads, !merged, aggregate, stages);
+    ModelAndStacks built = BuildModelAndStacks(trace, ex, !merged, aggregate, stages);
     stages.Begin("aggregate");
-    aggregator.Add(trace, built.model, built.lanes);
+    aggregator.Add(trace, built.model, built.lanes, ex);
     ranks.push_back(ReadDistributedInfo(trace.header).rank);
     stages.Begin("read and parse");
   });
@@ -281,7 +279,7 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
                   [&](std::string_view part) { out.Write(part); });
     } else {
       out.Write(options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
-                                                        : Gzip(EncodeProfile(result.profile), threads));
+                                                        : Gzip(EncodeProfile(result.profile)));
     }
     out.Commit();
   }
@@ -300,7 +298,7 @@ ConvertResult Convert(const ConvertOptions& options) {
 namespace {
 
 void AnalyzeRanksStages(const AnalyzeRanksOptions& options, Stages& stages, AnalyzeRanksResult& result) {
-  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  Executor ex(options.threads > 0 ? options.threads : DefaultThreads());
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
   CheckDistinctInputs(options.inputs);
   std::vector<LoadOptions> loads;
@@ -309,15 +307,17 @@ void AnalyzeRanksStages(const AnalyzeRanksOptions& options, Stages& stages, Anal
   }
   std::vector<RankSummary> ranks;
   stages.Begin("read and parse");
-  LoadEach(loads, threads, [&](Trace& trace) {
+  // The traces are loaded side by side on the call's threads; each is analysed on what is
+  // left (the calling thread, until the last loads are done).
+  LoadEach(loads, ex, [&](Trace& trace) {
     stages.file = trace.file;
     NeedEvents(trace);
     stages.Loaded(trace.stats);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
     stages.Begin("model");
-    TraceModel model = BuildModel(trace);
+    TraceModel model = BuildModel(trace, ex);
     stages.Begin("analyze");
-    Analysis analysis = Analyze(trace, model, AnalysisOptions{false, 1, false});
+    Analysis analysis = Analyze(trace, model, AnalysisOptions{}, ex);
     ranks.push_back(SummarizeRank(trace, model, analysis));
     stages.Begin("read and parse");
   });
@@ -362,19 +362,20 @@ std::vector<std::string> TracesInDirectory(const std::string& dir) {
 namespace {
 
 void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult& result) {
-  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  Executor ex(options.threads > 0 ? options.threads : DefaultThreads());
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
   stages.Begin("read and parse");
   Trace trace = LoadTrace(
-      LoadOptions{options.input, threads, /*details=*/true, options.strict, options.allow_truncated, bytes_read});
+      LoadOptions{options.input, ex.threads(), /*details=*/true, options.strict, options.allow_truncated, bytes_read},
+      ex);
   NeedEvents(trace);
   stages.Loaded(trace.stats);
   result.warnings = LoadWarnings(trace);
   stages.Begin("model and stacks");
-  ModelAndStacks built = BuildModelBesideStacks(trace, threads);
+  ModelAndStacks built = BuildModelBesideStacks(trace, ex);
   stages.Begin("analyze");
   result.analysis = Analyze(trace, built.model, std::move(built.lanes),
-                            AnalysisOptions{options.group_by_shape, threads, options.per_step});
+                            AnalysisOptions{options.group_by_shape, options.per_step}, ex);
   if (result.analysis.saturated) result.warnings.push_back(SaturatedWarning(result.analysis.saturated));
 }
 

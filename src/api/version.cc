@@ -2,7 +2,8 @@
 
 #include <simdjson.h>
 
-#include "git_revision.h"  // generated at build time: TORCH2PPROF_GIT_REVISION, or nothing
+#include "git_revision.h"
+// generated at build time: TORCH2PPROF_GIT_REVISION, or nothing
 #include "load/byte_source.h"
 
 namespace torch2pprof {

@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "base/huge_pages.h"
-
 namespace torch2pprof {
 
 class FlatIndexMap {
@@ -59,7 +57,7 @@ class FlatIndexMap {
   }
   void Grow() { Rehash(slots_.empty() ? 64 : slots_.size() * 2); }
   void Rehash(size_t n) {  // n: a power of 2, for the mask
-    HugeVector<Slot> old;
+    std::vector<Slot> old;
     old.swap(slots_);
     slots_.resize(n);
     size_t mask = n - 1;
@@ -70,7 +68,7 @@ class FlatIndexMap {
       slots_[i] = s;
     }
   }
-  HugeVector<Slot> slots_;
+  std::vector<Slot> slots_;
   size_t size_ = 0;
 };
 

@@ -1,4 +1,4 @@
-#include "torch2pprof/string_index.h"
+#include "base/string_index.h"
 
 #include <cstring>
 #ifdef __SSE4_2__

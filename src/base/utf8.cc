@@ -4,10 +4,7 @@
 
 namespace torch2pprof {
 
-namespace {
-
-// The length of the valid UTF-8 sequence at s[i], or 0.
-size_t SequenceAt(const std::string& s, size_t i) {
+size_t Utf8SequenceAt(std::string_view s, size_t i) {
   const size_t n = s.size();
   auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   auto cont = [&](size_t k) { return k < n && (byte(k) & 0xC0) == 0x80; };
@@ -25,15 +22,13 @@ size_t SequenceAt(const std::string& s, size_t i) {
   return 0;
 }
 
-}  // namespace
-
 std::string VisibleText(const std::string& s) {
   std::string out;
   out.reserve(s.size());
   char b[8];
   for (size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = SequenceAt(s, i);
+    size_t len = Utf8SequenceAt(s, i);
     if (len == 0 || c < 0x20 || c == 0x7F) {
       std::snprintf(b, sizeof b, "\\x%02x", c);  // a control character, or a byte of no character
       out += b;

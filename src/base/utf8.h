@@ -2,9 +2,16 @@
 // may hold any bytes, and an invalid sequence becomes U+FFFD.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace torch2pprof {
+
+// The length of the valid UTF-8 sequence at s[i] (1 to 4), or 0 where none starts there
+// (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, a cut-off end):
+// the one rule for what counts as a character, wherever bytes of a trace are checked.
+size_t Utf8SequenceAt(std::string_view s, size_t i);
 
 std::string ValidUtf8(const std::string& s);
 

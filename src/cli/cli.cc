@@ -227,7 +227,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->check(WholeNumber(0, 1000));
   AddInputOptions(an, &analyze.in);
   an->footer(
-      "Times follow torch-tb-profiler's definitions (README: analyze). JSON times are microseconds exact to the ns.\n"
+      "Times follow torch-tb-profiler's definitions (docs/tb-semantics.md). JSON times are microseconds exact to the "
+      "ns.\n"
       "Examples: torch2pprof analyze -top 50 trace.json.gz\n"
       "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv\n"
       "          torch2pprof analyze --format html trace.json.gz > report.html\n"

@@ -5,9 +5,9 @@
 #include "base/utf8.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "torch2pprof/compare.h"
+#include "torch2pprof/analysis.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/output.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"
 

@@ -7,8 +7,8 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/stages/trace_loader.h"
 #include "torch2pprof/torch2pprof.h"
-#include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof::cli {
 
@@ -34,7 +34,7 @@ void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
   for (const StageTime& s : stages) {
     if (s.json_bytes == 0) continue;
     // How much of the text one thread had to cut: gzip, a pipe, text between events or
-    // one thread keep it there (README: how the input is read).
+    // one thread keep it there (docs/design.md: the loader).
     std::snprintf(line, sizeof line,
                   "torch2pprof: %s: %.1f MB of JSON at %.0f MB/s; %.1f%% of it cut into events on the parse "
                   "workers, the rest on one thread\n",

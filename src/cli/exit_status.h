@@ -1,4 +1,4 @@
-// The command's exit statuses (README: Errors and exit status). They belong to the
+// The command's exit statuses (README: Errors and exit status; docs/reference.md). They belong to the
 // command line: the library reports errors as torch2pprof::Error and returns results.
 #pragma once
 

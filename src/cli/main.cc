@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   // One malloc arena for the process. The load's threads allocate their buffers once and
   // reuse them, so they never wait on each other's malloc; with an arena each, what they
   // free stays in their arenas, and the stages after the load fault in fresh pages above
-  // it (gpt2_big at 2 threads: 64 -> 60 MB peak, 9,900 -> 8,000 page faults).
+  // it (a higher peak and more page faults: docs/performance.md).
   mallopt(M_ARENA_MAX, 1);
 #endif
   return torch2pprof::cli::Run(argc, argv, std::cout, std::cerr);

@@ -1,7 +1,6 @@
 #include "convert/frame_names.h"
-
 #include "base/utf8.h"
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/stages/trace_model.h"
 
 namespace torch2pprof {
 namespace {

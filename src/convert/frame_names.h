@@ -19,7 +19,7 @@ std::string FrameSystemName(std::string_view event_name);
 // "func path:123" (the path after site-packages/); any other frame is named as the event.
 Frame MakeFrame(std::string_view system_name);
 
-// A frame whose own time is a thread waiting, not working (README: the wait list): a
+// A frame whose own time is a thread waiting, not working (docs/reference.md: waits): a
 // Python lock acquire, Condition.wait, select/poll/epoll, time.sleep, queue.get, and
 // the autograd engine's run_backward on the thread that called backward() while the
 // autograd thread does the work; and the profiler's own overhead (Activity Buffer

@@ -1,5 +1,4 @@
 #include "convert/profile_builder.h"
-
 #include "base/utf8.h"
 #include "convert/frame_names.h"
 

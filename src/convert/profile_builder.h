@@ -10,8 +10,8 @@
 #include "base/flat_map.h"
 #include "base/saturate.h"
 #include "torch2pprof/profile.h"
-#include "torch2pprof/trace.h"
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/stages/trace.h"
+#include "torch2pprof/stages/trace_model.h"
 
 namespace torch2pprof {
 

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/string_index.h"
 #include "load/event_parser.h"
-#include "torch2pprof/string_index.h"
 
 namespace torch2pprof {
 

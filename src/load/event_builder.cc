@@ -4,7 +4,6 @@
 #include <cctype>
 #include <limits>
 
-#include "base/huge_pages.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -48,13 +47,14 @@ uint8_t EventBuilder::CategoryFlags(uint32_t cat) {
   if (cat >= category_flags_.size()) category_flags_.resize(trace_.strings.size() + 64, 0);
   uint8_t& f = category_flags_[cat];
   if (!(f & kKnown)) {
+    // What a category means is RoleOfCategory's to say, for the model's rules and the
+    // loader's alike (case-insensitive); flow categories are no role.
     std::string_view c = trace_.strings.Get(cat);
-    std::string lower(c);
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const Role role = RoleOfCategory(c);
     f = kKnown;
-    if (lower == "trace") f |= kProfilerSpan;
-    if (c == "python_function") f |= kPython;
-    if (c == "user_annotation" || c == "gpu_user_annotation") f |= kAnnotation;
+    if (role == Role::kTrace) f |= kProfilerSpan;
+    if (role == Role::kPythonFunction) f |= kPython;
+    if (role == Role::kUserAnnotation || role == Role::kDeviceAnnotation) f |= kAnnotation;
     if (c == "ac2g" || c == "async_cpu_to_gpu") f |= kLaunchFlow;
     if (c == "fwdbwd") f |= kFwdBwdFlow;
   }
@@ -62,19 +62,6 @@ uint8_t EventBuilder::CategoryFlags(uint32_t cat) {
 }
 
 void EventBuilder::Add(const EventBatch& batch) {
-  // Room for the batch first: no table moves while it is written, and one that must moves
-  // under WriteAhead's hold, not while a worker faults in pages ahead of it.
-  const size_t n = batch.events().size();
-  std::apply(
-      [&](auto&... table) {
-        if (((table.capacity() - table.size() < n) || ...)) {
-          std::unique_lock<std::mutex> hold = ahead_.Moving();
-          ((table.capacity() - table.size() < n ? table.reserve(std::max(2 * table.capacity(), table.size() + n))
-                                                : void()),
-           ...);
-        }
-      },
-      Tables());
   // The batch's strings, interned once each: events then carry trace string ids.
   const auto& strings = batch.strings();
   ids_.resize(strings.size());
@@ -93,12 +80,6 @@ void EventBuilder::Add(const EventBatch& batch) {
         break;
     }
   }
-  std::apply(
-      [&](auto&... table) {
-        size_t i = 0;
-        (ahead_.Written(i++, table.data(), table.size() * sizeof(table[0]), table.capacity() * sizeof(table[0])), ...);
-      },
-      Tables());
 }
 
 void EventBuilder::Bad(Skip why, uint64_t offset, const std::string& what) {
@@ -133,7 +114,7 @@ uint32_t EventBuilder::Link(const BatchEvent& e, uint32_t cat) const {
 // An interval and, with details, its args, written in place field by field: built whole
 // and then copied in, each read back its just-written fields (a failed store-to-load
 // forward per event).
-void EventBuilder::Append(HugeVector<Interval>& intervals, HugeVector<EventArgs>& args, int64_t start, int64_t end,
+void EventBuilder::Append(std::vector<Interval>& intervals, std::vector<EventArgs>& args, int64_t start, int64_t end,
                           const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane, uint32_t link,
                           uint32_t input_dims) {
   if (e.device >= 0 && trace_.lanes[lane].device < 0) trace_.lanes[lane].device = e.device;
@@ -272,7 +253,7 @@ void EventBuilder::Finish() {
   }
   if (!python_.empty()) {
     PythonRepair repair = RepairPythonSpans(python_);
-    HugeVector<PythonSpan>().swap(python_);
+    std::vector<PythonSpan>().swap(python_);
     for (const auto& [i, end] : repair.clipped) trace_.intervals[i].end_ns = end;
     for (uint32_t i : repair.dropped) trace_.intervals[i].end_ns = kDead;
     trace_.stats.python_clipped = repair.clipped.size();
@@ -302,12 +283,6 @@ void EventBuilder::Finish() {
     trace_.sequence.resize(kept);
   }
   for (auto& stack : open_) trace_.stats.skipped[static_cast<int>(Skip::kUnmatchedBegin)] += stack.size();
-  TrimHuge(trace_.intervals);
-  TrimHuge(trace_.args);
-  TrimHuge(trace_.flows);
-  TrimHuge(trace_.memory);
-  TrimHuge(trace_.sequence);
-  TrimHuge(trace_.zero_length);
 }
 
 }  // namespace torch2pprof

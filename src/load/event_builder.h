@@ -9,11 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/huge_pages.h"
 #include "load/event_batch.h"
 #include "load/python_spans.h"
-#include "torch2pprof/trace.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/stages/trace.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 
@@ -26,9 +25,6 @@ class EventBuilder {
   void Add(const EventBatch& batch);
   // Closes the load: unmatched B events, the Python span repair, lane names.
   void Finish();
-  // For a thread that waits while Add runs on another: faults in the next page ahead of
-  // where Add writes the tables. False when there is none.
-  bool FaultInAhead() { return ahead_.Step(); }
 
  private:
   struct Event;  // a batch event with global string ids
@@ -38,22 +34,13 @@ class EventBuilder {
   uint32_t LaneId(uint32_t pid, uint32_t tid);
   void Skipped(Skip why) { ++trace_.stats.skipped[static_cast<int>(why)]; }
   uint32_t Link(const BatchEvent& e, uint32_t cat) const;
-  void Append(HugeVector<Interval>& intervals, HugeVector<EventArgs>& args, int64_t start, int64_t end,
+  void Append(std::vector<Interval>& intervals, std::vector<EventArgs>& args, int64_t start, int64_t end,
               const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane, uint32_t link, uint32_t input_dims);
   void AddPythonSpan(uint32_t lane, uint32_t interval, const BatchEvent& e, int64_t end);
   void AddInterval(int64_t start, int64_t end, const BatchEvent& e, uint32_t name, uint32_t cat, uint32_t lane,
                    uint32_t link, uint32_t input_dims);
   // What the builder needs to know of a category: a flag set, once per string id.
   uint8_t CategoryFlags(uint32_t cat);
-  // The tables an event adds to, at most one entry each.
-  static constexpr size_t kTables = 8;
-  auto Tables() {
-    auto tables = std::tie(trace_.intervals, trace_.args, trace_.zero_length, trace_.zero_length_args, trace_.sequence,
-                           python_, trace_.flows, trace_.memory);
-    static_assert(std::tuple_size_v<decltype(tables)> == kTables);
-    return tables;
-  }
-
   Trace& trace_;
   std::string file_;
   bool details_;
@@ -67,8 +54,7 @@ class EventBuilder {
   std::vector<uint8_t> category_flags_;                   // by string id; 0x80: known
   uint64_t phase_counts_[256] = {};
   uint64_t pending_ = 0;
-  HugeVector<PythonSpan> python_;  // python_function events, for the repair at the end
-  WriteAhead ahead_{kTables};
+  std::vector<PythonSpan> python_;  // python_function events, for the repair at the end
   // String ids of the names the builder looks for.
   uint32_t memory_name_, thread_name_, process_name_;
 };

@@ -9,7 +9,9 @@
 #include <cctype>
 #include <cstring>
 
-#include "torch2pprof/trace_loader.h"
+#include "load/exact_time.h"
+#include "load/json_repair.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 
@@ -31,109 +33,6 @@ std::string_view LaneNumberText(std::string_view raw, std::string* scratch) {
 }
 
 namespace od = simdjson::ondemand;
-
-// Kineto writes some traces that are not JSON: raw control characters and stray
-// quotes inside strings, lone backslashes of Windows paths, bare N/A values,
-// invalid UTF-8. Repair rewrites an event's text so that it parses, changing only
-// what breaks JSON; events it cannot save are skipped and counted by the caller.
-bool IsJsonNumber(std::string_view t) {
-  size_t i = 0, n = t.size();
-  if (i < n && t[i] == '-') ++i;
-  size_t d = i;
-  while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
-  if (i == d) return false;
-  if (i < n && t[i] == '.') {
-    size_t f = ++i;
-    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
-    if (i == f) return false;
-  }
-  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
-    ++i;
-    if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
-    size_t e = i;
-    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
-    if (i == e) return false;
-  }
-  return i == n;
-}
-
-size_t Utf8Length(std::string_view s, size_t i) {
-  auto cont = [&](size_t k) { return k < s.size() && (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80; };
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF && cont(i + 1)) return 2;
-  if (c >= 0xE0 && c <= 0xEF && cont(i + 1) && cont(i + 2)) {
-    unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-    return (c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) ? 0 : 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4 && cont(i + 1) && cont(i + 2) && cont(i + 3)) {
-    unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-    return (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F) ? 0 : 4;
-  }
-  return 0;
-}
-
-std::string Repair(std::string_view in) {
-  std::string out;
-  out.reserve(in.size() + 16);
-  bool in_string = false;
-  auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-  for (size_t i = 0; i < in.size();) {
-    unsigned char c = static_cast<unsigned char>(in[i]);
-    if (c >= 0x80) {
-      size_t len = Utf8Length(in, i);
-      out += len ? std::string(in.substr(i, len)) : std::string("\xEF\xBF\xBD");  // U+FFFD
-      i += len ? len : 1;
-    } else if (in_string) {
-      if (c == '\\') {
-        char next = i + 1 < in.size() ? in[i + 1] : 0;
-        if (next && std::strchr("\"\\/bfnrt", next)) {
-          out.append(in.substr(i, 2));
-          i += 2;
-        } else if (next == 'u' && i + 5 < in.size() && is_hex(in[i + 2]) && is_hex(in[i + 3]) && is_hex(in[i + 4]) &&
-                   is_hex(in[i + 5])) {
-          out.append(in.substr(i, 6));
-          i += 6;
-        } else {
-          out += "\\\\";  // a lone backslash: C:\Users
-          ++i;
-        }
-      } else if (c == '"') {
-        // A closing quote is followed by , : } or ]; any other is part of the text.
-        size_t j = i + 1;
-        while (j < in.size() && std::isspace(static_cast<unsigned char>(in[j]))) ++j;
-        bool closes = j >= in.size() || std::strchr(",:}]", in[j]);
-        out += closes ? "\"" : "\\\"";
-        in_string = !closes;
-        ++i;
-      } else if (c < 0x20) {
-        char b[8];
-        std::snprintf(b, sizeof b, "\\u%04x", c);
-        out += b;
-        ++i;
-      } else {
-        out += static_cast<char>(c);
-        ++i;
-      }
-    } else if (c == '"') {
-      in_string = true;
-      out += '"';
-      ++i;
-    } else if (std::strchr(",:{}[] \t\r\n", static_cast<char>(c))) {
-      out += static_cast<char>(c);
-      ++i;
-    } else {
-      // A bare token: numbers and JSON's literals stay; N/A, NaN, None... become null.
-      size_t j = i;
-      while (j < in.size() && !std::strchr(",:{}[]\" \t\r\n", in[j])) ++j;
-      std::string_view token = in.substr(i, j - i);
-      bool keep = IsJsonNumber(token) || token == "true" || token == "false" || token == "null";
-      out += keep ? std::string(token) : std::string("null");
-      i = j;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -194,7 +93,7 @@ class EventParser::Impl {
   void ReadAlone(std::string_view text, uint64_t offset, EventSink& sink, bool may_split) {
     simdjson::error_code err = ReadText(text, offset, sink);
     if (!err) return;
-    std::string fixed = Repair(text);
+    std::string fixed = RepairJson(text);
     if (fixed != text && !ReadText(fixed, offset, sink, /*repaired=*/true)) return;
     if (may_split) {
       // "...},\n{..." inside one element: a stray quote hid where events end.

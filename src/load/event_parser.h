@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "torch2pprof/trace.h"
+#include "torch2pprof/stages/trace.h"
 
 namespace torch2pprof {
 

@@ -5,7 +5,8 @@
 #include <limits>
 #include <string_view>
 
-#include "torch2pprof/trace_loader.h"
+#include "load/exact_time.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {

@@ -6,9 +6,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "load/exact_time.h"
 #include "load/json_blocks.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "load/byte_source.h"
 #include "load/event_parser.h"
-#include "torch2pprof/trace.h"
+#include "torch2pprof/stages/trace.h"
 
 namespace torch2pprof {
 

@@ -4,15 +4,14 @@
 
 namespace torch2pprof {
 
-ParsePool::ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges, Idle idle, bool helps)
+ParsePool::ParsePool(Crew& workers, bool details, Merge merge, const ByteSource* ranges)
     : merge_(std::move(merge)),
-      idle_(std::move(idle)),
-      helps_(helps),
-      slots_(static_cast<size_t>(workers + (helps ? 3 : 2))),
+      slots_(static_cast<size_t>(workers.held() + 3)),
       details_(details),
-      spare_(static_cast<size_t>(workers + (helps ? 1 : 0))),
-      ranges_(ranges) {
-  for (int w = 0; w < workers; ++w) workers_.Run([this, w] { Work(w); });
+      spare_(static_cast<size_t>(workers.held() + 1)),
+      ranges_(ranges),
+      workers_(workers) {
+  for (int w = 0; w < workers.held(); ++w) workers_.Run([this, w] { Work(w); });
 }
 
 ParsePool::~ParsePool() {
@@ -42,15 +41,7 @@ std::unique_ptr<Chunk> ParsePool::Emit(std::unique_ptr<Chunk> chunk) {
   At(seq).range = Range{};
   todo_.push_back(seq);
   work_.notify_one();
-  if (helps_ && !todo_.empty() && next_in_ - next_out_ >= slots_.size()) {
-    // Every slot is taken, and the next Emit would wait for one: the oldest waiting chunk
-    // is parsed here instead, as by one more worker (the last index).
-    if (!helper_) helper_ = std::make_unique<EventParser>();
-    uint64_t oldest = todo_.front();
-    todo_.pop_front();
-    ParseAndMerge(oldest, static_cast<int>(spare_.size()) - 1, *helper_, lock);
-    if (stopped_) throw Cancelled{};
-  }
+  HelpIfFull(lock);
   if (free_.empty()) return std::make_unique<Chunk>();
   std::unique_ptr<Chunk> reuse = std::move(free_.back());
   free_.pop_back();
@@ -74,14 +65,26 @@ bool ParsePool::EmitRange(const Range& range) {
   s.state = State::kParsing;
   todo_.push_back(seq);
   work_.notify_one();
+  HelpIfFull(lock);
   return true;
+}
+
+void ParsePool::HelpIfFull(std::unique_lock<std::mutex>& lock) {
+  if (todo_.empty() || next_in_ - next_out_ < slots_.size()) return;
+  // Every slot is taken, and the next chunk would wait for one: the oldest waiting chunk
+  // is parsed here instead, as by one more worker (the last index). So the scanner, whose
+  // chunks the workers wait for, is never a third thread on two busy cores, and a load
+  // whose workers have not started yet still moves.
+  if (!helper_) helper_ = std::make_unique<EventParser>();
+  uint64_t oldest = todo_.front();
+  todo_.pop_front();
+  ParseAndMerge(oldest, static_cast<int>(spare_.size()) - 1, *helper_, lock);
+  if (stopped_) throw Cancelled{};
 }
 
 void ParsePool::EndRanges(Resume* resume) {
   std::unique_lock<std::mutex> lock(mu_);
-  draining_ = true;
   done_.wait(lock, [&] { return stopped_ || (next_out_ == next_in_ && !merging_); });
-  draining_ = false;
   if (stopped_) throw Cancelled{};
   if (fell_back_) {
     *resume = resume_;
@@ -106,12 +109,8 @@ void ParsePool::EmitError(std::exception_ptr error) {
 
 void ParsePool::Finish() {
   std::unique_lock<std::mutex> lock(mu_);
-  draining_ = true;
   done_.wait(lock, [&] { return stopped_ || (next_out_ == next_in_ && !merging_); });
-  // Stopped, with no worker left in the idle work (it writes ahead in the builder's
-  // tables, which the load trims next): the pool may be dropped on any thread now.
   StopLocked(nullptr);
-  done_.wait(lock, [&] { return idling_ == 0; });
   if (error_) std::rethrow_exception(error_);
 }
 
@@ -162,9 +161,7 @@ EventBatch* ParsePool::TakeBatch(int worker) {
 
 void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
   At(seq).state = State::kWaiting;
-  bool idle_work = idle_ != nullptr;
   for (;;) {
-    // Past next_out_: merged by another thread while this one did idle work.
     if (stopped_ || next_out_ > seq) return;
     if (seq == next_out_ && !merging_) break;
     bool earlier_parsing = false;
@@ -173,23 +170,7 @@ void ParsePool::Parsed(uint64_t seq, std::unique_lock<std::mutex>& lock) {
       At(seq).state = State::kLeft;
       return;
     }
-    // None while the scanner waits for the batches in flight: nothing more comes, so the
-    // pages ahead would lie past the tables' last writes (gpt2_big: up to 2 MiB a
-    // table), and the last one faulted in would hold up the end of the load.
-    if (idle_work && !draining_) {
-      // Meanwhile the batch is left to whoever merges the one before: a step of the idle
-      // work can take milliseconds.
-      At(seq).state = State::kLeft;
-      ++idling_;
-      lock.unlock();
-      idle_work = idle_();
-      lock.lock();
-      if (--idling_ == 0) done_.notify_all();
-      if (next_out_ <= seq) At(seq).state = State::kWaiting;
-      continue;  // the conditions may have changed while unlocked
-    }
     turn_.wait(lock);
-    idle_work = idle_ != nullptr;  // the merge has written more since
   }
   merging_ = true;
   do {

@@ -11,13 +11,14 @@
 #include <mutex>
 #include <vector>
 
-#include "base/parallel_for.h"
+#include "base/executor.h"
+#include "load/byte_source.h"
 #include "load/event_batch.h"
 #include "load/json_scanner.h"
 
 namespace torch2pprof {
 
-// Parse workers one load uses at most, whatever --threads says (trace_loader.cc).
+// Parse workers one load uses at most, whatever --threads says (load/trace_loader.cc).
 inline constexpr int kMaxParseWorkers = 6;
 
 // A worker that parsed a batch merges it itself when its turn comes: the batch is still
@@ -29,20 +30,14 @@ class ParsePool final : public ChunkSink {
  public:
   struct Cancelled {};  // thrown to the scanner once a merge or parse failed
   using Merge = std::function<void(const EventBatch&)>;
-  // Work for a worker that waits for its turn to merge, a step at a time: false when there
-  // is none left (EventBuilder::WriteAhead).
-  using Idle = std::function<bool()>;
 
-  // At most workers + 2 chunks are in flight (a parser left behind rarely holds more
-  // than one), + 3 with `helps`: the memory per worker is fixed.
-  // merge runs on one thread at a time, batch after batch in file order.
-  // With `ranges`, the workers read and cut ranges of it themselves (EmitRange).
-  // With `helps`, the thread that emits chunks parses the oldest waiting one itself
-  // whenever every slot is taken: the scanner that inflates and cuts gzip's text then
-  // counts as one of the command's threads (see Emit).
-  // `idle` is called, a step at a time, by a worker that waits for its turn to merge.
-  ParsePool(int workers, bool details, Merge merge, const ByteSource* ranges = nullptr, Idle idle = nullptr,
-            bool helps = false);
+  // Its workers are `workers`' parts, one per thread it holds; at most held() + 3 chunks
+  // are in flight (a parser left behind rarely holds more than one): the memory per worker
+  // is fixed. merge runs on one thread at a time, batch after batch in file order. With
+  // `ranges`, the workers read and cut ranges of it themselves (EmitRange). The thread
+  // that emits chunks or ranges parses the oldest waiting one itself whenever every slot
+  // is taken: it then counts as one of the call's threads (see Emit).
+  ParsePool(Crew& workers, bool details, Merge merge, const ByteSource* ranges = nullptr);
   ~ParsePool();
 
   // The scanner's side: a full chunk in, an empty one back.
@@ -54,7 +49,7 @@ class ParsePool final : public ChunkSink {
   bool EmitRange(const Range& range) override;
   void EndRanges(Resume* resume) override;
   // After the scanner's last chunk: waits until every batch is merged and the workers
-  // call neither merge nor idle again, and rethrows the first error in file order.
+  // call merge no more, and rethrows the first error in file order.
   void Finish();
 
  private:
@@ -85,9 +80,11 @@ class ParsePool final : public ChunkSink {
   void StopLocked(std::exception_ptr error);  // with the lock held
   Slot& At(uint64_t seq) { return slots_[seq % slots_.size()]; }
 
+  // The scanner's side of Emit and EmitRange: parses the oldest waiting chunk once every
+  // slot is taken. Called and returns with the lock held; throws Cancelled once stopped.
+  void HelpIfFull(std::unique_lock<std::mutex>& lock);
+
   Merge merge_;
-  Idle idle_;
-  bool helps_;
   std::unique_ptr<EventParser> helper_;  // the emitting thread's, once it helps
   std::mutex mu_;
   // The scanner waits for a free slot, workers for a chunk or their turn, Finish for the end.
@@ -101,15 +98,13 @@ class ParsePool final : public ChunkSink {
   std::vector<std::vector<EventBatch*>> spare_;
   uint64_t next_in_ = 0, next_out_ = 0;  // next_out_: the next batch to merge
   bool merging_ = false, stopped_ = false;
-  int idling_ = 0;         // workers in the idle work
-  bool draining_ = false;  // the scanner waits for the batches in flight: no idle work
   const ByteSource* ranges_;
   // Set at the first range that could not be cut, until EndRanges: later ones are dropped.
   bool fell_back_ = false;
   Resume resume_;
   uint64_t range_events_ = 0, range_bytes_ = 0;  // in the ranges merged since the last EndRanges
   std::exception_ptr error_;                     // the first in file order
-  Crew workers_;                                 // last: destroyed first, it waits for the workers
+  Crew& workers_;                                // waited for in the destructor, before the rest goes
 };
 
 }  // namespace torch2pprof

@@ -11,14 +11,14 @@ namespace {
 // The span with a (lane, Python id); the last one written wins. Kineto numbers Python
 // events 1, 2, 3, ... per trace, so a lane's ids fill a few ranges: then a table by id in
 // blocks of 1,024, found through the lane's directory of blocks, under a third of the
-// time of hashing them (gpt2_big: 188,877 ids, 1 to 188,877). A trace with several runs
+// time of hashing them (a real trace: one range, 1 to the number of spans). A trace with several runs
 // of ids per lane (threads that take turns; tiled inputs) stays in the table. Ids spread
 // so thin that the table or the directories would outgrow the spans go to a map.
 class SpanById {
  public:
   static constexpr uint32_t kNone = FlatIndexMap::kNone;
 
-  explicit SpanById(const HugeVector<PythonSpan>& spans) {
+  explicit SpanById(const std::vector<PythonSpan>& spans) {
     size_t count = 0;
     for (const PythonSpan& s : spans) {
       if (s.id < 0) continue;
@@ -87,13 +87,13 @@ class SpanById {
   }
   bool dense_ = true;
   std::vector<Lane> lanes_;
-  HugeVector<uint32_t> table_;
+  std::vector<uint32_t> table_;
   std::vector<FlatIndexMap> maps_;  // by lane: a key of lane and id in 64 bits would not be exact
 };
 
 }  // namespace
 
-PythonRepair RepairPythonSpans(const HugeVector<PythonSpan>& spans) {
+PythonRepair RepairPythonSpans(const std::vector<PythonSpan>& spans) {
   constexpr int64_t kDropped = INT64_MIN, kUnknown = INT64_MAX;
   const SpanById by_id(spans);
   auto parent_of = [&](size_t i) -> int64_t {
@@ -103,8 +103,8 @@ PythonRepair RepairPythonSpans(const HugeVector<PythonSpan>& spans) {
   };
   // end[i]: the repaired end (kDropped when nothing is left), filled parents first
   // with an explicit stack: Python stacks can be thousands of frames deep.
-  HugeVector<int64_t> end(spans.size(), kUnknown);
-  HugeVector<uint8_t> on_path(spans.size(), 0);
+  std::vector<int64_t> end(spans.size(), kUnknown);
+  std::vector<uint8_t> on_path(spans.size(), 0);
   std::vector<size_t> path;
   for (size_t root = 0; root < spans.size(); ++root) {
     if (end[root] != kUnknown) continue;

@@ -7,8 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "torch2pprof/huge_vector.h"
-
 namespace torch2pprof {
 
 // A python_function X event as read: its lane, "Python id", "Python parent id" and
@@ -31,6 +29,6 @@ struct PythonRepair {
 // the same lane; the last such span in file order) ends at the parent's end; one that
 // starts at or after that end is dropped. Parents are repaired before their children,
 // so a repair runs down a whole chain. A cycle of parent ids is broken where found.
-PythonRepair RepairPythonSpans(const HugeVector<PythonSpan>& spans);
+PythonRepair RepairPythonSpans(const std::vector<PythonSpan>& spans);
 
 }  // namespace torch2pprof

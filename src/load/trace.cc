@@ -1,9 +1,11 @@
-#include "torch2pprof/trace.h"
+#include "torch2pprof/stages/trace.h"
 
 #include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "base/string_index.h"
 
 namespace torch2pprof {
 namespace {
@@ -92,7 +94,6 @@ std::vector<DeviceInfo> ReadDeviceProperties(const TraceHeader& header) {
     if (!d.is_object()) continue;
     DeviceInfo info;
     info.id = JsonInt(d, "id");
-    info.device = info.id >= 0 ? "cuda:" + std::to_string(info.id) : "";
     info.name = JsonString(d, "name");
     info.total_memory = JsonInt(d, "totalGlobalMem");
     info.sms = JsonInt(d, "numSms");
@@ -160,7 +161,10 @@ const char* RoleName(Role role) {
   return "other";
 }
 
-StringTable::StringTable() { Intern(""); }
+StringTable::StringTable() : index_(std::make_unique<StringIndex>()) { Intern(""); }
+StringTable::~StringTable() = default;
+StringTable::StringTable(StringTable&&) noexcept = default;
+StringTable& StringTable::operator=(StringTable&&) noexcept = default;
 
 std::string_view StringTable::Store(std::string_view s) {
   if (s.empty()) return std::string_view();
@@ -179,16 +183,16 @@ std::string_view StringTable::Store(std::string_view s) {
 
 uint32_t StringTable::Intern(std::string_view s) {
   const uint32_t hash = StringIndex::Hash(s);
-  uint32_t id = index_.Find(s, hash, views_);
+  uint32_t id = index_->Find(s, hash, views_);
   if (id != StringIndex::kNone) return id;
   id = static_cast<uint32_t>(views_.size());
   views_.push_back(Store(s));
-  index_.Insert(hash, id);
+  index_->Insert(hash, id);
   return id;
 }
 
 int64_t StringTable::Find(std::string_view s) const {
-  uint32_t id = index_.Find(s, StringIndex::Hash(s), views_);
+  uint32_t id = index_->Find(s, StringIndex::Hash(s), views_);
   return id == StringIndex::kNone ? -1 : static_cast<int64_t>(id);
 }
 

@@ -1,12 +1,12 @@
 // The loader never holds the whole JSON text: a scanner walks the top level and hands
 // on its read buffers as chunks of whole event objects (json_scanner), parsers read each
 // chunk with simdjson on-demand into a batch (event_parser, event_batch), and the
-// builder merges the batches in file order into the Trace (event_builder). With
-// threads > 1 chunks are parsed and merged on `threads` workers while the calling thread
-// scans (parse_pool); from a plain file the workers read and cut ranges of the text
-// themselves, the scanner cutting only where a range holds more than plain events. The
-// result is the same.
-#include "torch2pprof/trace_loader.h"
+// builder merges the batches in file order into the Trace (event_builder). Where the
+// call's executor has threads free, chunks are parsed and merged on them while the
+// calling thread scans (parse_pool); from a plain file the workers read and cut ranges of
+// the text themselves, the scanner cutting only where a range holds more than plain
+// events. The result is the same.
+#include "load/loader.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/parallel_for.h"
+#include "base/executor.h"
 #include "load/byte_source.h"
 #include "load/event_builder.h"
 #include "load/json_scanner.h"
@@ -45,7 +45,7 @@ class DirectSink final : public ChunkSink {
   EventBatch batch_;
 };
 
-Trace Load(ByteSource& src, const LoadOptions& options) {
+Trace Load(ByteSource& src, const LoadOptions& options, Executor& ex) {
   Trace trace;
   trace.file = src.name();
   src.set_allow_truncated(options.allow_truncated);
@@ -55,31 +55,23 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
   size_t expected_events = static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31));
   EventBuilder builder(&trace, trace.file, options, expected_events);
   Scanner scanner(src, options.strict, options.allow_truncated, options.range_bytes);
-  if (options.threads <= 1) {
+  // Past ~6 workers the scanner's cutting and the merge, one thread each, set the pace
+  // (measured on 16 cores: more workers only added buffers; docs/performance.md).
+  // The workers hold their threads for the whole load: the scanner waits for them. Where
+  // the executor has none free (several loads side by side), the load is this thread's.
+  Crew workers(ex, std::min(ex.threads() - 1, kMaxParseWorkers));
+  if (workers.held() == 0) {
     DirectSink sink(builder, options.details);
     scanner.Run(sink);
   } else {
-    // Past ~6 workers the scanner's cutting and the merge, one thread each, set the pace
-    // (16-core Xeon, gpt2_big: parse 0.148 s at 4 workers, 0.150 s at 8, 0.177 s at 16
-    // with 40 MB more buffers); more workers only added memory. Measured before the
-    // workers cut plain files themselves: the merge (9-11 ms of a gpt2_big load) and the
-    // scanner (4-6.5 ms) against 0.24 s of parse CPU would now allow about 20 workers,
-    // which a machine with that many cores has yet to confirm (README: Performance).
     // A file's text is read and cut on the workers too (ParsePool::EmitRange); gzip's
-    // inflate and a pipe are read and cut in order by the scanner, a busy thread of its
-    // own: one worker fewer, and the scanner parses a chunk itself whenever the workers
-    // fall behind. (Three busy threads on two cores left the scanner, whose chunks
-    // the workers wait for, a share of two thirds: gpt2_big.json.gz at two threads
-    // 0.17 -> 0.14 s.)
-    const bool seekable = src.seekable();
-    const int workers = std::min(seekable ? options.threads : options.threads - 1, kMaxParseWorkers);
+    // inflate and a pipe are read and cut in order by the scanner. Either way the
+    // scanner parses a chunk itself whenever the workers fall behind.
     // The pool, its workers' parsers, chunks and batches, is freed at the end of this
-    // block, before the rest of the load allocates. Freed beside the rest instead, the
-    // load ended 0.3 ms sooner on gpt2_big at two threads, but analyze's peak rose 0.5-1
-    // MB, to 0.35x the JSON.
+    // block, before the rest of the load allocates (analyze's peak is lower so).
     ParsePool pool(
         workers, options.details, [&builder](const EventBatch& batch) { builder.Add(batch); },
-        seekable ? &src : nullptr, [&builder] { return builder.FaultInAhead(); }, !seekable);
+        src.seekable() ? &src : nullptr);
     try {
       scanner.Run(pool);
     } catch (const ParsePool::Cancelled&) {
@@ -106,23 +98,37 @@ Trace Load(ByteSource& src, const LoadOptions& options) {
 
 }  // namespace
 
-Trace LoadTrace(const LoadOptions& options) {
+Trace LoadTrace(const LoadOptions& options, Executor& ex) {
   ByteSource src(options.path);
   src.set_read_counter(options.bytes_read);
-  return Load(src, options);
+  return Load(src, options, ex);
 }
 
-// Several inputs: a window of loads on worker threads, used strictly in order.
+Trace LoadTrace(const LoadOptions& options) {
+  Executor ex(options.threads);
+  return LoadTrace(options, ex);
+}
+
 void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::function<void(Trace&)>& use) {
+  Executor ex(workers);
+  LoadEach(inputs, ex, use);
+}
+
+// Several inputs: a window of loads on the executor's threads, used strictly in order.
+void LoadEach(const std::vector<LoadOptions>& inputs, Executor& ex, const std::function<void(Trace&)>& use) {
   const size_t n = inputs.size();
-  const size_t window = static_cast<size_t>(std::max(1, workers));
-  if (n <= 1 || window == 1) {
+  // At most `window` traces in memory, the one in use included; the loaders hold their
+  // threads (the caller waits for them), the caller's `use` is the last of the budget.
+  const size_t window = static_cast<size_t>(ex.threads());
+  auto one_by_one = [&] {
     for (const LoadOptions& input : inputs) {
-      Trace trace = LoadTrace(input);
+      Trace trace = LoadTrace(input, ex);
       use(trace);
     }
-    return;
-  }
+  };
+  if (n <= 1) return one_by_one();
+  Crew pool(ex, static_cast<int>(std::min(window, n)));
+  if (pool.held() == 0) return one_by_one();
   std::vector<std::unique_ptr<Trace>> ready(n);
   std::vector<std::exception_ptr> errors(n);
   std::mutex mu;
@@ -141,7 +147,7 @@ void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::fu
       std::unique_ptr<Trace> trace;
       std::exception_ptr error;
       try {
-        trace = std::make_unique<Trace>(LoadTrace(inputs[i]));
+        trace = std::make_unique<Trace>(LoadTrace(inputs[i], ex));
       } catch (...) {
         error = std::current_exception();
       }
@@ -151,8 +157,7 @@ void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::fu
       changed.notify_all();
     }
   };
-  Crew pool;
-  for (size_t t = 0; t < std::min(window, n); ++t) pool.Run(load);
+  for (int t = 0; t < pool.held(); ++t) pool.Run(load);
   auto finish = [&] {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -208,7 +213,7 @@ std::vector<std::string> LoadWarnings(const Trace& trace) {
     out.push_back(trace.file + ": warning: " + std::to_string(st.python_clipped + python_dropped) +
                   " python_function events outlived their Python parent: " + std::to_string(st.python_clipped) +
                   " now end with it, " + std::to_string(python_dropped) +
-                  " that began after it were dropped (README: broken traces)");
+                  " that began after it were dropped (docs/reference.md: broken traces)");
   }
   if (st.truncated) {
     out.push_back(trace.file + ": byte " + std::to_string(st.truncated_at) +
@@ -220,7 +225,8 @@ std::vector<std::string> LoadWarnings(const Trace& trace) {
 
 Trace LoadTraceFromMemory(std::string_view data, const std::string& name, const LoadOptions& options) {
   ByteSource src(data, name);
-  return Load(src, options);
+  Executor ex(options.threads);
+  return Load(src, options, ex);
 }
 
 }  // namespace torch2pprof

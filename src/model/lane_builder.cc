@@ -1,4 +1,4 @@
-#include "torch2pprof/lane_builder.h"
+#include "model/lane_builder.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,13 +6,26 @@
 #include <limits>
 #include <queue>
 
-#include "base/huge_pages.h"
-#include "base/parallel_for.h"
+#include <sys/mman.h>
+
+#include "base/executor.h"
 #include "base/sorted_runs.h"
 #include "model/innermost.h"
 
 namespace torch2pprof {
 namespace {
+
+// Hands the whole 4 KiB pages inside [begin, end) of a buffer read once from its start
+// back to the kernel, while the rest is still being read. Only inside a live buffer of
+// 1 MiB or more: its pages hold none of malloc's bookkeeping, and a later write there
+// (none comes) would fault in a zeroed page.
+template <typename T>
+void ReleaseRead(const T* begin, const T* end) {
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t from = (reinterpret_cast<uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t to = reinterpret_cast<uintptr_t>(end) & ~(kPage - 1);
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
 
 // An interval to place: sorted by start, then longest first, then file order (of two
 // identical intervals the one written first is the caller: Kineto writes aten::to before
@@ -52,7 +65,7 @@ struct Open {
 // pieces on a staircase of overlaps.
 void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const BuildOptions& options, LaneStacks* out) {
   const Before before{trace.intervals.data()};
-  HugeVector<Item> items(count);
+  std::vector<Item> items(count);
   for (size_t k = 0; k < count; ++k) items[k] = Item{trace.intervals[members[k]].start_ns, members[k]};
   SortRuns(items.begin(), items.end(), before);
   out->intervals = items.size();
@@ -129,7 +142,7 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   constexpr size_t kRelease = (size_t{1} << 20) / sizeof(Item);
   size_t released = 0;
   for (size_t next = 0; next < items.size(); ++next) {
-    if (next - released >= kRelease) {
+    if (next - released >= kRelease && items.size() >= kRelease) {
       ReleaseRead(items.data() + released, items.data() + next);
       released = next;
     }
@@ -150,25 +163,29 @@ void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const B
   }
   clock.Finish(credit);
   out->busy_ns = busy;
-  TrimHuge(pieces);
 }
 
 }  // namespace
 
-std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options, const std::function<void()>& also) {
+std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options) {
+  Executor one(1);
+  return BuildLanes(trace, options, one);
+}
+
+std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& options, Executor& ex,
+                                   const std::function<void()>& also) {
   std::vector<LaneStacks> out;
   std::vector<size_t> first(trace.lanes.size() + 1, 0);
-  HugeVector<uint32_t> members;
+  std::vector<uint32_t> members;
   std::vector<size_t> order;
   auto size_of = [&](size_t i) { return first[out[i].lane + 1] - first[out[i].lane]; };
   std::atomic<size_t> next{0};
   // Lanes are known only once grouped: their count bounds the helpers from above.
-  const int threads =
-      std::max(1, std::min<int>(options.threads, static_cast<int>(trace.lanes.size()) + (also ? 1 : 0)));
+  const int threads = std::max(1, std::min<int>(ex.threads(), static_cast<int>(trace.lanes.size()) + (also ? 1 : 0)));
   // The grouping of the intervals by lane, and `also`: each run by whoever needs it first
   // (Pending), so that the helpers start at once, the first on `also` while this thread
   // groups, and each waits for the grouping (or hears it failed) before it takes a lane.
-  const Pending<bool> grouped = Beside(1, [&] {
+  const Pending<bool> grouped{std::function<bool()>([&] {
     // Interval indexes grouped by lane in one array (a counting sort), in file order.
     for (const Interval& iv : trace.intervals) ++first[iv.lane + 1];
     for (size_t lane = 0; lane < trace.lanes.size(); ++lane) first[lane + 1] += first[lane];
@@ -187,11 +204,11 @@ std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& optio
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
     if (threads > 1 && !order.empty()) next = 1;  // the largest is the caller's
     return true;
-  });
-  const Pending<bool> beside = Beside(1, [&] {
+  })};
+  const Pending<bool> beside{std::function<bool()>([&] {
     if (also) also();
     return true;
-  });
+  })};
   auto work = [&] {
     grouped.Shared();
     for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
@@ -199,7 +216,7 @@ std::vector<LaneStacks> BuildLanes(const Trace& trace, const BuildOptions& optio
       BuildOne(trace, members.data() + first[ls.lane], size_of(order[k]), options, &ls);
     }
   };
-  Crew crew;
+  Crew crew(ex);
   for (int t = 1; t < threads; ++t) {
     if (t > 1) {
       crew.Run(work);

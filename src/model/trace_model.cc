@@ -1,17 +1,17 @@
-#include "torch2pprof/trace_model.h"
+#include "model/build.h"
 
 #include <algorithm>
 #include <cctype>
 #include <functional>
-#include <future>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <unordered_map>
 
-#include "base/parallel_for.h"
+#include "base/executor.h"
 #include "base/saturate.h"
 #include "base/sorted_runs.h"
+#include "model/open_at.h"
 
 namespace torch2pprof {
 namespace {
@@ -41,15 +41,14 @@ bool IsCommunicationName(std::string_view name) {
   return false;
 }
 
-// torch's DeviceType numbering, as [memory] events write it.
-std::string DeviceName(int32_t type, int64_t id) {
-  static const char* const kTypes[] = {"cpu",  "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip",
+// torch's DeviceType numbering, as [memory] events write it. HIP is named cuda, as torch
+// names ROCm devices and as their streams are.
+std::string DeviceTypeName(int32_t type) {
+  static const char* const kTypes[] = {"cpu",  "cuda", "mkldnn", "opengl", "opencl", "ideep", "cuda",
                                        "fpga", "maia", "xla",    "vulkan", "metal",  "xpu",   "mps",
                                        "meta", "hpu",  "ve",     "lazy",   "ipu",    "mtia",  "privateuseone"};
-  if (type == 0) return "cpu";
-  std::string name =
-      type > 0 && type < static_cast<int32_t>(std::size(kTypes)) ? kTypes[type] : "device_type_" + std::to_string(type);
-  return id >= 0 ? name + ":" + std::to_string(id) : name;
+  return type >= 0 && type < static_cast<int32_t>(std::size(kTypes)) ? kTypes[type]
+                                                                     : "device_type_" + std::to_string(type);
 }
 
 bool ParseInt(const std::string& s, int64_t* out) {
@@ -117,24 +116,6 @@ class MarkIndex {
   std::vector<uint32_t> before_;  // marks in the words before
 };
 
-// Visits each query instant of a lane with the stack of intervals open there
-// (start <= t < end, outermost first). events in stack order, queries by time.
-template <typename Visit>
-void SweepOpen(const Trace& t, const std::vector<uint32_t>& events,
-               const std::vector<std::pair<int64_t, uint32_t>>& queries, Visit visit) {
-  std::vector<uint32_t> stack;
-  size_t next = 0;
-  for (const auto& [ts, q] : queries) {
-    for (; next < events.size() && EventAt(t, events[next]).start_ns <= ts; ++next) {
-      uint32_t e = events[next];
-      while (!stack.empty() && EventAt(t, stack.back()).end_ns <= EventAt(t, e).start_ns) stack.pop_back();
-      stack.push_back(e);
-    }
-    while (!stack.empty() && EventAt(t, stack.back()).end_ns <= ts) stack.pop_back();
-    visit(q, stack);
-  }
-}
-
 void Classify(const Trace& t, TraceModel& m) {
   m.category_role.assign(t.strings.size(), Role::kOther);
   m.name_flags.assign(t.strings.size(), 0);
@@ -167,9 +148,33 @@ void ClassifyLanes(const Trace& t, TraceModel& m) {
     if (!lane.device) continue;
     int64_t pid = -1;
     lane.device_id = t.lanes[l].device >= 0 ? t.lanes[l].device : ParseInt(t.lanes[l].pid, &pid) ? pid : -1;
-    // torch names ROCm devices cuda too; MTIA's events say mtia in their category.
-    std::string type = mtia[l] ? "mtia" : "cuda";
-    lane.device_name = lane.device_id >= 0 ? type + ":" + std::to_string(lane.device_id) : type;
+    // MTIA's events say mtia in their category; every other device is named cuda.
+    lane.device_name = DeviceName(mtia[l] ? "mtia" : "cuda", lane.device_id);
+  }
+}
+
+// deviceProperties entries name no type: an id's type is that of the streams with that id.
+void NameDevices(const Trace& t, TraceModel& m) {
+  m.devices = ReadDeviceProperties(t.header);
+  for (DeviceInfo& d : m.devices) {
+    if (d.id < 0) continue;
+    std::string_view type = "cuda";
+    for (const LaneRole& lane : m.lanes) {
+      if (lane.device && lane.device_id == d.id) {
+        type = std::string_view(lane.device_name).substr(0, lane.device_name.find(':'));
+        break;
+      }
+    }
+    d.device = DeviceName(type, d.id);
+  }
+}
+
+void FindSpan(const Trace& t, TraceModel& m) {
+  for (const Interval& iv : t.intervals)
+    m.start_ns = std::min(m.start_ns, iv.start_ns), m.end_ns = std::max(m.end_ns, iv.end_ns);
+  if (m.start_ns > m.end_ns) {
+    for (const MemoryEvent& e : t.memory)
+      m.start_ns = std::min(m.start_ns, e.ts_ns), m.end_ns = std::max(m.end_ns, e.ts_ns);
   }
 }
 
@@ -272,7 +277,7 @@ std::vector<Launch> FindLaunches(const Trace& t, const TraceModel& m) {
       if (it == v.begin()) continue;
       const Interval& d = EventAt(t, *(it - 1));
       uint32_t s = flow_start.Find(f.id);
-      if (s != kNone && (d.start_ns == f.ts_ns || d.end_ns > f.ts_ns)) flow_of_device.emplace(*(it - 1), s);
+      if (s != kNone && Holds(d.start_ns, d.end_ns, f.ts_ns)) flow_of_device.emplace(*(it - 1), s);
     }
   }
   // The runtime call open at a flow start on its lane, if any.
@@ -282,7 +287,7 @@ std::vector<Launch> FindLaunches(const Trace& t, const TraceModel& m) {
         std::upper_bound(v.begin(), v.end(), ts, [&](int64_t x, uint32_t e) { return x < EventAt(t, e).start_ns; });
     for (int back = 0; back < 2 && it != v.begin(); ++back) {
       const Interval& r = EventAt(t, *--it);
-      if (r.start_ns == ts || r.end_ns > ts) return *it;
+      if (Holds(r.start_ns, r.end_ns, ts)) return *it;
     }
     return kNone;
   };
@@ -342,16 +347,17 @@ std::vector<BackwardLink> FindBackward(const Trace& t, const TraceModel& m) {
     return stack[at];
   };
   // (flow id, forward op) and (flow id, backward root) in the sweep's order; an id's first
-  // counts (vectors sorted afterwards: a hash map made a node per flow, 97,451 on gpt2_big).
+  // counts (vectors sorted afterwards: a hash map made a node per flow, tens of thousands).
   std::vector<std::pair<uint64_t, uint32_t>> forward_of_flow, backward_of_flow;
   std::vector<uint32_t> roots;  // backward roots by Sequence number
   for (size_t lane = 0; lane < t.lanes.size(); ++lane) {
     auto& q = queries[lane];
     if (q.empty()) continue;
     // Flow ends, flow starts and marked ops, each in time order: std::sort's pivots drove
-    // such input into its heapsort fallback (FindBackward 5.1 -> 4.0 ms with a merge sort).
+    // such input into its heapsort fallback, where a merge sort takes the runs as they are.
     std::stable_sort(q.begin(), q.end());
-    SweepOpen(t, ops[lane], q, [&](uint32_t code, const std::vector<uint32_t>& stack) {
+    auto span = [&](uint32_t e) { return std::pair{EventAt(t, e).start_ns, EventAt(t, e).end_ns}; };
+    SweepOpen(ops[lane], span, q, [&](uint32_t code, const std::vector<uint32_t>& stack) {
       uint32_t index = code >> 2;
       switch (code & 3) {
         case kFlowStart:
@@ -435,7 +441,7 @@ std::vector<MemoryTimeline> BuildMemory(const Trace& t) {
     MemoryTimeline tl;
     tl.device_type = key.first;
     tl.device_id = key.second;
-    tl.device = DeviceName(key.first, key.second);
+    tl.device = key.first == 0 ? "cpu" : DeviceName(DeviceTypeName(key.first), key.second);
     std::stable_sort(device_events.begin(), device_events.end(),
                      [&](uint32_t x, uint32_t y) { return t.memory[x].ts_ns < t.memory[y].ts_ns; });
     tl.events = std::move(device_events);
@@ -566,14 +572,25 @@ std::vector<std::vector<int64_t>> TraceModel::StepBoundaries() const {
   return out;
 }
 
+std::string DeviceName(std::string_view type, int64_t id) {
+  return id >= 0 ? std::string(type) + ":" + std::to_string(id) : std::string(type);
+}
+
 TraceModel BuildModel(const Trace& trace, int threads) {
+  Executor ex(std::min(threads, 2));
+  return BuildModel(trace, ex);
+}
+
+TraceModel BuildModel(const Trace& trace, Executor& ex) {
   TraceModel m;
   Classify(trace, m);
   ClassifyLanes(trace, m);
+  NameDevices(trace, m);
+  FindSpan(trace, m);
   FindSteps(trace, m);
   // Launches, backward links and memory read only the above: side by side. The backward
-  // links cost the most (gpt2_big: 8 of the model's 15 ms).
-  auto backward = Beside(threads, [&] { return FindBackward(trace, m); });
+  // links cost the most (about half of the model on a with_stack trace).
+  auto backward = Beside(ex, [&] { return FindBackward(trace, m); });
   std::vector<Launch> launches = FindLaunches(trace, m);
   std::vector<MemoryTimeline> memory = BuildMemory(trace);
   m.backward = backward.get();

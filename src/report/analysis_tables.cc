@@ -2,13 +2,6 @@
 
 namespace torch2pprof::report {
 
-const StepPart kStepParts[8] = {
-    {"kernel", "kernel", &StepRow::kernel_ns},       {"memcpy", "memcpy", &StepRow::memcpy_ns},
-    {"memset", "memset", &StepRow::memset_ns},       {"communication", "comm", &StepRow::communication_ns},
-    {"runtime", "runtime", &StepRow::runtime_ns},    {"dataloader", "dataload", &StepRow::dataloader_ns},
-    {"cpu_exec", "cpu exec", &StepRow::cpu_exec_ns}, {"other", "other", &StepRow::other_ns},
-};
-
 DataTable<CategoryRow> CategoriesTable(const Analysis& a) {
   int64_t busy = 0;
   for (const CategoryRow& c : a.categories) busy += c.self_ns;
@@ -104,7 +97,7 @@ DataTable<GpuRow> GpusTable(const Analysis& a) {
            {"steps_window_us", "", [](const GpuRow& g) { return Micros(g.window_ns); }},
            {"steps_kernel_us", "", [](const GpuRow& g) { return Micros(g.window_kernel_ns); }},
            {"utilization", "utilization in steps",
-            [](const GpuRow& g) { return Share(g.window_kernel_ns, g.window_ns); }, false}}};
+            [](const GpuRow& g) { return Fraction(g.utilization(), g.window_ns > 0); }, false}}};
 }
 
 DataTable<MemoryRow> MemoryTable(const Analysis& a, int top) {

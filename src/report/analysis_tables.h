@@ -3,7 +3,7 @@
 #pragma once
 
 #include "report/table.h"
-#include "torch2pprof/analyzer.h"
+#include "torch2pprof/analysis.h"
 
 namespace torch2pprof::report {
 
@@ -17,13 +17,5 @@ DataTable<ModuleNode> ModulesTable(const Analysis& a);
 DataTable<ModuleClassRow> ModuleClassesTable(const Analysis& a);
 DataTable<PythonFunctionRow> PythonFunctionsTable(const Analysis& a);
 DataTable<Recommendation> RecommendationsTable(const Analysis& a);
-
-// The step breakdown's parts in the order they claim time, named once.
-struct StepPart {
-  const char* key;      // JSON/CSV: key + "_us"
-  const char* heading;  // text
-  int64_t StepRow::*field;
-};
-extern const StepPart kStepParts[8];
 
 }  // namespace torch2pprof::report

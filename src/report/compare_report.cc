@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "report/table.h"
-#include "torch2pprof/compare.h"
+#include "torch2pprof/analysis.h"
 #include "torch2pprof/report.h"
 
 namespace torch2pprof {
@@ -118,13 +118,8 @@ DataTable<DeviceChange> Devices(const Comparison& c) {
       false,
       {{"device", "device", [](const DeviceChange& d) { return Text(d.device); }},
        {"base_utilization", "utilization base",
-        [](const DeviceChange& d) {
-          return Cell{Cell::kNumber, Printf("%.6g", d.base_utilization), Printf("%.1f%%", 100 * d.base_utilization)};
-        }},
-       {"new_utilization", "utilization new",
-        [](const DeviceChange& d) {
-          return Cell{Cell::kNumber, Printf("%.6g", d.next_utilization), Printf("%.1f%%", 100 * d.next_utilization)};
-        }},
+        [](const DeviceChange& d) { return Fraction(d.base_utilization, true); }},
+       {"new_utilization", "utilization new", [](const DeviceChange& d) { return Fraction(d.next_utilization, true); }},
        {"", "change",
         [](const DeviceChange& d) {
           return Text(Printf("%+.1f pp", 100 * (d.next_utilization - d.base_utilization)));
@@ -149,7 +144,7 @@ DataTable<MemoryChange> Memory(const Comparison& c) {
 
 std::string RuleValue(const std::string& metric, double v) {
   if (metric == "memory_peak") return Bytes(static_cast<int64_t>(v));
-  if (metric == "gpu_util") return Printf("%.1f%%", 100 * v);
+  if (metric == "gpu_util") return PercentOf(v);
   return FormatDuration(static_cast<int64_t>(std::llround(v)));
 }
 

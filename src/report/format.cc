@@ -54,6 +54,8 @@ std::string Percent(int64_t part, int64_t whole) {
   return whole > 0 ? Printf("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
 }
 
+std::string PercentOf(double fraction) { return Printf("%.1f%%", 100.0 * fraction); }
+
 std::string Bytes(int64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(b < 0 ? -b : b);

@@ -14,6 +14,7 @@ inline constexpr size_t kWidth = 120;  // text reports fit in this many columns
 std::string Printf(const char* fmt, double v);
 std::string Count(uint64_t n);                            // 12,345
 std::string Percent(int64_t part, int64_t whole);         // "12.3%", "-" when whole is 0
+std::string PercentOf(double fraction);                   // 0.123 -> "12.3%"
 std::string Bytes(int64_t b);                             // "1.50 MiB"
 std::string SignedBytes(int64_t b);                       // "+1.50 MiB"
 std::string SignedDuration(int64_t ns);                   // "+1.20ms", "-850ns"

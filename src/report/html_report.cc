@@ -14,8 +14,8 @@ using namespace report;
 namespace {
 
 // Colors of the step parts, in kStepParts order (as torch-tb-profiler's overview).
-const char* const kPartColors[8] = {"#4e79a7", "#f28e2b", "#edc948", "#e15759",
-                                    "#76b7b2", "#b07aa1", "#59a14f", "#bab0ac"};
+const char* const kPartColors[std::size(kStepParts)] = {"#4e79a7", "#f28e2b", "#edc948", "#e15759",
+                                                        "#76b7b2", "#b07aa1", "#59a14f", "#bab0ac"};
 
 const char kStyle[] = R"css(
 :root{--fg:#1d1d1f;--muted:#6b6b70;--line:#e3e3e8;--bg:#fff;--alt:#f6f7f9;--accent:#4e79a7}
@@ -209,7 +209,7 @@ std::string Overview(const Analysis& a) {
     cards += Card("Mean step time", FormatDuration(steps_total / static_cast<int64_t>(a.steps.size())));
   }
   for (const GpuRow& g : a.gpu) {
-    cards += Card("GPU utilization " + g.device, Percent(g.window_kernel_ns, g.window_ns));
+    cards += Card("GPU utilization " + g.device, g.window_ns > 0 ? PercentOf(g.utilization()) : "-");
   }
   for (const MemoryRow& m : a.memory) {
     if (m.peak_bytes >= kSmallMemory) cards += Card("Peak memory " + m.device, Bytes(m.peak_bytes));
@@ -249,7 +249,7 @@ std::string Steps(const Analysis& a, int top) {
   std::vector<std::string> labels;
   std::vector<ChartSeries> series;
   std::vector<std::vector<int64_t>> values;
-  for (size_t k = 0; k < 8; ++k) series.push_back({kStepParts[k].key, kPartColors[k]});
+  for (size_t k = 0; k < std::size(kStepParts); ++k) series.push_back({kStepParts[k].key, kPartColors[k]});
   for (size_t i = 0; i < a.steps.size(); ++i) {
     labels.push_back(StepLabel(a.steps[i].name, i));
     values.emplace_back();

@@ -35,7 +35,7 @@ DataTable<RankSummary> RanksTable(const RanksAnalysis& a) {
   }
   std::vector<Column<RankSummary>> more = {
       {"gpu_utilization", "GPU util",
-       [](const RankSummary& r) { return Share(r.gpu_window_kernel_ns, r.gpu_window_ns); }},
+       [](const RankSummary& r) { return Fraction(r.gpu_utilization, r.gpu_window_ns > 0); }},
       {"communication_us", "", [](const RankSummary& r) { return Micros(r.communication_ns); }},
       {"compute_us", "compute", [](const RankSummary& r) { return Micros(r.compute_ns); }},
       {"non_compute_us", "", [](const RankSummary& r) { return Micros(r.non_compute_ns); }},

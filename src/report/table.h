@@ -37,6 +37,11 @@ inline Cell Share(int64_t part, int64_t whole) {
   double r = static_cast<double>(part) / static_cast<double>(whole);
   return {Cell::kNumber, Printf("%.6g", r), Percent(part, whole)};
 }
+// A ratio computed elsewhere (GpuRow::utilization): defined only where its whole is.
+inline Cell Fraction(double r, bool defined) {
+  if (!defined) return {Cell::kNumber, "0", "-"};
+  return {Cell::kNumber, Printf("%.6g", r), PercentOf(r)};
+}
 // A mean of nanoseconds as microseconds with 3 decimals.
 inline Cell MeanMicros(int64_t total_ns, uint64_t n) {
   if (n == 0) return {Cell::kNumber, "0", "0ns"};

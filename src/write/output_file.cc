@@ -1,4 +1,4 @@
-#include "torch2pprof/output_file.h"
+#include "torch2pprof/output.h"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -1,5 +1,4 @@
 #include "write/pprof_names.h"
-
 #include "convert/frame_names.h"
 
 namespace torch2pprof {

@@ -1,4 +1,4 @@
-#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/output.h"
 
 #include <zlib.h>
 
@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "base/parallel_for.h"
 #include "base/utf8.h"
 #include "torch2pprof/error.h"
 #include "write/pprof_names.h"
@@ -20,8 +19,8 @@ namespace torch2pprof {
 namespace {
 
 // profile.proto's wire format written directly: building the message with libprotobuf
-// and serializing it took 2.7-3.7 ms of gpt2_big's convert, on one thread after
-// everything else. Fields go out in field-number order, zeros and empty packed fields
+// and serializing it cost a copy of every sample, on one thread after everything else.
+// Fields go out in field-number order, zeros and empty packed fields
 // left out, as proto3's serializers write them (tests decode it with libprotobuf, and
 // the end-to-end tests with go tool pprof).
 class Wire {
@@ -188,17 +187,16 @@ std::string EncodeProfile(const Profile& profile) {
 
 // gzip in blocks of 128 KiB, each deflated on its own (level 1, as Go's runtime/pprof
 // writes profiles) and ended by a sync flush, the last by the final block: one deflate
-// stream that any inflater reads, its blocks compressed side by side (pigz's layout).
-// The blocks are the data's, never the threads': the same bytes at every --threads.
-// gpt2_big's profile (428 KB into 74 KB): 1.6 ms on one thread, 1.2 ms on two. The 32
-// KiB before each block as its dictionary, as pigz does, saved 0.4% of it: left out.
-std::string Gzip(const std::string& data, int threads) {
+// stream that any inflater reads (pigz's layout). The blocks were once compressed side by
+// side; a profile is small beside its trace and the gain was a fraction of a millisecond,
+// so they are compressed in turn, in the same layout, to the same bytes.
+std::string Gzip(const std::string& data) {
   constexpr size_t kBlock = size_t{128} << 10;
   const size_t blocks = std::max<size_t>(1, (data.size() + kBlock - 1) / kBlock);
   std::vector<std::string> out(blocks);
   auto size_of = [&](size_t k) { return std::min(kBlock, data.size() - std::min(data.size(), k * kBlock)); };
   std::vector<uLong> crcs(blocks);
-  ParallelFor(blocks, threads, [&](size_t k) {
+  for (size_t k = 0; k < blocks; ++k) {
     const size_t begin = k * kBlock, len = size_of(k);
     const auto* in = reinterpret_cast<const Bytef*>(data.data());
     crcs[k] = crc32_z(0, in + begin, len);
@@ -218,7 +216,7 @@ std::string Gzip(const std::string& data, int threads) {
     o.resize(zs.total_out);
     deflateEnd(&zs);
     if (!done) throw std::runtime_error("gzip compression failed");
-  });
+  }
   // The header as zlib writes it for level 1 (mtime 0, extra flags 4: fastest, OS 3: Unix).
   std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x04\x03", 10);
   size_t total = gz.size() + 8;

@@ -1,4 +1,4 @@
-#include "torch2pprof/pstats_writer.h"
+#include "torch2pprof/output.h"
 
 #include <cstring>
 #include <map>
@@ -6,7 +6,6 @@
 
 #include "base/utf8.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/folded_writer.h"
 
 namespace torch2pprof {
 namespace {

@@ -1,7 +1,7 @@
 // The analyzer on small hand-made traces. The TbPlugin cases are torch-tb-profiler's
 // own test cases (tb_plugin/test/test_profiler.py): the same events, and the numbers
 // that plugin asserts. The others are edge cases with expectations worked out by hand.
-#include "torch2pprof/analyzer.h"
+#include "analysis/analyzer.h"
 
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -9,18 +9,19 @@
 
 #include "test_util.h"
 #include "torch2pprof/report.h"
+#include "torch2pprof/stages/trace_loader.h"
 #include "torch2pprof/torch2pprof.h"
-#include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
 
 constexpr int64_t us = 1000;  // the traces below are in microseconds
 
-Analysis AnalyzeText(const std::string& json, AnalysisOptions options = {}) {
+Analysis AnalyzeText(const std::string& json, AnalysisOptions options = {}, int threads = 1) {
   testing::TempDir dir;
   Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
-  return Analyze(trace, BuildModel(trace), options);
+  Executor ex(threads);
+  return Analyze(trace, BuildModel(trace), options, ex);
 }
 
 const OperatorRow& Op(const Analysis& a, const std::string& name) {
@@ -148,7 +149,7 @@ TEST(Analyzer, AnExternalIdOnSeveralOperatorsGoesToTheFirst) {
       X("Kernel", "k", "stream 7", 270, 3, Dev(41, 6)),
   });
   for (int threads : {1, 2, 4}) {
-    Analysis a = AnalyzeText(json, AnalysisOptions{false, threads});
+    Analysis a = AnalyzeText(json, AnalysisOptions{}, threads);
     EXPECT_EQ(Op(a, "aten::first_lane").device_self_ns, 8 * us) << threads;
     EXPECT_EQ(Op(a, "aten::first_lane").host_self_ns, (100 - 10) * us) << threads;
     EXPECT_EQ(Op(a, "aten::second_lane").device_self_ns, 0) << threads;
@@ -552,9 +553,9 @@ TEST(Analyzer, ThreadsDoNotChangeTheAnalysis) {
        {"kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz",
         "hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", "torch113__mlp_two_threads.pt.trace.json"}) {
     torch2pprof::Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/real/" + name, 1, true});
-    std::string one = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 1}), ReportOptions{0, 0, ""});
-    std::string four =
-        RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{false, 4}), ReportOptions{0, 0, ""});
+    Executor ex(4);
+    std::string one = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{}), ReportOptions{0, 0, ""});
+    std::string four = RenderJson(Analyze(trace, BuildModel(trace), AnalysisOptions{}, ex), ReportOptions{0, 0, ""});
     EXPECT_EQ(one, four) << name;
     EXPECT_GT(one.size(), 500u) << name;  // a real report, not an empty one
     // The command's path builds the stacks beside the model, on the threads.

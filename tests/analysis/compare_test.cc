@@ -1,5 +1,6 @@
 // compare: rule parsing, the bootstrap, matching by name, and when rules fire; by hand.
-#include "torch2pprof/compare.h"
+#include "analysis/statistics.h"
+#include "torch2pprof/analysis.h"
 
 #include <gtest/gtest.h>
 

@@ -1,14 +1,15 @@
 // analyze across ranks on hand-made traces: comm/compute overlap and HTA's temporal
 // breakdown on one rank, and an 8-rank job in which rank 5 is slow, with every
 // expected number worked out by hand in the comments.
-#include "torch2pprof/ranks.h"
+#include "analysis/ranks.h"
 
 #include <gtest/gtest.h>
 
+#include "analysis/analyzer.h"
 #include "test_util.h"
 #include "torch2pprof/report.h"
+#include "torch2pprof/stages/trace_loader.h"
 #include "torch2pprof/torch2pprof.h"
-#include "torch2pprof/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
@@ -143,8 +144,6 @@ TEST(Ranks, WithoutDistributedInfoRanksAreThePositions) {
   EXPECT_EQ(r.analysis.ranks[0].file, options.inputs[0]);
   EXPECT_EQ(r.analysis.ranks[1].rank, 1);
   EXPECT_TRUE(r.analysis.stragglers.empty());
-  EXPECT_EQ(Median({3, 1, 2, 4}), 2);  // the lower middle
-  EXPECT_EQ(Median({5}), 5);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // StringIndex: every string finds its own id and no other, across lengths that take
 // each path of the hash (short, the 4-byte pair, whole words and an overlapping tail).
-#include "torch2pprof/string_index.h"
+#include "base/string_index.h"
 
 #include <gtest/gtest.h>
 

@@ -1,15 +1,14 @@
 // Frames from names, and samples per stack and lane; values by hand.
-#include "torch2pprof/aggregator.h"
+#include "convert/aggregator.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include "analysis/analyzer.h"
 #include "convert/profile_builder.h"
-
 #include "test_util.h"
-#include "torch2pprof/analyzer.h"
-#include "torch2pprof/pprof_writer.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/output.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
@@ -157,8 +156,9 @@ TEST(AggregatorRanks, TracesAddedInTurnKeepTheirRanksAndColumns) {
   AggregateOptions ranks;
   ranks.rank_labels = true;
   Aggregator merged(ranks);
-  merged.Add(cpu, BuildModel(cpu), BuildLanes(cpu));
-  merged.Add(gpu, BuildModel(gpu), BuildLanes(gpu));
+  Executor serial(1);
+  merged.Add(cpu, BuildModel(cpu), BuildLanes(cpu), serial);
+  merged.Add(gpu, BuildModel(gpu), BuildLanes(gpu), serial);
   auto d = testing::DecodeProfile(Gzip(EncodeProfile(std::move(merged).Finish({7, 2}))));
   EXPECT_EQ(d.problem, "");
   EXPECT_EQ(d.sample_types,
@@ -171,7 +171,7 @@ TEST(AggregatorRanks, TracesAddedInTurnKeepTheirRanksAndColumns) {
 
   // Without rank labels a single trace is what Aggregate gives.
   Aggregator one;
-  one.Add(cpu, BuildModel(cpu), BuildLanes(cpu));
+  one.Add(cpu, BuildModel(cpu), BuildLanes(cpu), serial);
   EXPECT_EQ(EncodeProfile(std::move(one).Finish()), EncodeProfile(Aggregate(cpu)));
 }
 
@@ -207,7 +207,7 @@ TEST(AggregatorMemory, AllocationsWhereTheyHappenAndWhatIsLiveAtThePeak) {
 TEST(AggregatorMemory, WithoutMemoryTheOtherColumnsStay) {
   Trace trace = LoadTrace(LoadOptions{std::string(TESTDATA_DIR) + "/convert/memory.json"});
   TraceModel model = BuildModel(trace);
-  std::vector<LaneStacks> lanes = BuildLanes(trace, ConvertBuildOptions(model, 1));
+  std::vector<LaneStacks> lanes = BuildLanes(trace, ConvertBuildOptions(model));
   AggregateOptions without;
   without.memory = false;
   auto p = testing::DecodeProfile(Gzip(EncodeProfile(Aggregate(trace, model, lanes, without))));
@@ -357,7 +357,7 @@ TEST(AggregatorBackward, TheBackwardHangsUnderTheForwardOpThatCreatedIt) {
       TraceModel m = BuildModel(t);
       AggregateOptions o;
       o.thread_stacks = true;
-      return Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1)), o);
+      return Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m)), o);
     }())));
     EXPECT_EQ(PerThread(d), PerThread(thread_stacks));
     EXPECT_EQ(thread_stacks.stacks.at(
@@ -462,7 +462,7 @@ Profile WithStepLabels(const std::string& json, StepLabels labels) {
   TraceModel m = BuildModel(t);
   AggregateOptions o;
   o.step_labels = labels;
-  return Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1, o)), o);
+  return Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, o)), o);
 }
 
 size_t StepLabelled(const Profile& p) {
@@ -527,8 +527,8 @@ namespace {
 // `segment` pieces on `threads` threads.
 std::string Folded(const Trace& t, const TraceModel& m, AggregateOptions o, uint32_t segment, int threads) {
   o.fold_segment = segment;
-  o.threads = threads;
-  return EncodeProfile(Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1, o)), o));
+  Executor ex(threads);
+  return EncodeProfile(Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, o)), o, ex));
 }
 
 // Lanes are folded in segments side by side, and the segments' trees join the profile

@@ -4,7 +4,7 @@
 The binary's JSON is read with Python's json module (numbers as Decimal, so the
 microseconds are compared exactly) and checked against the trace itself: kernel
 totals and calls, and events and time per category, computed here from the trace
-text (with the README's repairs: no profiler span, Python spans clipped); and against
+text (with docs/reference.md's repairs: no profiler span, Python spans clipped); and against
 invariants: each step's parts sum to its total, operator self time is at most total
 time. The text report must fit 120 columns and be the same for -top 50, --top 50 and
 --top=50; CSV must agree with JSON.
@@ -71,12 +71,12 @@ def model(path):
     return count, total, kernels, kernel_us
 
 
-# Operators key_averages() lists that the plugin's table leaves out by design (README):
+# Operators key_averages() lists that the plugin's table leaves out by design (docs/reference.md):
 # host annotations (ProfilerStep, DataLoader, record_function blocks, nccl:/gloo:), the
 # wrappers Optimizer.* and (Distributed)DataParallel.forward, and everything that is no
 # cpu_op (runtime calls, kernels, copies, the profiler's overhead), found from the trace.
 WRAPPER = ('Optimizer.', 'DataParallel.forward', 'DistributedDataParallel.forward', 'ProfilerStep', 'enumerate(Data')
-# Cells where torch's table disagrees with the trace it exported (README): for
+# Cells where torch's table disagrees with the trace it exported (docs/reference.md): for
 # _foreach_add_ it counts a runtime call of the pin-memory thread as the operator's child
 # (exactly the 9.516 us difference); for nll_loss_forward no exported event accounts for 2.6 us.
 TORCH_OFF = {('resnet50_dl', 'aten::_foreach_add_', 'host_self_us'),

@@ -6,7 +6,7 @@ by the real binary and read back by `go tool pprof -raw`, the client users run. 
 expectations come from a model written here from the trace's own text: Python's json
 module with Decimal, so times are exact; lanes by (pid, tid); busy time as the union
 of each lane's intervals; flat (self) and cum (inclusive) time per frame name. The
-model applies the README's repairs itself: the profiler's own span (cat Trace) is no
+model applies docs/reference.md's repairs itself: the profiler's own span (cat Trace) is no
 work, and a python_function that outlives its Python parent is clipped to the
 parent's end (dropped when it starts at or after it); ProfilerStep#N is the frame
 ProfilerStep.

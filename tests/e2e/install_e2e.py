@@ -16,6 +16,7 @@
 Prints one line per check and 'N passed, N failed' last.
 """
 import argparse
+import gzip
 import json
 import os
 import re
@@ -48,6 +49,27 @@ def check_install(t, a, work):
     missing = [w for w in want if not os.path.exists(os.path.join(prefix, w))]
     t.report('cmake --install puts every file in place', [f'missing {m}' for m in missing])
 
+    # The API is these headers and no others; each compiles on its own, and none shows the
+    # mechanics behind it (allocators, hash indexes, scheduling hooks, the lane builder).
+    inc = os.path.join(prefix, 'include')
+    headers = sorted(os.path.relpath(os.path.join(r, f), inc) for r, _, fs in os.walk(inc) for f in fs)
+    api = ['torch2pprof/analysis.h', 'torch2pprof/error.h', 'torch2pprof/events.h', 'torch2pprof/output.h',
+           'torch2pprof/profile.h', 'torch2pprof/report.h', 'torch2pprof/stages/trace.h',
+           'torch2pprof/stages/trace_loader.h', 'torch2pprof/stages/trace_model.h', 'torch2pprof/torch2pprof.h',
+           'torch2pprof/version.h']
+    problems = [] if headers == api else [f'installed {headers}, want {api}']
+    for h in headers:
+        text = open(os.path.join(inc, h)).read()
+        problems += [f'{h} names {w}' for w in ('Allocator', 'StringIndex {', 'BuildLanes', 'LaneStacks', 'madvise')
+                     if w in text]
+        if h.startswith('torch2pprof/stages/') and 'no stability promise' not in text:
+            problems.append(f'{h} does not say it carries no stability promise')
+        r = subprocess.run(['c++', '-std=c++17', '-fsyntax-only', '-I', inc, '-x', 'c++', '-'],
+                           input=f'#include <{h}>\n', capture_output=True, text=True)
+        if r.returncode:
+            problems.append(f'{h} does not compile alone: {r.stderr[:300]}')
+    t.report('the installed headers are the API, each self-contained', problems)
+
     # Flags that build this project stay in it: nothing of -march, -W or -fsanitize in the package.
     with open(os.path.join(prefix, 'lib/cmake/torch2pprof/torch2pprofTargets.cmake')) as f:
         targets = f.read()
@@ -79,6 +101,12 @@ def check_install(t, a, work):
     got_steps = [line for line in c.stdout.split('\n') if line.startswith('ProfilerStep')]
     if got_steps != want_steps:
         problems.append(f'Analyze() steps {got_steps} != analyze --format json {want_steps}')
+    if 'regressed 0 step_time>+5%: +0.0%' not in c.stdout:
+        problems.append(f'Compare() of a run with itself: {c.stdout[-300:]!r}')
+    events = [e for e in json.loads(gzip.decompress(open(trace, 'rb').read()))['traceEvents']
+              if e.get('ph') == 'X' and float(e.get('dur', 0)) > 0 and e.get('cat') != 'Trace']
+    if f'intervals {len(events)} steps {len(j["steps"])}' not in c.stdout:
+        problems.append(f'LoadTrace/BuildModel: {c.stdout[-100:]!r}, want {len(events)} intervals')
     top = subprocess.run(['go', 'tool', 'pprof', '-top', mine], capture_output=True, text=True)
     if top.returncode or not top.stdout.startswith('File: lm_train.pt.trace.json.gz'):
         problems.append(f'go tool pprof -top: {top.stdout[:80]!r} {top.stderr[:200]}')

@@ -6,7 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "torch2pprof/trace_loader.h"
+#include "load/exact_time.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {

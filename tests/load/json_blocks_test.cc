@@ -100,14 +100,6 @@ TEST(JsonBlocks, KernelsClassifyEveryByteAlike) {
   }
 }
 
-TEST(JsonBlocks, TheFastestKernelIsOneThisMachineHas) {
-  EXPECT_TRUE(Supported(FastestBlockKernel()));
-#if defined(__x86_64__)
-  EXPECT_NE(FastestBlockKernel(), BlockKernel::kBytes);
-  EXPECT_EQ(FastestBlockKernel() == BlockKernel::kAvx2, static_cast<bool>(__builtin_cpu_supports("avx2")));
-#endif
-}
-
 TEST(JsonBlocks, EscapeAcrossTheBlockEdge) {
   // A backslash as byte 63 escapes byte 0 of the next block: that quote stays in the string.
   std::string s = "\"" + std::string(62, 'a') + "\\" + "\"{}\"[" + std::string(59, ' ');

@@ -59,19 +59,19 @@ std::vector<std::string> Expected(int chunks) {
   return names;
 }
 
-// With `helps`, the emitting thread parses the oldest waiting chunk itself whenever
-// every slot is taken: its batches merge in the same order.
+// The emitting thread parses the oldest waiting chunk itself whenever every slot is
+// taken: its batches merge in the same order.
 TEST(ParsePool, MergesInTheOrderChunksWereEmittedWithAnyNumberOfWorkers) {
   constexpr int kChunks = 400;
-  for (bool helps : {false, true}) {
-    for (int workers : {1, 2, 3, 6}) {
-      Merged merged;
-      ParsePool pool(
-          workers, false, [&](const EventBatch& b) { merged.Add(b); }, nullptr, nullptr, helps);
-      for (int c = 0; c < kChunks; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
-      pool.Finish();
-      EXPECT_EQ(merged.names, Expected(kChunks)) << workers << " workers" << (helps ? ", helped" : "");
-    }
+  for (int workers : {1, 2, 3, 6}) {
+    Executor ex(workers + 1);
+    Crew crew(ex, workers);
+    ASSERT_EQ(crew.held(), workers);
+    Merged merged;
+    ParsePool pool(crew, false, [&](const EventBatch& b) { merged.Add(b); });
+    for (int c = 0; c < kChunks; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
+    pool.Finish();
+    EXPECT_EQ(merged.names, Expected(kChunks)) << workers << " workers";
   }
 }
 
@@ -83,14 +83,13 @@ TEST(ParsePool, TheEmittingThreadHelpsWhenTheWorkersFallBehind) {
     Merged merged;
     std::atomic<int> on_emitter{0};
     const std::thread::id emitter = std::this_thread::get_id();
-    ParsePool pool(
-        workers, false,
-        [&](const EventBatch& b) {
-          if (std::this_thread::get_id() == emitter) ++on_emitter;
-          std::this_thread::sleep_for(std::chrono::microseconds(300));
-          merged.Add(b);
-        },
-        nullptr, nullptr, true);
+    Executor ex(workers + 1);
+    Crew crew(ex, workers);
+    ParsePool pool(crew, false, [&](const EventBatch& b) {
+      if (std::this_thread::get_id() == emitter) ++on_emitter;
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+      merged.Add(b);
+    });
     for (int c = 0; c < 200; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
     pool.Finish();
     EXPECT_EQ(merged.names, Expected(200)) << workers << " workers";
@@ -102,7 +101,9 @@ TEST(ParsePool, TheFirstFailedMergeIsThrownAndNothingAfterItIsMerged) {
   for (int workers : {1, 2, 5}) {
     Merged merged;
     int batches = 0;
-    ParsePool pool(workers, false, [&](const EventBatch& b) {
+    Executor ex(workers + 1);
+    Crew crew(ex, workers);
+    ParsePool pool(crew, false, [&](const EventBatch& b) {
       if (batches++ == 150) throw std::runtime_error("merge 150");
       merged.Add(b);
     });
@@ -123,85 +124,13 @@ TEST(ParsePool, TheFirstFailedMergeIsThrownAndNothingAfterItIsMerged) {
 TEST(ParsePool, AnErrorOfTheScannerComesAfterEveryChunkEmittedBeforeIt) {
   for (int workers : {1, 2, 4}) {
     Merged merged;
-    ParsePool pool(workers, false, [&](const EventBatch& b) { merged.Add(b); });
+    Executor ex(workers + 1);
+    Crew crew(ex, workers);
+    ParsePool pool(crew, false, [&](const EventBatch& b) { merged.Add(b); });
     for (int c = 0; c < 60; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
     pool.EmitError(std::make_exception_ptr(std::runtime_error("scanner")));
     EXPECT_THROW(pool.Finish(), std::runtime_error);
     EXPECT_EQ(merged.names, Expected(60)) << workers << " workers";
-  }
-}
-
-// A worker that waits for its turn does idle work (EventBuilder's faulting in ahead of the
-// merge), a step at a time, and meanwhile leaves its batch to whoever merges the one
-// before. Slow merges and slow steps of random lengths: every batch is merged once, in
-// order, and the idle work ran.
-TEST(ParsePool, IdleWorkWhileWaitingNeverChangesTheOrder) {
-  constexpr int kChunks = 300;
-  for (int workers : {2, 3, 6}) {
-    Merged merged;
-    std::atomic<int> idle_steps{0};
-    std::mutex rng_mu;
-    std::mt19937 rng(static_cast<unsigned>(workers));
-    auto pause = [&](int max_us) {
-      int us;
-      {
-        std::lock_guard<std::mutex> lock(rng_mu);
-        us = static_cast<int>(rng() % static_cast<unsigned>(max_us));
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(us));
-    };
-    ParsePool pool(
-        workers, false,
-        [&](const EventBatch& b) {
-          pause(400);
-          merged.Add(b);
-        },
-        nullptr,
-        [&] {
-          ++idle_steps;
-          pause(600);
-          std::lock_guard<std::mutex> lock(rng_mu);
-          return rng() % 4 != 0;  // sometimes there is no more
-        });
-    for (int c = 0; c < kChunks; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
-    pool.Finish();
-    EXPECT_EQ(merged.names, Expected(kChunks)) << workers << " workers";
-    EXPECT_GT(idle_steps.load(), 0) << workers << " workers";
-  }
-}
-
-TEST(ParsePool, AfterFinishNoWorkerIsInTheIdleWorkNorStartsIt) {
-  // The idle work writes ahead in the builder's tables, which the load trims (and the
-  // pool may then be dropped on another thread) as soon as Finish returns.
-  for (int workers : {2, 3}) {
-    Merged merged;
-    std::atomic<int> inside{0}, steps{0};
-    ParsePool pool(
-        workers, false,
-        [&](const EventBatch& b) {
-          // A slow merge: the workers that parsed the next chunks wait for their turn.
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          merged.Add(b);
-        },
-        nullptr,
-        [&] {
-          ++inside;
-          ++steps;
-          std::this_thread::sleep_for(std::chrono::milliseconds(3));
-          --inside;
-          return true;  // always more: only stopping ends it
-        });
-    for (int c = 0; c < 60; ++c) {
-      pool.Emit(MakeChunk(c, EventsIn(c)));
-      if (c % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
-    }
-    pool.Finish();
-    EXPECT_EQ(inside.load(), 0) << workers << " workers";
-    const int steps_at_finish = steps.load();
-    EXPECT_GT(steps_at_finish, 0) << workers << " workers";
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(steps.load(), steps_at_finish) << workers << " workers";
-    EXPECT_EQ(merged.names, Expected(60));
   }
 }
 

@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
+#include "convert/aggregator.h"
 #include "test_util.h"
-#include "torch2pprof/aggregator.h"
-#include "torch2pprof/pprof_writer.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/output.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
@@ -20,7 +20,7 @@ constexpr uint32_t kNone = PythonSpan::kNotAnInterval;
 TEST(PythonSpans, AChildThatOutlivesItsParentEndsWithIt) {
   // root [0,100); mid [10,50) under it; late [20,187) under mid (lm_compile's __exit__);
   // after [60,70) under mid starts after mid's end; its child goes with it.
-  HugeVector<PythonSpan> spans = {
+  std::vector<PythonSpan> spans = {
       {0, 0, 1, -1, 0, 100}, {0, 1, 2, 1, 10, 50}, {0, 2, 3, 2, 20, 187}, {0, 3, 4, 2, 60, 70}, {0, 4, 5, 4, 61, 62},
   };
   PythonRepair r = RepairPythonSpans(spans);
@@ -30,7 +30,7 @@ TEST(PythonSpans, AChildThatOutlivesItsParentEndsWithIt) {
 
 TEST(PythonSpans, ParentsAreRepairedBeforeTheirChildrenAtAnyDepth) {
   // A chain listed children first: each clip runs down the chain.
-  HugeVector<PythonSpan> spans;
+  std::vector<PythonSpan> spans;
   const int depth = 50000;
   for (int i = depth - 1; i >= 0; --i) {
     spans.push_back({0, static_cast<uint32_t>(i), i + 1, i == 0 ? -1 : i, i, i == 0 ? 10 : 1000000 + i});
@@ -44,7 +44,7 @@ TEST(PythonSpans, ParentsAreRepairedBeforeTheirChildrenAtAnyDepth) {
 
 TEST(PythonSpans, ParentsAreFoundOnTheSameLaneOnly) {
   // Python id 1 on lane 0 and on lane 1; the child on lane 1 belongs to lane 1's.
-  HugeVector<PythonSpan> spans = {{0, 0, 1, -1, 0, 10}, {1, 1, 1, -1, 0, 100}, {1, 2, 2, 1, 50, 60}};
+  std::vector<PythonSpan> spans = {{0, 0, 1, -1, 0, 10}, {1, 1, 1, -1, 0, 100}, {1, 2, 2, 1, 50, 60}};
   PythonRepair r = RepairPythonSpans(spans);
   EXPECT_TRUE(r.clipped.empty());
   EXPECT_TRUE(r.dropped.empty());
@@ -56,7 +56,7 @@ TEST(PythonSpans, ParentsAreFoundOnTheSameLaneOnly) {
 TEST(PythonSpans, DenseAndSparseIdsRepairAlike) {
   auto spans_with = [](int64_t scale) {
     auto id = [&](int64_t i) { return i < 0 ? i : i * scale; };
-    return HugeVector<PythonSpan>{
+    return std::vector<PythonSpan>{
         {0, 0, id(1), id(-1), 0, 100}, {0, 1, id(2), id(1), 10, 50}, {0, 2, id(3), id(2), 20, 187},
         {0, 3, id(4), id(2), 60, 70},  {0, 4, id(5), id(4), 61, 62}, {1, 5, id(1), id(-1), 0, 30},
         {1, 6, id(1), id(-1), 40, 45}, {1, 7, id(6), id(1), 41, 90},  // lane 1: id 1 twice, the later one is the parent
@@ -96,7 +96,7 @@ TEST(PythonSpans, IdsInRunsOrSpreadRepairAsDenseOnes) {
     mine.push_back(forest.size() - 1);
   }
   auto numbered = [&](auto id) {
-    HugeVector<PythonSpan> spans;
+    std::vector<PythonSpan> spans;
     for (size_t i = 0; i < forest.size(); ++i) {
       const Span& f = forest[i];
       spans.push_back({f.lane, static_cast<uint32_t>(i), id(f.k), f.parent < 0 ? -1 : id(f.parent), f.start, f.end});
@@ -140,7 +140,7 @@ TEST(PythonSpans, IdsInRunsOrSpreadRepairAsDenseOnes) {
 
 TEST(PythonSpans, AParentThatIsNoIntervalStillBounds) {
   // A zero-length parent ends where it starts: its children are dropped.
-  HugeVector<PythonSpan> spans = {{0, kNone, 1, -1, 5, 5}, {0, 0, 2, 1, 5, 9}};
+  std::vector<PythonSpan> spans = {{0, kNone, 1, -1, 5, 5}, {0, 0, 2, 1, 5, 9}};
   PythonRepair r = RepairPythonSpans(spans);
   EXPECT_EQ(r.dropped, (std::vector<uint32_t>{0}));
 }
@@ -148,7 +148,7 @@ TEST(PythonSpans, AParentThatIsNoIntervalStillBounds) {
 TEST(PythonSpans, ACycleOfParentIdsEnds) {
   // Each names the other as parent: the walk ends, taking the one where it closes the
   // cycle (the second) as a root; the first then ends inside it and keeps its end.
-  HugeVector<PythonSpan> spans = {{0, 0, 1, 2, 0, 10}, {0, 1, 2, 1, 0, 20}};
+  std::vector<PythonSpan> spans = {{0, 0, 1, 2, 0, 10}, {0, 1, 2, 1, 0, 20}};
   PythonRepair r = RepairPythonSpans(spans);
   EXPECT_TRUE(r.clipped.empty());
   EXPECT_TRUE(r.dropped.empty());

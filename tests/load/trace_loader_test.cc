@@ -1,16 +1,16 @@
 // The loader on small hand-made traces: both top-level forms, gzip by magic bytes,
 // lanes from numbers and strings, B/E matching, metadata, header, and bad input.
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 #include <gtest/gtest.h>
 
+#include "convert/aggregator.h"
 #include "load/json_scanner.h"
+#include "model/lane_builder.h"
 #include "test_util.h"
-#include "torch2pprof/aggregator.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/lane_builder.h"
-#include "torch2pprof/pprof_writer.h"
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/output.h"
+#include "torch2pprof/stages/trace_model.h"
 
 namespace torch2pprof {
 namespace {
@@ -463,7 +463,7 @@ std::string Outcome(const std::string& json, LoadOptions options) {
   try {
     Trace t = options.path.empty() ? LoadTraceFromMemory(json, "t.json", options) : LoadTrace(options);
     TraceModel m = BuildModel(t);
-    std::string out = EncodeProfile(Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, 1))));
+    std::string out = EncodeProfile(Aggregate(t));
     for (const std::string& w : LoadWarnings(t)) out += "\n" + w;
     out += "\nevents " + std::to_string(t.stats.events) + " bytes " + std::to_string(t.stats.json_bytes);
     return out;

@@ -1,6 +1,6 @@
 // Nesting by time containment, tie rules, and the splitting of partial overlaps;
 // expectations computed by hand from the intervals in each test.
-#include "torch2pprof/lane_builder.h"
+#include "model/lane_builder.h"
 
 #include <gtest/gtest.h>
 
@@ -202,10 +202,9 @@ TEST(LaneBuilder, LanesAreIndependentAndThreadsDoNotChangeTheResult) {
     for (int i = 0; i < 10 + 20 * lane; ++i) s += (s.size() > 1 ? "," : "") + X("op", i * 3 + lane, 4 + (i % 3), lane);
   }
   Trace t = LoadText(s + "]");
-  BuildOptions one_thread, four_threads;
-  four_threads.threads = 4;
-  auto one = BuildLanes(t, one_thread);
-  auto four = BuildLanes(t, four_threads);
+  Executor ex(4);
+  auto one = BuildLanes(t);
+  auto four = BuildLanes(t, BuildOptions{}, ex);
   ASSERT_EQ(one.size(), 8u);
   ASSERT_EQ(four.size(), 8u);
   for (size_t i = 0; i < one.size(); ++i) {
@@ -225,10 +224,9 @@ TEST(LaneBuilder, APartBesideRunsOnceOnTheSameThreadsAndChangesNothing) {
   Trace t = LoadText(s + "]");
   const auto alone = BuildLanes(t);
   for (int threads : {1, 2, 3, 8}) {
-    BuildOptions options;
-    options.threads = threads;
+    Executor ex(threads);
     std::atomic<int> runs{0};
-    auto lanes = BuildLanes(t, options, [&] {
+    auto lanes = BuildLanes(t, BuildOptions{}, ex, [&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));  // longer than the lanes
       ++runs;
     });
@@ -239,7 +237,8 @@ TEST(LaneBuilder, APartBesideRunsOnceOnTheSameThreadsAndChangesNothing) {
       EXPECT_EQ(Describe(t, lanes[i]), Describe(t, alone[i])) << threads << " threads, lane " << i;
     }
     // A part that fails fails the build, whichever thread ran it.
-    EXPECT_THROW(BuildLanes(t, options, [] { throw std::runtime_error("the model failed"); }), std::runtime_error);
+    EXPECT_THROW(BuildLanes(t, BuildOptions{}, ex, [] { throw std::runtime_error("the model failed"); }),
+                 std::runtime_error);
   }
 }
 

@@ -1,10 +1,10 @@
 // The model's rules, one test each, on small hand-made traces; expectations by hand.
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/stages/trace_model.h"
 
 #include <gtest/gtest.h>
 
 #include "test_util.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
@@ -58,6 +58,51 @@ TEST(TraceModel, DevicesHaveOneName) {
   ASSERT_EQ(m.memory.size(), 2u);
   EXPECT_EQ(m.memory[0].device, "cpu");
   EXPECT_EQ(m.memory[1].device, "cuda:1");
+}
+
+// Streams, memory timelines and deviceProperties are named by one rule, so they join: an
+// MTIA device's properties name it mtia, and a HIP memory timeline (torch's device type 6)
+// is the cuda device its streams run on.
+TEST(TraceModel, DevicePropertiesAndMemoryJoinTheirStreams) {
+  Trace t = LoadText(
+      R"({"deviceProperties": [{"id": 1, "name": "MI250"}, {"id": 17, "name": "MTIA"},
+                                              {"id": 2, "name": "unseen"}],
+                         "traceEvents": )" +
+      Events({
+          X("kernel", "gemm", 0, 7, 2, 3, R"({"device": 1})"),
+          X("mtia_ccp_events", "pe_exe", 17, 3, 2, 3),
+          R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1, "args": {"Bytes": 8, "Device Type": 6, "Device Id": 1}})",
+      }) +
+      "}");
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.devices.size(), 3u);
+  EXPECT_EQ(m.devices[0].device, m.lanes[0].device_name);
+  EXPECT_EQ(m.devices[0].device, "cuda:1");
+  EXPECT_EQ(m.devices[1].device, m.lanes[1].device_name);
+  EXPECT_EQ(m.devices[1].device, "mtia:17");
+  EXPECT_EQ(m.devices[2].device, "cuda:2");  // no stream: cuda
+  ASSERT_EQ(m.memory.size(), 1u);
+  EXPECT_EQ(m.memory[0].device, m.lanes[0].device_name);
+  EXPECT_EQ(DeviceName("cuda", -1), "cuda");
+}
+
+// What a category means is decided once (RoleOfCategory, case-insensitive): the loader
+// keeps a device annotation's External id whatever its spelling, so the model ties it to
+// its host step, and the kernel in it without a launch gets that step.
+TEST(TraceModel, ACategorySpelledOtherwiseMeansTheSame) {
+  for (const char* cat : {"gpu_user_annotation", "GPU_User_Annotation"}) {
+    Trace t = LoadText(Events({
+        X("user_annotation", "ProfilerStep#1", 1, 1, 0, 100, R"({"External id": 5})"),
+        X(cat, "ProfilerStep#1", 0, 7, 200, 100, R"({"External id": 5, "correlation": 77})"),
+        X("kernel", "k", 0, 7, 210, 10, R"({"device": 0})"),
+    }));
+    TraceModel m = BuildModel(t);
+    ASSERT_EQ(m.steps.size(), 1u) << cat;
+    const uint32_t k = Find(t, "k");
+    const Step* step = m.DeviceStepOf(k, t.intervals[k]);
+    ASSERT_NE(step, nullptr) << cat;
+    EXPECT_EQ(step->number, 1) << cat;
+  }
 }
 
 TEST(TraceModel, StepsAreHostSideAndHoldEveryThreadOfTheirProcess) {

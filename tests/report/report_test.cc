@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/analyzer.h"
 #include "report/svg_chart.h"
 #include "report/table.h"
 #include "test_util.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/trace_loader.h"
+#include "torch2pprof/stages/trace_loader.h"
+#include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof {
 namespace {
@@ -286,5 +288,30 @@ TEST(Report, JsonKeepsEveryRowUnlessTopIsGivenAndSaysHowMany) {
   EXPECT_EQ(top["counts"]["operators"], a.operators.size());
 }
 
+// GPU utilization is GpuRow::utilization(), read by every output: analyze's JSON and
+// text, the ranks table and compare give the same number for the same run.
+TEST(Report, EveryOutputReadsOneGpuUtilization) {
+  AnalyzeOptions one;
+  one.input = std::string(TESTDATA_DIR) + "/real/torch211/lm_train.pt.trace.json.gz";
+  one.per_step = true;
+  const Analysis a = Analyze(one).analysis;
+  ASSERT_FALSE(a.gpu.empty());
+  const GpuRow& g = a.gpu[0];
+  ASSERT_GT(g.window_ns, 0);
+  const double want = static_cast<double>(g.window_kernel_ns) / static_cast<double>(g.window_ns);
+  EXPECT_DOUBLE_EQ(g.utilization(), want);
+  ReportOptions o;
+  nlohmann::json j = nlohmann::json::parse(RenderJson(a, o));
+  EXPECT_EQ(j["gpu"][0]["utilization"].dump(), report::Printf("%.6g", want));
+  const std::string percent = report::Printf("%.1f%%", 100 * want);
+  EXPECT_NE(RenderText(a, o).find(percent), std::string::npos) << percent;
+  EXPECT_NE(RenderHtml(a, o).find(percent), std::string::npos) << percent;
+  Comparison c = Compare(a, a);
+  ASSERT_EQ(c.devices.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.devices[0].base_utilization, want);
+  AnalyzeRanksOptions ranks;
+  ranks.inputs = {one.input};
+  EXPECT_DOUBLE_EQ(AnalyzeRanks(ranks).analysis.ranks[0].gpu_utilization, want);
+}
 }  // namespace
 }  // namespace torch2pprof

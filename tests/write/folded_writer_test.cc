@@ -1,4 +1,4 @@
-#include "torch2pprof/folded_writer.h"
+#include "torch2pprof/output.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Writing outputs: atomically, never over an input or a file torch2pprof did not write,
 // in place on devices and descriptor links.
-#include "torch2pprof/output_file.h"
+#include "torch2pprof/output.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,6 @@
 
 #include "test_util.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/pprof_writer.h"
 
 namespace torch2pprof {
 namespace {

@@ -1,5 +1,5 @@
 // Encoding checked by decoding with protobuf; output files written atomically.
-#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/output.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -138,8 +138,6 @@ TEST(PprofWriter, ValidateCatchesBrokenProfiles) {
   EXPECT_THROW(EncodeProfile(p), std::logic_error);
 }
 
-TEST(PprofWriter, SameProfileSameBytes) { EXPECT_EQ(Gzip(EncodeProfile(Small())), Gzip(EncodeProfile(Small()))); }
-
 // zlib's own gzip reader: the whole input must be one member, its one stream ending
 // exactly at the input's end.
 std::string Gunzip(const std::string& gz) {
@@ -162,7 +160,7 @@ std::string Gunzip(const std::string& gz) {
   return out;
 }
 
-TEST(PprofWriter, GzipInBlocksIsOneStreamWhateverTheThreads) {
+TEST(PprofWriter, GzipInBlocksIsOneStreamThatZlibReads) {
   // Compressible text like a profile's, in sizes at and around the blocks' (128 KiB).
   std::mt19937 rng(7);
   std::string text;
@@ -173,9 +171,8 @@ TEST(PprofWriter, GzipInBlocksIsOneStreamWhateverTheThreads) {
   for (size_t size :
        {size_t{0}, size_t{1}, size_t{1000}, kBlock - 1, kBlock, kBlock + 1, 3 * kBlock + 77, text.size()}) {
     const std::string data = text.substr(0, size);
-    const std::string one = Gzip(data, 1);
+    const std::string one = Gzip(data);
     ASSERT_EQ(Gunzip(one), data) << size;
-    for (int threads : {2, 3, 8}) EXPECT_EQ(Gzip(data, threads), one) << size << " bytes, " << threads << " threads";
     // Blocks compressed apart lose little against one stream (zlib level 1 over the whole).
     uLongf bound = compressBound(static_cast<uLong>(size));
     std::string whole(bound, '\0');

@@ -1,9 +1,9 @@
 // The diff profile: base negated and labelled, frames and stacks merged by name.
 #include <gtest/gtest.h>
 
+#include "convert/aggregator.h"
 #include "test_util.h"
-#include "torch2pprof/aggregator.h"
-#include "torch2pprof/pprof_writer.h"
+#include "torch2pprof/output.h"
 #include "torch2pprof/profile.h"
 
 namespace torch2pprof {

@@ -1,5 +1,5 @@
 // pstats: cProfile's marshal dict, keyed by the function each frame is (Frame::function).
-#include "torch2pprof/pstats_writer.h"
+#include "torch2pprof/output.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,8 @@
-// Stage 1: reads a Chrome/Kineto trace (.json or gzip by magic bytes, file or stdin)
+// The load stage: reads a Chrome/Kineto trace (.json or gzip by magic bytes, file or stdin)
 // as a stream and returns its timed intervals, lanes and header, times exact in ns.
+//
+// A stage header: for tools that read traces themselves. Unlike torch2pprof.h and the
+// headers it includes, it carries no stability promise: it changes with the stages.
 #pragma once
 
 #include <atomic>
@@ -7,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "torch2pprof/trace.h"
+#include "torch2pprof/stages/trace.h"
 
 namespace torch2pprof {
 
@@ -41,10 +44,5 @@ void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::fu
 // skipped as unreadable (count, reasons, first byte offsets), events repaired, a
 // truncated end. Each line starts with the file name.
 std::vector<std::string> LoadWarnings(const Trace& trace);
-
-// Exact decimal microseconds (JSON number text, e.g. "1712195495519695.8" or "1.5e3")
-// to integer nanoseconds, rounding half to even below 1 ns. False if the text is not
-// a number or the value does not fit in int64 nanoseconds.
-bool ParseMicrosToNanos(std::string_view text, int64_t* out);
 
 }  // namespace torch2pprof

@@ -1,4 +1,4 @@
-// Stage 4 (convert): folds every lane's pieces into one call tree and sums wall (self)
+// convert's stage: folds every lane's pieces into one call tree and sums wall (self)
 // time, calls, device time and memory per distinct stack and labels, as the model says.
 #pragma once
 
@@ -6,21 +6,13 @@
 #include <memory>
 #include <vector>
 
-#include "torch2pprof/lane_builder.h"
+#include "base/executor.h"
+#include "model/lane_builder.h"
 #include "torch2pprof/profile.h"
-#include "torch2pprof/trace.h"
-#include "torch2pprof/trace_model.h"
+#include "torch2pprof/stages/trace.h"
+#include "torch2pprof/stages/trace_model.h"
 
 namespace torch2pprof {
-
-// Whether samples carry the step they ran in. A stack that ran in S steps is then S
-// samples: a profile of many steps grows that many times (and pprof reads it as slowly).
-enum class StepLabels {
-  kAuto,  // on when the trace has at most kAutoStepLabels steps
-  kOn,
-  kOff,
-};
-inline constexpr size_t kAutoStepLabels = 10;
 
 struct AggregateOptions {
   // Stacks exactly as each thread ran them. By default a backward node's subtree (its
@@ -42,10 +34,8 @@ struct AggregateOptions {
   // Every sample also gets the numeric label "rank", so samples of different traces
   // never merge (convert -o).
   bool rank_labels = false;
-  // Threads that fold the lanes' pieces, and how many pieces each fold takes (the
-  // lanes are cut at fixed places, never by threads; 0 counts as 1): the profile depends
-  // on neither.
-  int threads = 1;
+  // How many pieces each fold takes (the lanes are cut at fixed places, never by
+  // threads; 0 counts as 1): the profile depends neither on it nor on the threads.
   uint32_t fold_segment = 1 << 16;
 };
 
@@ -53,6 +43,10 @@ struct AggregateOptions {
 // time under the stack that launched it) and {alloc_objects, alloc_space, inuse_objects,
 // inuse_space}. work is wall less the time whose leaf is a blocking wait (IsBlockingWait),
 // and the default. lanes are BuildLanes of the trace, cut at the model's step bounds.
+// The lanes are folded on the executor's threads.
+Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes,
+                  const AggregateOptions& options, Executor& ex);
+// The same on the calling thread alone.
 Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes,
                   const AggregateOptions& options = {});
 // The same from the trace alone: its model, its lanes cut at the model's step bounds.
@@ -61,7 +55,7 @@ Profile Aggregate(const Trace& trace, int threads = 1);
 bool StepLabelsOn(const AggregateOptions& options, const TraceModel& model);
 // The stack builder's options convert uses: with step labels, lanes cut at the model's
 // step bounds, so that each piece lies in one step.
-BuildOptions ConvertBuildOptions(const TraceModel& model, int threads, const AggregateOptions& options = {});
+BuildOptions ConvertBuildOptions(const TraceModel& model, const AggregateOptions& options = {});
 
 // One profile from several traces (ranks) added one at a time, so that merging needs
 // only the trace being added in memory, not all of them.
@@ -72,7 +66,7 @@ class Aggregator {
   Aggregator(Aggregator&&) noexcept;
   Aggregator& operator=(Aggregator&&) noexcept;
 
-  void Add(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes);
+  void Add(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes, Executor& ex);
   // ranks: with rank_labels, the rank of each trace in the order added, all distinct
   // (they are often known only once every input is read).
   Profile Finish(const std::vector<int64_t>& ranks = {}) &&;

@@ -1,5 +1,8 @@
-// Stage 2: what the loaded trace means, decided once for every output — roles, steps,
-// launches, devices, forward/backward links and the memory timeline — as plain data.
+// The model stage: what the loaded trace means, decided once for every output — roles,
+// steps, launches, devices, forward/backward links and the memory timeline — as plain data.
+//
+// A stage header: for tools that read traces themselves. Unlike torch2pprof.h and the
+// headers it includes, it carries no stability promise: it changes with the stages.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "torch2pprof/trace.h"
+#include "torch2pprof/stages/trace.h"
 
 namespace torch2pprof {
 
@@ -87,6 +90,11 @@ struct DeviceStepSpan {
 };
 
 struct TraceModel {
+  // The trace's time: the first start and the last end of its intervals (of its [memory]
+  // events, in a trace of those only); start_ns > end_ns when it has neither.
+  int64_t start_ns = INT64_MAX, end_ns = INT64_MIN;
+  // The header's deviceProperties, each named by DeviceName as its streams are.
+  std::vector<DeviceInfo> devices;
   std::vector<Role> category_role;           // by string id; valid for the categories of events
   std::vector<uint8_t> name_flags;           // NameFlag bits by string id; valid for the names of events
   std::vector<LaneRole> lanes;               // parallel to Trace::lanes
@@ -121,6 +129,11 @@ struct TraceModel {
   // lanes). BuildOptions::cuts: the stack builder splits pieces there, so that each lies in one step.
   std::vector<std::vector<int64_t>> StepBoundaries() const;
 };
+
+// A device's name, the one rule for every output ("cuda:0", "mtia:17"; the type alone
+// without an id): streams, memory timelines and deviceProperties are named by it, so that
+// the three join. torch names ROCm devices cuda, and so does this.
+std::string DeviceName(std::string_view type, int64_t id);
 
 // Builds the model of a loaded trace. External ids of annotations are read from
 // Interval::link (see trace.h); everything else from the trace's side tables. With

@@ -1,5 +1,8 @@
 // The trace as the loader hands it on: lanes, timed intervals in file order, and
 // header metadata, with every name interned once and every time in integer ns.
+//
+// A stage header: for tools that read traces themselves. Unlike torch2pprof.h and the
+// headers it includes, it carries no stability promise: it changes with the stages.
 #pragma once
 
 #include <array>
@@ -11,18 +14,20 @@
 #include <unordered_map>
 #include <vector>
 
-#include "torch2pprof/huge_vector.h"
-#include "torch2pprof/string_index.h"
+#include "torch2pprof/events.h"
 
 namespace torch2pprof {
+
+class StringIndex;
 
 // Interns strings: equal text gives the same id; id 0 is always "".
 // Views returned stay valid for the table's lifetime (also across moves).
 class StringTable {
  public:
   StringTable();
-  StringTable(StringTable&&) = default;
-  StringTable& operator=(StringTable&&) = default;
+  ~StringTable();
+  StringTable(StringTable&&) noexcept;
+  StringTable& operator=(StringTable&&) noexcept;
   StringTable(const StringTable&) = delete;
   StringTable& operator=(const StringTable&) = delete;
 
@@ -38,7 +43,7 @@ class StringTable {
   size_t block_used_ = 0;
   size_t block_size_ = 0;
   std::vector<std::string_view> views_;
-  StringIndex index_;
+  std::unique_ptr<StringIndex> index_;  // private: base/string_index.h
 };
 
 // A lane is one (pid, tid) pair: a CPU thread or a GPU stream.
@@ -64,24 +69,6 @@ struct Flow {
   char phase;  // 's' or 'f'
   FlowKind kind;
 };
-
-// What an event is, from its category (case-insensitive; old and new spellings).
-enum class Role {
-  kOther,             // any other category
-  kOperator,          // cpu_op, Operator, python; and events without a category (torch 1.13's exporter)
-  kRuntime,           // cuda_runtime, Runtime, mtia_runtime, ..., and cuda_driver
-  kKernel,            // kernel; MTIA's mtia_ccp_events, its device work
-  kMemcpy,            // gpu_memcpy, Memcpy
-  kMemset,            // gpu_memset, Memset
-  kUserAnnotation,    // user_annotation (host side)
-  kDeviceAnnotation,  // gpu_user_annotation: marks device time; never a step, an operator or work
-  kPythonFunction,    // python_function
-  kTrace,             // Trace: the profiler's own span (skipped by the loader)
-};
-Role RoleOfCategory(std::string_view category);
-const char* RoleName(Role role);
-// Device-side work: kernels, memcpy, memset (MTIA's device events count as kernels).
-inline bool IsDeviceRole(Role r) { return r == Role::kKernel || r == Role::kMemcpy || r == Role::kMemset; }
 
 // One timed event: an X event with dur > 0, or a matched B/E pair.
 struct Interval {
@@ -182,19 +169,19 @@ struct TraceHeader {
 struct Trace {
   std::string file;  // the input's name as the user gave it
   StringTable strings;
-  std::vector<Lane> lanes;         // in order of first appearance
-  HugeVector<Interval> intervals;  // in file order (of the X, or of the B)
+  std::vector<Lane> lanes;          // in order of first appearance
+  std::vector<Interval> intervals;  // in file order (of the X, or of the B)
   TraceHeader header;
   LoadStats stats;
   // X events with dur 0 (end == start) in file order: those with a correlation
   // (zero-length launch calls) always, all of them with LoadOptions::details.
-  HugeVector<Interval> zero_length;
-  HugeVector<Flow> flows;             // ac2g and fwdbwd flow events, file order
-  HugeVector<SequenceMark> sequence;  // operators with a "Sequence number", in interval order
-  HugeVector<MemoryEvent> memory;     // "[memory]" events in file order
+  std::vector<Interval> zero_length;
+  std::vector<Flow> flows;             // ac2g and fwdbwd flow events, file order
+  std::vector<SequenceMark> sequence;  // operators with a "Sequence number", in interval order
+  std::vector<MemoryEvent> memory;     // "[memory]" events in file order
   // With LoadOptions::details only:
-  HugeVector<EventArgs> args;              // parallel to intervals
-  HugeVector<EventArgs> zero_length_args;  // parallel to zero_length
+  std::vector<EventArgs> args;              // parallel to intervals
+  std::vector<EventArgs> zero_length_args;  // parallel to zero_length
 };
 
 // Events numbered over the trace as loaded: the intervals in file order, then the
@@ -212,15 +199,8 @@ struct DistributedInfo {
 };
 DistributedInfo ReadDistributedInfo(const TraceHeader& header);
 
-// One entry of the header's deviceProperties; -1 / "" where absent or of a wrong type.
-struct DeviceInfo {
-  int64_t id = -1;
-  std::string device;  // "cuda:0"
-  std::string name;
-  int64_t total_memory = -1;  // bytes; -1 unknown
-  int64_t sms = -1;           // streaming multiprocessors
-  std::string compute;        // "8.0"
-};
+// The header's deviceProperties, unnamed (DeviceInfo::device empty): the model names
+// devices (DeviceName in trace_model.h).
 std::vector<DeviceInfo> ReadDeviceProperties(const TraceHeader& header);
 
 // Wall-clock nanoseconds of the trace time `first_start`, where the trace tells it:

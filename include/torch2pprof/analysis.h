@@ -1,0 +1,400 @@
+// What analyze and compare find, as plain numbers in nanoseconds: one trace's views
+// (Analysis), several ranks side by side (RanksAnalysis), and two runs compared (Comparison).
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torch2pprof/events.h"
+
+namespace torch2pprof {
+
+struct LaneInfo {
+  std::string pid, tid, name;  // name: thread_name, or empty
+  bool device = false;         // a GPU (or other device) stream
+  uint64_t intervals = 0;
+  // A CPU thread: the union of its intervals. A device stream: the union of its device
+  // work (kernels, memcpys, memsets); annotations around it are no work.
+  int64_t busy_ns = 0;
+  // A CPU thread: busy less the time whose innermost event is a blocking wait (convert's
+  // work on the lane). -1 on device streams, whose time is device time (convert's gpu).
+  int64_t work_ns = -1;
+};
+
+struct TraceOverview {
+  std::string file;
+  int64_t start_ns = 0;       // first start of any timed event
+  int64_t span_ns = 0;        // first start to last end
+  int64_t wall_clock_ns = 0;  // wall-clock time of start_ns, 0 when unknown
+  uint64_t events = 0;
+  std::map<std::string, uint64_t> phases;
+  std::vector<LaneInfo> lanes;
+  std::vector<DeviceInfo> devices;     // from deviceProperties
+  int64_t rank = -1, world_size = -1;  // from distributedInfo
+  std::string backend;
+  uint64_t profiler_steps = 0;              // host-side ProfilerStep#N events found
+  std::map<std::string, uint64_t> skipped;  // events without time, by reason key
+};
+
+struct CategoryRow {
+  std::string category;  // as written ("" when the event had none)
+  Role role = Role::kOther;
+  uint64_t events = 0;     // X events, zero-length ones included
+  int64_t total_ns = 0;    // summed durations (nested events count each time)
+  int64_t covered_ns = 0;  // time covered by its events: their union per lane, summed over lanes
+  // Self time (lane stacks), summing to the lanes' busy time over categories: on device
+  // streams only device work has any (a device annotation's self time is the device idling).
+  int64_t self_ns = 0;
+};
+
+// A step and its breakdown; the parts sum to total_ns.
+struct StepRow {
+  std::string name;
+  int64_t start_ns = 0, total_ns = 0;
+  int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0, communication_ns = 0, runtime_ns = 0, dataloader_ns = 0,
+          cpu_exec_ns = 0, other_ns = 0;
+};
+
+// The parts of a step's breakdown in the order they claim its time (docs/tb-semantics.md
+// §4), Other last: the one list every stage and output reads.
+struct StepPart {
+  const char* key;      // "cpu_exec": JSON and CSV write key + "_us", compare names the part so
+  const char* heading;  // "cpu exec": text
+  int64_t StepRow::*field;
+};
+inline constexpr StepPart kStepParts[] = {
+    {"kernel", "kernel", &StepRow::kernel_ns},       {"memcpy", "memcpy", &StepRow::memcpy_ns},
+    {"memset", "memset", &StepRow::memset_ns},       {"communication", "comm", &StepRow::communication_ns},
+    {"runtime", "runtime", &StepRow::runtime_ns},    {"dataloader", "dataload", &StepRow::dataloader_ns},
+    {"cpu_exec", "cpu exec", &StepRow::cpu_exec_ns}, {"other", "other", &StepRow::other_ns},
+};
+inline constexpr int kStepPartCount = static_cast<int>(std::size(kStepParts));
+
+// A row's time per analysed step, where it is not 0, by step: a row that runs in few of
+// many steps costs its steps, not rows x steps (a trace of 100,000 steps).
+class StepSeries {
+ public:
+  void Add(uint32_t step, int64_t ns);  // in any order; Finish sorts and merges
+  void Merge(const StepSeries& other);
+  void Finish();
+  void DropFrom(uint32_t steps);  // entries of step >= steps
+  int64_t At(uint32_t step) const;
+  // Adds the value of every step into by_step[step] (which has a slot per step).
+  void AddTo(std::vector<int64_t>* by_step) const;
+  const std::vector<std::pair<uint32_t, int64_t>>& entries() const { return v_; }
+
+ private:
+  std::vector<std::pair<uint32_t, int64_t>> v_;
+};
+
+struct OperatorRow {
+  std::string name;
+  std::string input_dims;  // with group_by_shape
+  uint64_t calls = 0;
+  int64_t host_total_ns = 0, host_self_ns = 0, device_total_ns = 0, device_self_ns = 0;
+  int64_t host_max_ns = 0;  // longest single call
+  // With AnalysisOptions::per_step, by analysed step (the step whose window holds the call's
+  // start): host total and device total. Calls outside every step count in no step.
+  StepSeries step_host_total, step_device_total;
+};
+
+struct KernelRow {
+  std::string name;
+  uint64_t calls = 0;
+  int64_t total_ns = 0, min_ns = 0, max_ns = 0;
+  double blocks_per_sm = -1;  // weighted by duration; < 0 when the trace has none
+  double occupancy = -1;      // est. achieved occupancy %, weighted by duration
+  StepSeries step_total;      // with AnalysisOptions::per_step: by the step of each kernel (DeviceStepOf)
+};
+
+struct GpuRow {
+  std::string device;  // "cuda:0"
+  int64_t device_id = -1;
+  std::string name;  // from deviceProperties
+  int streams = 0;
+  int64_t busy_ns = 0;           // union of its kernels, memcpys and memsets
+  int64_t kernel_ns = 0;         // union of its kernels
+  int64_t window_ns = 0;         // the steps' span the utilization is over
+  int64_t window_kernel_ns = 0;  // union of its kernels inside that span
+  // GPU utilization as torch-tb-profiler defines it: window_kernel_ns / window_ns (0
+  // without a window). Every output reads it here.
+  double utilization() const;
+};
+// The devices together: their kernels' time in the steps' span over the spans' sum.
+double GpuUtilization(const std::vector<GpuRow>& gpus);
+
+// The operator that allocated (the innermost operator open on the allocating thread).
+struct MemoryOperator {
+  std::string name;
+  uint64_t allocations = 0;  // over the trace
+  int64_t bytes = 0;
+  uint64_t live_allocations = 0;  // of them, still allocated at the device's peak
+  int64_t live_bytes = 0;
+};
+
+// A stretch of a device's memory timeline: the highest and the last level in it.
+struct MemoryBucket {
+  int64_t start_ns = 0, end_ns = 0;  // [start, end)
+  int64_t max_bytes = 0, end_bytes = 0;
+};
+
+struct MemoryRow {
+  std::string device;  // "cpu", "cuda:0"
+  uint64_t allocations = 0, frees = 0;
+  int64_t allocated_bytes = 0, freed_bytes = 0;
+  int64_t peak_bytes = 0;                     // max Total Allocated, or of the running sum of Bytes
+  int64_t peak_ns = 0;                        // when it peaked
+  bool from_totals = false;                   // peak read from "Total Allocated"
+  int64_t before_trace_bytes = 0;             // of the peak: allocated before the trace began
+  std::vector<MemoryOperator> top_operators;  // by bytes live at the peak, then by allocated bytes
+  // Allocated bytes over time, for charts: kMemoryBuckets equal stretches from the first
+  // event to the last; the peak's bucket has max_bytes == peak_bytes.
+  std::vector<MemoryBucket> timeline;
+};
+inline constexpr int kMemoryBuckets = 480;
+// A device whose peak is below this (a few CPU scalars) gets a line, not a table or a chart.
+inline constexpr int64_t kSmallMemory = 1 << 20;
+
+// The model's modules (torch-tb-profiler's module view, without lost operators): each
+// nn.Module instance under the instance that called it, from convert's default stacks,
+// so a module's time holds its backward (moved under the forward op that created it).
+// Host time is convert's work (waits left out); device time, what was launched under it.
+struct ModuleNode {
+  std::string name;          // the instance: "Linear_0" (from the frame "nn.Module: Linear_0")
+  std::string module_class;  // "Linear"
+  int32_t parent = -1;       // index into Analysis::modules of its caller module, -1 at the top
+  int depth = 0;             // 0 at the top
+  uint64_t calls = 0;
+  int64_t host_total_ns = 0, device_total_ns = 0;  // under it, once per stack
+  int64_t host_self_ns = 0, device_self_ns = 0;    // of which not under a child module
+};
+
+// A module class: its instances together; the total counts an instance inside another
+// instance of its class once.
+struct ModuleClassRow {
+  std::string name;  // "Linear"
+  uint64_t instances = 0, calls = 0;
+  int64_t host_total_ns = 0, device_total_ns = 0;
+  int64_t host_self_ns = 0, device_self_ns = 0;  // not under a child module
+};
+
+// A Python function (python_function frames, with_stack), by its own host time.
+struct PythonFunctionRow {
+  std::string name;  // "forward torch/nn/modules/linear.py:125"
+  std::string file;  // the source file
+  int64_t line = 0;
+  uint64_t calls = 0;
+  int64_t host_total_ns = 0, host_self_ns = 0;  // once per stack; self: frames below left out
+  int64_t device_total_ns = 0;
+};
+
+struct Recommendation {
+  std::string id;    // stable key, e.g. "dataloader"
+  std::string text;  // the advice with the numbers that triggered it
+};
+
+struct Analysis {
+  TraceOverview trace;
+  std::vector<CategoryRow> categories;  // by self time
+  std::vector<StepRow> steps;
+  bool whole_trace_step = false;       // no ProfilerStep: one step over the trace
+  std::vector<OperatorRow> operators;  // by host total
+  std::vector<KernelRow> kernels;      // by total
+  int64_t kernel_total_ns = 0;         // summed kernel durations
+  std::vector<GpuRow> gpu;
+  std::vector<MemoryRow> memory;
+  // Depth first, a module's children by device total (host total in a trace without device time).
+  std::vector<ModuleNode> modules;
+  std::vector<ModuleClassRow> module_classes;       // by device self (host self without device time)
+  std::vector<PythonFunctionRow> python_functions;  // by host self
+  std::vector<Recommendation> recommendations;
+  // Sums that reached the largest 64-bit value and were held there, where a hostile
+  // trace's durations or sizes add up past it (analyze warns).
+  uint64_t saturated = 0;
+};
+
+// ---- analyze over several ranks
+
+// A collective by name: host-side nccl:/gloo: operations (kind "host") or
+// communication kernels (kind "kernel").
+struct CollectiveStat {
+  std::string name;
+  std::string kind;
+  uint64_t calls = 0;
+  int64_t total_ns = 0;
+};
+
+struct RankSummary {
+  std::string file;
+  int64_t rank = -1, world_size = -1;  // distributedInfo; -1 when absent
+  std::string backend;
+  std::vector<StepRow> steps;  // the analysed steps and their breakdown
+  int64_t step_median_ns = 0, step_min_ns = 0, step_max_ns = 0;
+  StepRow mean_step;  // each part's mean over the steps (name "mean")
+  // The device's time as HTA's temporal breakdown and comm/compute overlap see it,
+  // over the rank's device work (kernels, memcpy, memset on every device and stream):
+  int64_t gpu_span_ns = 0;        // first start to last end
+  int64_t gpu_idle_ns = 0;        // the span less the union of all device work
+  int64_t compute_ns = 0;         // union of kernels that are not communication
+  int64_t non_compute_ns = 0;     // union of all device work less compute: communication, memcpy, memset
+  int64_t comm_kernel_ns = 0;     // union of communication kernels
+  int64_t overlap_ns = 0;         // of comm_kernel_ns, the time some compute kernel also ran
+  int64_t communication_ns = 0;   // the step breakdown's communication part over all steps
+  int64_t gpu_window_ns = 0;      // the steps' span summed over devices
+  double gpu_utilization = 0;     // GpuUtilization of the rank's devices
+  int64_t memory_peak_bytes = 0;  // highest device peak (cpu when there is no device)
+  std::string memory_device;
+  std::vector<CollectiveStat> collectives;  // by kind, then name
+};
+
+struct CollectiveRow {
+  std::string name, kind;
+  std::vector<uint64_t> calls;        // per rank, in RanksAnalysis::ranks order
+  std::vector<int64_t> total_ns;      // per rank
+  int64_t min_ns = 0, max_ns = 0;     // of total_ns
+  size_t min_rank = 0, max_rank = 0;  // indexes into ranks: least time (usually the last to arrive) and most
+};
+
+// Step N on every rank that has it.
+struct StepAlignment {
+  std::string name;
+  std::vector<int64_t> total_ns;    // per rank; -1 where the rank has no such step
+  size_t slowest = 0, fastest = 0;  // indexes into ranks
+  int64_t spread_ns = 0;            // slowest less fastest
+};
+
+struct Straggler {
+  size_t rank = 0;                      // index into ranks
+  std::string metric;                   // "step_time" (median step) or "compute" (compute kernel time)
+  int64_t value_ns = 0, median_ns = 0;  // the rank's, and the median over ranks
+  double excess = 0;                    // value / median - 1
+  std::string part;                     // the step part most above the ranks' median ("kernel", ...)
+  int64_t part_delta_ns = 0;            // by how much, per step
+};
+
+struct RanksAnalysis {
+  std::vector<RankSummary> ranks;    // by rank
+  bool ranks_are_positions = false;  // RanksOrPositions replaced given ranks
+  double threshold = 0.05;
+  int64_t median_step_ns = 0, median_compute_ns = 0;  // medians over ranks
+  std::vector<Straggler> stragglers;
+  std::vector<CollectiveRow> collectives;  // by spread (max - min), largest first
+  std::vector<StepAlignment> steps;        // in step order
+};
+
+// ---- compare: two runs
+
+// A value in both runs. Times are per step where the name says so.
+struct Delta {
+  int64_t base = 0, next = 0;
+  int64_t change() const { return next - base; }
+  // (next - base) / base; 0 when base is 0 and next is too, +inf-like 1e300 when only base is.
+  double relative() const;
+};
+
+// Whether a change is more than the step-to-step spread: a 95% bootstrap interval of the
+// change of the statistic over the per-step values (5000 resamples, fixed seed).
+struct Significance {
+  bool assessed = false;     // both runs have at least 2 steps
+  bool significant = false;  // assessed and the interval excludes 0
+  double low = 0, high = 0;  // the interval of the change (ns or the value's unit)
+};
+
+struct StepSummary {
+  uint64_t steps = 0;
+  int64_t median_ns = 0, min_ns = 0, max_ns = 0;
+};
+
+struct PartChange {
+  std::string part;  // kernel, memcpy, ..., other
+  Delta mean_ns;     // mean per step
+  Significance significance;
+};
+
+struct OperatorChange {
+  std::string name, input_dims;
+  std::string status;                                      // "changed", "added" (new run only), "removed" (base only)
+  double base_calls = 0, next_calls = 0;                   // per step
+  Delta host_total, host_self, device_total, device_self;  // ns per step
+};
+
+struct KernelChange {
+  std::string name;
+  std::string status;
+  double base_calls = 0, next_calls = 0;  // per step
+  Delta total;                            // ns per step
+  Delta mean;                             // ns per call
+};
+
+struct DeviceChange {
+  std::string device;
+  double base_utilization = 0, next_utilization = 0;  // kernel time in the steps' span / the span
+  Delta kernel;                                       // ns per step
+};
+
+struct MemoryChange {
+  std::string device;
+  Delta peak_bytes;
+};
+
+// A --fail-on rule: METRIC OP THRESHOLD, e.g. "step_time>+5%", "memory_peak>+100MiB".
+struct Rule {
+  std::string text;  // as given
+  // step_time, kernel_time, comm_time, memory_peak, gpu_util, kernel:GLOB, op:GLOB (the
+  // operators' host or device total per step, whichever crosses), op_host:GLOB, op_device:GLOB
+  std::string metric;
+  std::string op;  // >, >=, <, <=
+  double threshold = 0;
+  bool relative = false;  // a percentage of the base value, else in the metric's unit (ns, bytes, fraction)
+};
+// Throws Error (kUsage) with what is wrong; a number without a unit is wrong for a time
+// or a size (the message suggests the percentage).
+Rule ParseRule(const std::string& text);
+
+struct RuleResult {
+  Rule rule;
+  double base = 0, next = 0;                // the metric in each run (ns, bytes or a fraction)
+  double change = 0;                        // in the rule's terms: percent, or the unit
+  std::string side;                         // op: which total decided, "host" or "device"; else empty
+  Significance significance;                // of the change, over the per-step values
+  bool one_value = false;                   // the metric is one value a run (memory_peak, gpu_util): no spread
+  uint64_t base_steps = 0, next_steps = 0;  // the measurements behind each run's value
+  bool matched = true;                      // op:/kernel: globs that match nothing in either run never cross
+  bool crossed = false;                     // the change is past the threshold
+  bool fired = false;
+  // A rule that crossed and did not fire (noise_aware): the steps a run would tell a change
+  // of the threshold's size from this spread (0: unknown, or too few steps to judge).
+  uint64_t steps_needed = 0;
+};
+
+struct CompareOptions {
+  std::vector<Rule> rules;
+  // A rule that crossed fires only when its change is told from the step-to-step noise
+  // (the bootstrap interval excludes 0); by default the threshold alone decides.
+  bool noise_aware = false;
+};
+
+struct Comparison {
+  std::string base_file, next_file;
+  StepSummary base_steps, next_steps;
+  bool base_whole_trace = false, next_whole_trace = false;
+  Delta step_median;  // ns
+  Significance step_significance;
+  std::vector<PartChange> parts;
+  Delta communication;                    // ns per step (the Communication part)
+  std::vector<OperatorChange> operators;  // by the larger absolute change of host or device total per step
+  std::vector<KernelChange> kernels;      // by absolute change of total per step
+  std::vector<DeviceChange> devices;
+  std::vector<MemoryChange> memory;
+  std::vector<RuleResult> rules;
+  bool regressed = false;  // a rule fired
+};
+
+// base and next come from Analyze with AnalysisOptions::per_step (and the same grouping).
+Comparison Compare(const Analysis& base, const Analysis& next, const CompareOptions& options = {});
+
+}  // namespace torch2pprof

@@ -1,0 +1,24 @@
+// The statistics analyze, ranks and compare report, each defined once: the median, and the
+// bootstrap interval of a change.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "torch2pprof/analysis.h"
+
+namespace torch2pprof {
+
+// The median as numpy and torch compute it: the middle value, or with an even count the
+// mean of the two middle ones (here rounded toward the lower); 0 for none.
+int64_t Median(std::vector<int64_t> v);
+// The same on doubles, unrounded (the bootstrap's resamples).
+double Median(std::vector<double> v);
+
+// A 95% bootstrap interval of the change of a statistic ('m' the median, 'a' the mean)
+// from base's per-step values to next's: a fixed number of resamples from a seeded
+// generator, so the same values give the same interval.
+Significance Bootstrap(const std::vector<int64_t>& base, const std::vector<int64_t>& next, char statistic,
+                       uint64_t seed);
+
+}  // namespace torch2pprof

@@ -228,6 +228,14 @@ struct CollectiveStat {
   int64_t total_ns = 0;
 };
 
+// One call of a collective, as a rank ran it in its analysed steps. Calls are matched
+// across ranks by their collective (kind and name) and their position among the rank's
+// calls of it, in time order: the k-th gloo:all_reduce of every rank is one instance.
+struct CollectiveCall {
+  uint32_t collective = 0;  // index into RankSummary::collectives
+  int64_t start_ns = 0, dur_ns = 0;
+};
+
 struct RankSummary {
   std::string file;
   int64_t rank = -1, world_size = -1;  // distributedInfo; -1 when absent
@@ -249,6 +257,7 @@ struct RankSummary {
   int64_t memory_peak_bytes = 0;  // highest device peak (cpu when there is no device)
   std::string memory_device;
   std::vector<CollectiveStat> collectives;  // by kind, then name
+  std::vector<CollectiveCall> calls;        // in the analysed steps, in time order
 };
 
 struct CollectiveRow {
@@ -276,14 +285,39 @@ struct Straggler {
   int64_t part_delta_ns = 0;            // by how much, per step
 };
 
+// A rank's time inside collectives split as torch-tb-profiler's distributed view split
+// communication: for each instance matched on every rank, the shortest rank's time is
+// transfer, and each rank's time beyond it is waiting for the others to arrive (at the
+// instance's start). Times are of the union over the instances, so concurrent
+// collectives' waits count once.
+struct CollectiveWait {
+  int64_t wait_ns = 0, transfer_ns = 0;  // per analysed step
+  uint64_t instances = 0;                // matched on every rank
+};
+
+// The rank the others wait for: it arrives last at the collectives, so it waits least,
+// while the others wait for it; its own step spends the difference elsewhere. In
+// synchronous data parallelism every rank's step time is the same, so this, not step
+// time, is how a late rank shows.
+struct LateRank {
+  size_t rank = 0;              // index into ranks
+  std::vector<size_t> waiters;  // the ranks that wait for it, by index
+  int64_t waited_ns = 0;        // the waiters' median wait beyond its own, per step
+  std::string collective;       // where they wait most ("gloo:all_reduce")
+  std::string part;             // its step part most above the other ranks' median
+  int64_t part_delta_ns = 0;    // by how much, per step
+};
+
 struct RanksAnalysis {
   std::vector<RankSummary> ranks;    // by rank
   bool ranks_are_positions = false;  // RanksOrPositions replaced given ranks
   double threshold = 0.05;
   int64_t median_step_ns = 0, median_compute_ns = 0;  // medians over ranks
-  std::vector<Straggler> stragglers;
-  std::vector<CollectiveRow> collectives;  // by spread (max - min), largest first
-  std::vector<StepAlignment> steps;        // in step order
+  std::vector<CollectiveWait> waits;                  // by rank
+  std::vector<LateRank> late;                         // the straggler by arrival, where there is one
+  std::vector<Straggler> stragglers;                  // ranks slower in step time or compute (pipeline, uneven shards)
+  std::vector<CollectiveRow> collectives;             // by spread (max - min), largest first
+  std::vector<StepAlignment> steps;                   // in step order
 };
 
 // ---- compare: two runs

@@ -1,8 +1,10 @@
 #include "analysis/ranks.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analysis/events.h"
 #include "analysis/spans.h"
@@ -51,6 +53,10 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
   analysis::Events ev(trace, model);
   Spans all, compute, comm;
   std::map<std::pair<std::string, std::string>, CollectiveStat> collectives;
+  // The calls in the analysed steps (all of them where there are none), for the waits.
+  int64_t from = INT64_MIN, to = INT64_MAX;
+  if (!a.steps.empty()) from = a.steps.front().start_ns, to = a.steps.back().start_ns + a.steps.back().total_ns;
+  std::vector<std::tuple<int64_t, int64_t, std::pair<std::string, std::string>>> calls;
   for (size_t e = 0; e < ev.count(); ++e) {
     Role role = ev.RoleOf(e);
     const Interval& iv = ev.Iv(e);
@@ -71,6 +77,8 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
       c.name = name, c.kind = kind;
       ++c.calls;
       c.total_ns += ev.Dur(e);
+      if (iv.start_ns >= from && iv.start_ns < to)
+        calls.emplace_back(iv.start_ns, ev.Dur(e), std::make_pair(kind, name));
     }
   }
   all = analysis::Union(std::move(all));
@@ -84,9 +92,102 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
     r.comm_kernel_ns = analysis::Length(comm);
     r.overlap_ns = analysis::Length(analysis::Intersect(comm, compute));
   }
-  for (auto& [key, c] : collectives) r.collectives.push_back(std::move(c));
+  std::map<std::pair<std::string, std::string>, uint32_t> index;
+  for (auto& [key, c] : collectives) {
+    index[key] = static_cast<uint32_t>(r.collectives.size());
+    r.collectives.push_back(std::move(c));
+  }
+  std::stable_sort(calls.begin(), calls.end(),
+                   [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
+  for (const auto& [start, dur, key] : calls) r.calls.push_back(CollectiveCall{index[key], start, dur});
   return r;
 }
+
+namespace {
+
+// Each rank's time in collectives split into waiting and transfer (CollectiveWait), and
+// by collective the waiting per rank; then the rank the others wait for (LateRank).
+void FindWaits(RanksAnalysis& out) {
+  const std::vector<RankSummary>& rs = out.ranks;
+  const size_t n = rs.size();
+  out.waits.assign(n, CollectiveWait{});
+  using Key = std::pair<std::string, std::string>;                       // (kind, name)
+  std::map<Key, std::vector<std::vector<const CollectiveCall*>>> calls;  // by collective, by rank
+  for (size_t i = 0; i < n; ++i) {
+    for (const CollectiveCall& c : rs[i].calls) {
+      const CollectiveStat& stat = rs[i].collectives[c.collective];
+      auto& by_rank = calls[{stat.kind, stat.name}];
+      by_rank.resize(n);
+      by_rank[i].push_back(&c);
+    }
+  }
+  // A rank waits at the start of an instance, until the last rank arrives; then the data
+  // moves. Concurrent collectives (DDP's buckets) wait at once: their waits count once,
+  // as the time of the union of the waits.
+  std::map<Key, std::vector<int64_t>> waited;  // by collective: each rank's wait, in total
+  std::vector<Spans> wait(n), transfer(n);
+  for (auto& [key, by_rank] : calls) {
+    size_t instances = SIZE_MAX;
+    for (const auto& c : by_rank) instances = std::min(instances, c.size());
+    std::vector<int64_t>& w = waited[key];
+    w.assign(n, 0);
+    for (size_t k = 0; k < instances; ++k) {
+      int64_t shortest = INT64_MAX;
+      for (size_t i = 0; i < n; ++i) shortest = std::min(shortest, by_rank[i][k]->dur_ns);
+      for (size_t i = 0; i < n; ++i) {
+        const CollectiveCall& c = *by_rank[i][k];
+        const int64_t waits = c.dur_ns - shortest;
+        w[i] += waits;
+        wait[i].push_back({c.start_ns, c.start_ns + waits});
+        transfer[i].push_back({c.start_ns + waits, c.start_ns + c.dur_ns});
+        ++out.waits[i].instances;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(rs[i].steps.size()));
+    out.waits[i].wait_ns = analysis::Length(analysis::Union(std::move(wait[i]))) / steps;
+    out.waits[i].transfer_ns = analysis::Length(analysis::Union(std::move(transfer[i]))) / steps;
+  }
+  if (n < 2 || out.waits[0].instances == 0) return;
+  // The late rank waits least; the others wait for it what they wait beyond its own wait.
+  size_t late = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (out.waits[i].wait_ns < out.waits[late].wait_ns) late = i;
+  }
+  LateRank l;
+  l.rank = late;
+  std::vector<int64_t> beyond;
+  const double enough = out.threshold * static_cast<double>(out.median_step_ns);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t extra = out.waits[i].wait_ns - out.waits[late].wait_ns;
+    if (i == late || static_cast<double>(extra) <= enough) continue;
+    l.waiters.push_back(i);
+    beyond.push_back(extra);
+  }
+  if (l.waiters.empty()) return;
+  l.waited_ns = Median(beyond);
+  int64_t most = -1;
+  for (const auto& [key, w] : waited) {
+    int64_t sum = 0;
+    for (size_t i : l.waiters) sum += w[i];
+    if (sum > most) most = sum, l.collective = key.second;
+  }
+  // The part of its own step where the late rank spends what the others wait: the part
+  // most above the other ranks' median, communication aside (it waits less there).
+  for (const StepPart& p : kStepParts) {
+    if (p.field == &StepRow::communication_ns) continue;
+    std::vector<int64_t> others;
+    for (size_t i = 0; i < n; ++i) {
+      if (i != late) others.push_back(rs[i].mean_step.*p.field);
+    }
+    const int64_t delta = rs[late].mean_step.*p.field - Median(others);
+    if (delta > l.part_delta_ns) l.part = p.key, l.part_delta_ns = delta;
+  }
+  out.late.push_back(std::move(l));
+}
+
+}  // namespace
 
 std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced) {
   std::set<int64_t> seen;
@@ -138,6 +239,8 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
       out.stragglers.push_back(s);
     }
   }
+
+  FindWaits(out);
 
   // Collectives by (kind, name) across ranks.
   std::map<std::pair<std::string, std::string>, CollectiveRow> rows;

@@ -216,14 +216,14 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   an->add_option(
       "--table", analyze.table,
       "With --format csv: categories, steps, operators (default), kernels, gpu, memory, modules; several ranks: "
-      "ranks (default), stragglers, collectives, step_alignment");
+      "ranks (default), late_ranks, stragglers, collectives, step_alignment");
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
   an->add_flag("--stats", analyze.stats, "Print each stage's wall and CPU time on stderr");
   an->add_option("--straggler-threshold", analyze.straggler_threshold,
-                 "Several ranks: a straggler's median step or compute time exceeds the median of ranks by more "
-                 "than this many percent (default 5)")
+                 "Several ranks: the others wait for a straggler more than this many percent of the median step, "
+                 "and a slow rank's median step or compute time exceeds the median of ranks by more (default 5)")
       ->check(WholeNumber(0, 1000));
   AddInputOptions(an, &analyze.in);
   an->footer(

@@ -22,8 +22,8 @@ DataTable<RankSummary> RanksTable(const RanksAnalysis& a) {
        {"file", "", [](const RankSummary& r) { return Text(r.file); }},
        {"world_size", "", [](const RankSummary& r) { return SignedInt(r.world_size); }},
        {"steps", "steps", [](const RankSummary& r) { return Int(static_cast<int64_t>(r.steps.size())); }},
-       {"step_median_us", "median step", [](const RankSummary& r) { return Micros(r.step_median_ns); }},
-       {"step_min_us", "min", [](const RankSummary& r) { return Micros(r.step_min_ns); }},
+       {"step_median_us", "median", [](const RankSummary& r) { return Micros(r.step_median_ns); }},
+       {"step_min_us", "", [](const RankSummary& r) { return Micros(r.step_min_ns); }},
        {"step_max_us", "max", [](const RankSummary& r) { return Micros(r.step_max_ns); }}}};
   for (const StepPart& part : kStepParts) {
     auto field = part.field;
@@ -33,7 +33,12 @@ DataTable<RankSummary> RanksTable(const RanksAnalysis& a) {
     t.columns.push_back({"mean_" + std::string(part.key) + "_us", shown ? part.heading : "",
                          [field](const RankSummary& r) { return Micros(r.mean_step.*field); }});
   }
+  auto wait = [&a](const RankSummary& r) -> const CollectiveWait& {
+    return a.waits[static_cast<size_t>(&r - a.ranks.data())];
+  };
   std::vector<Column<RankSummary>> more = {
+      {"wait_us", "wait", [wait](const RankSummary& r) { return Micros(wait(r).wait_ns); }},
+      {"transfer_us", "", [wait](const RankSummary& r) { return Micros(wait(r).transfer_ns); }},
       {"gpu_utilization", "GPU util",
        [](const RankSummary& r) { return Fraction(r.gpu_utilization, r.gpu_window_ns > 0); }},
       {"communication_us", "", [](const RankSummary& r) { return Micros(r.communication_ns); }},
@@ -65,6 +70,24 @@ DataTable<Straggler> StragglersTable(const RanksAnalysis& a) {
             }},
            {"part", "part", [](const Straggler& s) { return Text(s.part); }},
            {"part_delta_us", "part per step", [](const Straggler& s) { return Micros(s.part_delta_ns); }}}};
+}
+
+std::string RankList(const RanksAnalysis& a, const std::vector<size_t>& ranks) {
+  std::string out;
+  for (size_t i : ranks) out += (out.empty() ? "" : " ") + RankName(a, i);
+  return out;
+}
+
+DataTable<LateRank> LateTable(const RanksAnalysis& a) {
+  return {"late_ranks",
+          a.late,
+          false,
+          {{"rank", "rank", [&a](const LateRank& l) { return SignedInt(a.ranks[l.rank].rank); }},
+           {"waiters", "waited for by", [&a](const LateRank& l) { return Text(RankList(a, l.waiters)); }},
+           {"waited_us", "wait per step", [](const LateRank& l) { return Micros(l.waited_ns); }},
+           {"collective", "in", [](const LateRank& l) { return Text(l.collective); }},
+           {"part", "its part", [](const LateRank& l) { return Text(l.part); }},
+           {"part_delta_us", "above the others", [](const LateRank& l) { return Micros(l.part_delta_ns); }}}};
 }
 
 DataTable<CollectiveRow> CollectivesTable(const RanksAnalysis& a) {
@@ -156,7 +179,7 @@ std::string Section(const std::string& title) { return "\n" + title + "\n" + std
 }  // namespace
 
 const std::vector<std::string>& RanksCsvTables() {
-  static const std::vector<std::string> tables = {"ranks", "stragglers", "collectives", "step_alignment"};
+  static const std::vector<std::string> tables = {"ranks", "late_ranks", "stragglers", "collectives", "step_alignment"};
   return tables;
 }
 
@@ -167,12 +190,38 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
   out += "\n";
   for (const RankSummary& r : a.ranks)
     out += "  rank " + std::to_string(r.rank) + ": " + FitLeft(VisibleText(r.file), kWidth - 12) + "\n";
-  out += Section("Ranks (per-step means; compute, idle and overlap on the device as HTA defines them)");
+  out += Section("Ranks (per step; GPU util, compute, idle and overlap over the whole trace, as HTA defines them)");
   out += WriteText(RanksTable(a), 0);
-  out += Section("Stragglers (more than " + Printf("%.0f", 100 * a.threshold) + "% above the median of ranks)");
+  out += "(wait: time in collectives beyond the shortest rank's in each, waiting for the others to arrive)\n";
+  const std::string pct = Printf("%.0f", 100 * a.threshold) + "%";
+  out += Section("Straggler (the rank the others wait for in collectives)");
+  if (!a.late.empty()) {
+    for (const LateRank& l : a.late) {
+      // Past a handful of ranks, their number: the table (and JSON, CSV) list them all.
+      const std::string who = l.waiters.size() == 1   ? "rank " + RankList(a, l.waiters) + " waits"
+                              : l.waiters.size() <= 8 ? "ranks " + RankList(a, l.waiters) + " wait"
+                                                      : std::to_string(l.waiters.size()) + " ranks wait";
+      out += "rank " + RankName(a, l.rank) + " arrives last: " + who + " " + FormatDuration(l.waited_ns) +
+             " per step for it in " + FitLeft(VisibleText(l.collective), 40);
+      if (!l.part.empty()) {
+        std::string heading = l.part;
+        for (const StepPart& p : kStepParts) {
+          if (l.part == p.key) heading = p.heading;
+        }
+        out += ";\n  its step spends " + heading + " +" + FormatDuration(l.part_delta_ns) +
+               " per step above the other ranks' median";
+      }
+      out += "\n";
+    }
+    out += WriteText(LateTable(a), 0);
+  } else if (a.ranks.size() > 1 && !a.waits.empty() && a.waits[0].instances > 0) {
+    out += "(none: no rank waits more than " + pct + " of the median step for another in collectives)\n";
+  } else {
+    out += "(no collective matched on every rank)\n";
+  }
+  out += Section("Slow ranks (median step or compute time more than " + pct + " above the median of ranks)");
   if (a.stragglers.empty()) {
-    out += "(none: every rank's median step and compute time is within " + Printf("%.0f", 100 * a.threshold) +
-           "% of the median)\n";
+    out += "(none: every rank's median step and compute time is within " + pct + " of the median)\n";
   } else {
     out += WriteText(StragglersTable(a), 0);
   }
@@ -192,6 +241,7 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
   j.FieldMicros("median_step_us", a.median_step_ns);
   j.FieldMicros("median_compute_us", a.median_compute_ns);
   WriteJson(j, RanksTable(a), o.rows);
+  WriteJson(j, LateTable(a), o.rows);
   WriteJson(j, StragglersTable(a), o.rows);
   WriteJson(j, CollectivesTable(a), o.rows);
   WriteJson(j, AlignmentTable(a), o.rows);
@@ -202,6 +252,7 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
 std::string RenderRanksCsv(const RanksAnalysis& a, const ReportOptions& o) {
   if (o.table == "ranks") return WriteCsv(RanksTable(a), o.rows);
   if (o.table == "stragglers") return WriteCsv(StragglersTable(a), o.rows);
+  if (o.table == "late_ranks") return WriteCsv(LateTable(a), o.rows);
   if (o.table == "collectives" || o.table == "step_alignment") return LongCsv(a, o.table, o.rows);
   std::string names;
   for (const std::string& n : RanksCsvTables()) names += (names.empty() ? "" : ", ") + n;

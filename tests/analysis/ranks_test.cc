@@ -115,6 +115,25 @@ TEST(Ranks, EightRanksOneSlow) {
   EXPECT_EQ(a.collectives[0].calls, std::vector<uint64_t>(8, 3));
   EXPECT_EQ(a.collectives[1].kind, "kernel");
   EXPECT_EQ(a.collectives[1].max_ns - a.collectives[1].min_ns, 240 * us);
+  // Waits: each step's host all_reduce (150us; 30 on rank 5) and its kernel (120us; 40)
+  // are instances on every rank; beyond rank 5's, the others wait 120us at [800, 920) and
+  // 80us at [810, 890) of each step: 120us per step as their union. Transfer: host
+  // [920, 950) and kernel [890, 930): 60us; rank 5's [1000, 1030) and [1010, 1050): 50us.
+  ASSERT_EQ(a.waits.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(a.waits[i].wait_ns, i == 5 ? 0 : 120 * us) << i;
+    EXPECT_EQ(a.waits[i].transfer_ns, (i == 5 ? 50 : 60) * us) << i;
+    EXPECT_EQ(a.waits[i].instances, 6u) << i;
+  }
+  // So rank 5 is late: the seven others wait 120us per step for it (over 5% of the 1000us
+  // median step), most in the host all_reduce, and its own step spends it in kernels.
+  ASSERT_EQ(a.late.size(), 1u);
+  EXPECT_EQ(a.late[0].rank, 5u);
+  EXPECT_EQ(a.late[0].waiters, (std::vector<size_t>{0, 1, 2, 3, 4, 6, 7}));
+  EXPECT_EQ(a.late[0].waited_ns, 120 * us);
+  EXPECT_EQ(a.late[0].collective, "nccl:all_reduce");
+  EXPECT_EQ(a.late[0].part, "kernel");
+  EXPECT_EQ(a.late[0].part_delta_ns, 250 * us);
   // Step N on every rank: rank 5 is 250us slower each time.
   ASSERT_EQ(a.steps.size(), 3u);
   for (int k = 0; k < 3; ++k) {
@@ -144,6 +163,7 @@ TEST(Ranks, WithoutDistributedInfoRanksAreThePositions) {
   EXPECT_EQ(r.analysis.ranks[0].file, options.inputs[0]);
   EXPECT_EQ(r.analysis.ranks[1].rank, 1);
   EXPECT_TRUE(r.analysis.stragglers.empty());
+  EXPECT_TRUE(r.analysis.late.empty());  // no collectives: nobody waits
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ import csv
 import gzip
 import io
 import json
+import re
 import shutil
 import os
 import subprocess
@@ -114,6 +115,63 @@ def synthetic(rank, slow):
                    'tid': 13, 'ts': s + 320.5 + d, 'dur': 600.25,
                    'args': {'correlation': 10 * k + 2, 'device': 0, 'stream': 13}})
     return {'distributedInfo': {'backend': 'nccl', 'rank': rank, 'world_size': 8}, 'traceEvents': ev}
+
+
+def dump_exact(obj, f):
+    """JSON with every Decimal written as its own digits (the times stay exact)."""
+    text = json.dumps(obj, default=lambda d: f'@@{d}@@')
+    f.write(re.sub(r'"@@(-?[0-9.Ee+-]+)@@"', r'\1', text))
+
+
+def stretch(trace, cuts, gap, waiting=()):
+    """Time `gap` inserted at each cut point: an event starting at or after a cut moves by
+    the gap, one that spans it lasts the gap longer; so does an event of `waiting` (ids)
+    that starts at a cut: a collective that waits there for a late rank."""
+    cuts = sorted(cuts)
+    for e in trace['traceEvents']:
+        if 'ts' not in e or e.get('ph') == 'M':
+            continue
+        t = e['ts']
+        before_start = sum(1 for c in cuts if (c < t if id(e) in waiting else c <= t))
+        if 'dur' in e:
+            end = t + e['dur']
+            before_end = sum(1 for c in cuts if c < end)
+            e['dur'] = e['dur'] + gap * (before_end - before_start)
+        e['ts'] = t + gap * before_start
+
+
+def late_rank_set(source, work, late, gap, ranks=4):
+    """A straggler set from one real DDP rank: `ranks` copies with distinct ranks; in each
+    step the late rank starts its forward `gap` later, and every other rank waits `gap`
+    at the start of its first collective of the step, as a late rank makes it."""
+    paths = []
+    for r in range(ranks):
+        t = json.load(gzip.open(source, 'rt'), parse_float=Decimal)
+        t['distributedInfo'] = dict(t['distributedInfo'], rank=r, world_size=ranks)
+        ev = t['traceEvents']
+        steps = sorted((e['ts'], e['ts'] + e['dur']) for e in ev if e.get('ph') == 'X' and
+                       str(e.get('name', '')).startswith('ProfilerStep#') and e.get('cat') == 'user_annotation')
+
+        def first_in_step(name, cats):
+            out = []
+            for s0, s1 in steps:
+                inside = sorted(e['ts'] for e in ev if e.get('ph') == 'X' and e.get('name') == name and
+                                e.get('cat') in cats and s0 <= e['ts'] < s1)
+                out.append(inside[0])
+            return out
+        if r == late:
+            stretch(t, first_in_step('DistributedDataParallel.forward', ('cpu_op', 'user_annotation')), gap)
+        else:
+            firsts = []
+            for s0, s1 in steps:
+                firsts.append(min((e for e in ev if e.get('ph') == 'X' and e.get('name') == 'gloo:all_reduce' and
+                                   e.get('cat') == 'user_annotation' and s0 <= e['ts'] < s1), key=lambda e: e['ts']))
+            stretch(t, [c['ts'] for c in firsts], gap, {id(c) for c in firsts})
+        p = os.path.join(work, f'late_rank{r}.pt.trace.json')
+        with open(p, 'w') as f:
+            dump_exact(t, f)
+        paths.append(p)
+    return paths
 
 
 class Checks(Tally):
@@ -210,9 +268,41 @@ class Checks(Tally):
             problems.append(f'CSV collectives: {len(long)} rows')
         text = self.analyze(*paths)
         wide = [line for line in text.split('\n') if len(line) > 120]
-        if wide or 'Stragglers' not in text:
+        if wide or 'Straggler' not in text:
             problems.append(f'text: {len(wide)} lines over 120 columns')
         self.report('a directory, CSV and text agree with JSON', problems)
+
+
+    def late_rank(self, source, work):
+        """Synchronous data parallelism equalises step time: a late rank shows as the
+        one the others wait for. 20 ms before rank 2's forward in each step, and 20 ms
+        longer first collectives on ranks 0, 1 and 3, as a real late rank causes."""
+        gap_us = 20000
+        paths = late_rank_set(source, work, late=2, gap=Decimal(gap_us))
+        j = json.loads(self.analyze('--format', 'json', *paths), parse_float=Decimal)
+        problems = []
+        late = j['late_ranks']
+        if len(late) != 1:
+            problems.append(f'late ranks {late}')
+        else:
+            l = late[0]
+            if l['rank'] != 2 or l['waiters'] != '0 1 3' or l['collective'] != 'gloo:all_reduce':
+                problems.append(f'late rank {l}')
+            if abs(Decimal(l['waited_us']) - gap_us) > gap_us / 100:
+                problems.append(f'waited {l["waited_us"]} us per step, inserted {gap_us}')
+            if l['part'] != 'other' or abs(Decimal(l['part_delta_us']) - gap_us) > gap_us / 100:
+                problems.append(f'its part {l["part"]} +{l["part_delta_us"]} us, inserted other +{gap_us}')
+        waits = [Decimal(r['wait_us']) for r in j['ranks']]
+        if waits[2] != 0 or any(abs(w - gap_us) > gap_us / 100 for k, w in enumerate(waits) if k != 2):
+            problems.append(f'waits per step {waits}')
+        if j['stragglers']:  # every rank's step is as long: no slow rank by step time
+            problems.append(f'slow ranks {j["stragglers"]}')
+        text = self.analyze(*paths)
+        line = 'rank 2 arrives last: ranks 0 1 3 wait 20.0ms per step for it in gloo:all_reduce;\n' \
+               '  its step spends other +20.0ms per step above the other ranks\' median'
+        if line not in text:
+            problems.append('text: ' + ' | '.join(x for x in text.split('\n') if 'arrives' in x or 'none' in x))
+        self.report('a late rank: named with its waiters, the wait and its part', problems)
 
 
 def main():
@@ -226,7 +316,7 @@ def main():
     alexnet = os.path.join(a.testdata, 'real',
                            'hta__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz')
     for check in (lambda: c.compare_with_hta('DDP gloo 2 ranks', ddp), lambda: c.sync_difference(alexnet),
-                  lambda: c.synthetic_job(tempfile.mkdtemp())):
+                  lambda: c.synthetic_job(tempfile.mkdtemp()), lambda: c.late_rank(ddp[0], tempfile.mkdtemp())):
         try:
             check()
         except Exception as e:  # a crash of a check is a failure too

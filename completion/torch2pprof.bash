@@ -48,7 +48,7 @@ _torch2pprof() {
       return ;;
     --table | -table)
       COMPREPLY=($(compgen -W "categories steps operators kernels gpu memory modules module_classes python_functions
-        ranks late_ranks stragglers collectives step_alignment" -- "$cur"))
+        ranks spreads late_ranks stragglers collectives step_alignment" -- "$cur"))
       return ;;
     --group-by | -group-by)
       COMPREPLY=($(compgen -W "name shape" -- "$cur")); return ;;

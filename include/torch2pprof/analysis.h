@@ -308,12 +308,24 @@ struct LateRank {
   int64_t part_delta_ns = 0;    // by how much, per step
 };
 
+// One number of the rank table over all ranks: what the text shows past a handful of
+// ranks instead of a row per rank.
+struct RankSpread {
+  enum Unit { kNanoseconds, kBytes, kFraction };
+  std::string key;      // the rank table's JSON name without its unit ("step_median", "wait")
+  std::string heading;  // text
+  Unit unit = kNanoseconds;
+  double min = 0, median = 0, p90 = 0, max = 0;  // p90: the nearest-rank 90th percentile
+  size_t min_rank = 0, max_rank = 0;             // indexes into ranks: the first with the extreme
+};
+
 struct RanksAnalysis {
   std::vector<RankSummary> ranks;    // by rank
   bool ranks_are_positions = false;  // RanksOrPositions replaced given ranks
   double threshold = 0.05;
   int64_t median_step_ns = 0, median_compute_ns = 0;  // medians over ranks
   std::vector<CollectiveWait> waits;                  // by rank
+  std::vector<RankSpread> spreads;                    // the rank table's numbers over the ranks
   std::vector<LateRank> late;                         // the straggler by arrival, where there is one
   std::vector<Straggler> stragglers;                  // ranks slower in step time or compute (pipeline, uneven shards)
   std::vector<CollectiveRow> collectives;             // by spread (max - min), largest first

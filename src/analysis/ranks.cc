@@ -187,6 +187,42 @@ void FindWaits(RanksAnalysis& out) {
   out.late.push_back(std::move(l));
 }
 
+// The rank table's numbers over the ranks: least, median, 90th percentile, most.
+void FindSpreads(RanksAnalysis& out) {
+  const std::vector<RankSummary>& rs = out.ranks;
+  if (rs.empty()) return;
+  auto add = [&](const char* key, const char* heading, RankSpread::Unit unit, auto value) {
+    RankSpread sp;
+    sp.key = key, sp.heading = heading, sp.unit = unit;
+    std::vector<double> v;
+    std::vector<int64_t> whole;
+    for (size_t i = 0; i < rs.size(); ++i) {
+      v.push_back(static_cast<double>(value(i)));
+      whole.push_back(static_cast<int64_t>(value(i)));
+      if (v.back() < v[sp.min_rank]) sp.min_rank = i;
+      if (v.back() > v[sp.max_rank]) sp.max_rank = i;
+    }
+    sp.min = v[sp.min_rank], sp.max = v[sp.max_rank];
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    sp.p90 = sorted[(sorted.size() * 9 + 9) / 10 - 1];  // nearest rank: a value some rank measured
+    sp.median = unit == RankSpread::kFraction ? Median(v) : static_cast<double>(Median(whole));
+    out.spreads.push_back(std::move(sp));
+  };
+  const auto ns = RankSpread::kNanoseconds;
+  add("step_median", "median step", ns, [&](size_t i) { return rs[i].step_median_ns; });
+  add("step_max", "max step", ns, [&](size_t i) { return rs[i].step_max_ns; });
+  for (const StepPart& p : kStepParts) {
+    add(p.key, p.heading, ns, [&, field = p.field](size_t i) { return rs[i].mean_step.*field; });
+  }
+  add("wait", "wait", ns, [&](size_t i) { return out.waits[i].wait_ns; });
+  add("transfer", "transfer", ns, [&](size_t i) { return out.waits[i].transfer_ns; });
+  add("gpu_utilization", "GPU util", RankSpread::kFraction, [&](size_t i) { return rs[i].gpu_utilization; });
+  add("compute", "compute (trace)", ns, [&](size_t i) { return rs[i].compute_ns; });
+  add("gpu_idle", "idle (trace)", ns, [&](size_t i) { return rs[i].gpu_idle_ns; });
+  add("memory_peak", "mem peak", RankSpread::kBytes, [&](size_t i) { return rs[i].memory_peak_bytes; });
+}
+
 }  // namespace
 
 std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced) {
@@ -241,6 +277,7 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
   }
 
   FindWaits(out);
+  FindSpreads(out);
 
   // Collectives by (kind, name) across ranks.
   std::map<std::pair<std::string, std::string>, CollectiveRow> rows;

@@ -83,11 +83,44 @@ DataTable<LateRank> LateTable(const RanksAnalysis& a) {
           a.late,
           false,
           {{"rank", "rank", [&a](const LateRank& l) { return SignedInt(a.ranks[l.rank].rank); }},
-           {"waiters", "waited for by", [&a](const LateRank& l) { return Text(RankList(a, l.waiters)); }},
+           {"waiters", "waited for by",
+            [&a](const LateRank& l) {
+              Cell c = Text(RankList(a, l.waiters));
+              if (l.waiters.size() > 8) c.display = std::to_string(l.waiters.size()) + " ranks";
+              return c;
+            }},
            {"waited_us", "wait per step", [](const LateRank& l) { return Micros(l.waited_ns); }},
            {"collective", "in", [](const LateRank& l) { return Text(l.collective); }},
            {"part", "its part", [](const LateRank& l) { return Text(l.part); }},
            {"part_delta_us", "above the others", [](const LateRank& l) { return Micros(l.part_delta_ns); }}}};
+}
+
+// Past this many ranks the text shows each number's spread over the ranks, not a row per
+// rank (JSON and CSV keep every rank).
+constexpr size_t kManyRanks = 16;
+
+Cell SpreadCell(const RankSpread& sp, double v) {
+  if (sp.unit == RankSpread::kFraction) return Fraction(v, true);
+  const int64_t whole = static_cast<int64_t>(v);
+  return sp.unit == RankSpread::kBytes ? ByteCount(whole) : Micros(whole);
+}
+
+DataTable<RankSpread> SpreadTable(const RanksAnalysis& a) {
+  auto unit = [](const RankSpread& sp) {
+    return sp.unit == RankSpread::kFraction ? "" : sp.unit == RankSpread::kBytes ? "_bytes" : "_us";
+  };
+  DataTable<RankSpread> t{"spreads", a.spreads, false, {}};
+  t.columns = {
+      {"name", "", [unit](const RankSpread& sp) { return Text(sp.key + unit(sp)); }},
+      {"", "over the ranks", [](const RankSpread& sp) { return Text(sp.heading); }},
+      {"min", "min", [](const RankSpread& sp) { return SpreadCell(sp, sp.min); }},
+      {"min_rank", "rank", [&a](const RankSpread& sp) { return SignedInt(a.ranks[sp.min_rank].rank); }},
+      {"median", "median", [](const RankSpread& sp) { return SpreadCell(sp, sp.median); }},
+      {"p90", "p90", [](const RankSpread& sp) { return SpreadCell(sp, sp.p90); }},
+      {"max", "max", [](const RankSpread& sp) { return SpreadCell(sp, sp.max); }},
+      {"max_rank", "rank", [&a](const RankSpread& sp) { return SignedInt(a.ranks[sp.max_rank].rank); }},
+  };
+  return t;
 }
 
 DataTable<CollectiveRow> CollectivesTable(const RanksAnalysis& a) {
@@ -179,7 +212,8 @@ std::string Section(const std::string& title) { return "\n" + title + "\n" + std
 }  // namespace
 
 const std::vector<std::string>& RanksCsvTables() {
-  static const std::vector<std::string> tables = {"ranks", "late_ranks", "stragglers", "collectives", "step_alignment"};
+  static const std::vector<std::string> tables = {"ranks",      "spreads",     "late_ranks",
+                                                  "stragglers", "collectives", "step_alignment"};
   return tables;
 }
 
@@ -188,10 +222,21 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
   if (!a.ranks.empty() && a.ranks[0].world_size > 0)
     out += " (world size " + std::to_string(a.ranks[0].world_size) + ")";
   out += "\n";
-  for (const RankSummary& r : a.ranks)
+  const bool many = a.ranks.size() > kManyRanks;
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    if (many && i == 3) out += "  ...\n";
+    if (many && i >= 3 && i + 3 < a.ranks.size()) continue;
+    const RankSummary& r = a.ranks[i];
     out += "  rank " + std::to_string(r.rank) + ": " + FitLeft(VisibleText(r.file), kWidth - 12) + "\n";
-  out += Section("Ranks (per step; GPU util, compute, idle and overlap over the whole trace, as HTA defines them)");
-  out += WriteText(RanksTable(a), 0);
+  }
+  if (many) {
+    out += Section("Ranks (" + std::to_string(a.ranks.size()) +
+                   " ranks, per step unless marked; every rank's row: --format json or csv)");
+    out += WriteText(SpreadTable(a), 0);
+  } else {
+    out += Section("Ranks (per step; GPU util, compute, idle and overlap over the whole trace, as HTA defines them)");
+    out += WriteText(RanksTable(a), 0);
+  }
   out += "(wait: time in collectives beyond the shortest rank's in each, waiting for the others to arrive)\n";
   const std::string pct = Printf("%.0f", 100 * a.threshold) + "%";
   out += Section("Straggler (the rank the others wait for in collectives)");
@@ -223,7 +268,7 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
   if (a.stragglers.empty()) {
     out += "(none: every rank's median step and compute time is within " + pct + " of the median)\n";
   } else {
-    out += WriteText(StragglersTable(a), 0);
+    out += WriteText(StragglersTable(a), o.top);
   }
   out += Section("Collectives (time per rank; the rank with least time usually arrived last)");
   out += a.collectives.empty() ? "(no nccl:/gloo: collectives or communication kernels)\n"
@@ -241,6 +286,7 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
   j.FieldMicros("median_step_us", a.median_step_ns);
   j.FieldMicros("median_compute_us", a.median_compute_ns);
   WriteJson(j, RanksTable(a), o.rows);
+  WriteJson(j, SpreadTable(a), o.rows);
   WriteJson(j, LateTable(a), o.rows);
   WriteJson(j, StragglersTable(a), o.rows);
   WriteJson(j, CollectivesTable(a), o.rows);
@@ -253,6 +299,7 @@ std::string RenderRanksCsv(const RanksAnalysis& a, const ReportOptions& o) {
   if (o.table == "ranks") return WriteCsv(RanksTable(a), o.rows);
   if (o.table == "stragglers") return WriteCsv(StragglersTable(a), o.rows);
   if (o.table == "late_ranks") return WriteCsv(LateTable(a), o.rows);
+  if (o.table == "spreads") return WriteCsv(SpreadTable(a), o.rows);
   if (o.table == "collectives" || o.table == "step_alignment") return LongCsv(a, o.table, o.rows);
   std::string names;
   for (const std::string& n : RanksCsvTables()) names += (names.empty() ? "" : ", ") + n;

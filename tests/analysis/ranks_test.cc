@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "analysis/analyzer.h"
 #include "test_util.h"
 #include "torch2pprof/report.h"
@@ -150,6 +152,51 @@ TEST(Ranks, EightRanksOneSlow) {
   std::string csv = RenderRanksCsv(a, ReportOptions{0, 0, "step_alignment"});
   EXPECT_NE(csv.find("ProfilerStep#2,5,1250\n"), std::string::npos) << csv;
   EXPECT_THROW(RenderRanksCsv(a, ReportOptions{0, 0, "operators"}), Error);
+}
+
+// Characters, not bytes: the text uses "…".
+size_t Columns(const std::string& line) {
+  size_t n = 0;
+  for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+TEST(Ranks, PastAHandfulOfRanksTheTextShowsSpreads) {
+  // 40 ranks, rank 5 slow as above: the text shows each number's spread, not 40 rows;
+  // JSON keeps every rank.
+  testing::TempDir dir;
+  AnalyzeRanksOptions options;
+  for (int r = 0; r < 40; ++r) {
+    options.inputs.push_back(dir.Write("rank" + std::to_string(r) + ".json", RankTrace(r, r == 5)));
+  }
+  const RanksAnalysis a = AnalyzeRanks(options).analysis;
+  ASSERT_EQ(a.ranks.size(), 40u);
+  const RankSpread* step = nullptr;
+  for (const RankSpread& sp : a.spreads) {
+    if (sp.key == "step_median") step = &sp;
+  }
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->min, 1000 * us);
+  EXPECT_EQ(step->min_rank, 0u);  // the first with the least
+  EXPECT_EQ(step->median, 1000 * us);
+  EXPECT_EQ(step->p90, 1000 * us);  // the 36th of 40 sorted values
+  EXPECT_EQ(step->max, 1250 * us);
+  EXPECT_EQ(step->max_rank, 5u);
+  ASSERT_EQ(a.late.size(), 1u);
+  EXPECT_EQ(a.late[0].waiters.size(), 39u);
+  const std::string text = RenderRanksText(a, ReportOptions{});
+  std::istringstream lines(text);
+  size_t rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(Columns(line), 120u) << line;
+    rows += line.rfind("  rank ", 0) == 0;
+  }
+  EXPECT_EQ(rows, 6u) << text;  // the first three files and the last three
+  EXPECT_NE(text.find("Ranks (40 ranks"), std::string::npos) << text;
+  EXPECT_NE(text.find("39 ranks wait 120us per step for it"), std::string::npos) << text;
+  EXPECT_NE(text.find("median step      1.00ms     0  1.00ms  1.00ms  1.25ms     5\n"), std::string::npos) << text;
+  const std::string json = RenderRanksJson(a, ReportOptions{0, 0, ""});
+  EXPECT_NE(json.find(options.inputs[39]), std::string::npos);
 }
 
 TEST(Ranks, WithoutDistributedInfoRanksAreThePositions) {

@@ -645,20 +645,21 @@ def label_checks(c, testdata, tmp):
 
 
 def readme_checks(c, testdata, tmp):
-    """Every `go tool pprof` command of the README's code blocks, run as written on real
+    """Every `go tool pprof` command of the README's and docs/reference.md's code blocks, run as written on real
     profiles: lm_train for out.pb.gz, before.pb.gz and lm_train.pb.gz, the two DDP ranks
     merged for job.pb.gz, with the README's placeholder ids put to ids those traces have.
     Where the README shows a command's output ("$ go tool pprof ..." and the lines after
     it), each line shown must be in what pprof prints."""
     import shlex
-    readme = os.path.join(os.path.dirname(os.path.abspath(testdata)), 'README.md')
+    root = os.path.dirname(os.path.abspath(testdata))
+    docs = [os.path.join(root, 'README.md'), os.path.join(root, 'docs', 'reference.md')]  # the worked example
     d = os.path.join(testdata, 'real', 'torch211')
     out, job = os.path.join(tmp, 'readme_out.pb.gz'), os.path.join(tmp, 'readme_job.pb.gz')
     c.convert(['convert', os.path.join(d, 'lm_train.pt.trace.json.gz'), out])
     c.convert(['convert', '-o', job, os.path.join(d, 'ddp_gloo_2ranks_rank0.pt.trace.json.gz'),
                os.path.join(d, 'ddp_gloo_2ranks_rank1.pt.trace.json.gz')])
     commands, in_code = [], False  # (command, [output lines shown])
-    for line in open(readme):
+    for line in (x for doc in docs for x in open(doc)):
         line = line.rstrip('\n')
         if line.startswith('```'):
             in_code = not in_code

@@ -88,17 +88,22 @@ std::string SaturatedWarning(uint64_t n) {
          "sizes are not what a profiler writes)";
 }
 
-// Runs a command's stages; out of memory, the error names the file and the stage (the
-// machine's limit is no fault of the input, but it is where the input was too large).
-template <typename F>
-auto NamingOutOfMemory(Stages& stages, F&& run) -> decltype(run()) {
+// A call: its result, its stages timed (and shown through `progress`), and out of memory
+// named with the file and the stage (the machine's limit is no fault of the input, but it
+// is where the input was too large).
+template <typename Result, typename Body>
+Result RunStages(Progress* progress, const std::string& file, Body body) {
+  Result result;
+  Stages stages(&result.stages, progress);
+  stages.file = file;
   try {
-    return run();
+    body(stages, result);
   } catch (const std::bad_alloc&) {
     throw Error(Error::Kind::kInput, stages.file, -1,
                 std::string("out of memory while ") + stages.current() +
                     ": the trace needs more memory than this process may have (ulimit -v, the cgroup, the machine)");
   }
+  return result;
 }
 
 // The inputs' sizes as stored, for progress; 0 when one is unknown (stdin, a pipe).
@@ -288,11 +293,9 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
 }  // namespace
 
 ConvertResult Convert(const ConvertOptions& options) {
-  ConvertResult result;
-  Stages stages(&result.stages, options.progress);
-  stages.file = options.inputs.empty() ? "" : options.inputs[0];
-  NamingOutOfMemory(stages, [&] { ConvertStages(options, stages, result); });
-  return result;
+  return RunStages<ConvertResult>(
+      options.progress, options.inputs.empty() ? "" : options.inputs[0],
+      [&](Stages& stages, ConvertResult& result) { ConvertStages(options, stages, result); });
 }
 
 namespace {
@@ -329,11 +332,9 @@ void AnalyzeRanksStages(const AnalyzeRanksOptions& options, Stages& stages, Anal
 }  // namespace
 
 AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
-  AnalyzeRanksResult result;
-  Stages stages(&result.stages, options.progress);
-  stages.file = options.inputs.empty() ? "" : options.inputs[0];
-  NamingOutOfMemory(stages, [&] { AnalyzeRanksStages(options, stages, result); });
-  return result;
+  return RunStages<AnalyzeRanksResult>(
+      options.progress, options.inputs.empty() ? "" : options.inputs[0],
+      [&](Stages& stages, AnalyzeRanksResult& result) { AnalyzeRanksStages(options, stages, result); });
 }
 
 std::vector<std::string> TracesInDirectory(const std::string& dir) {
@@ -382,11 +383,9 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
 }  // namespace
 
 AnalyzeResult Analyze(const AnalyzeOptions& options) {
-  AnalyzeResult result;
-  Stages stages(&result.stages, options.progress);
-  stages.file = options.input;
-  NamingOutOfMemory(stages, [&] { AnalyzeStages(options, stages, result); });
-  return result;
+  return RunStages<AnalyzeResult>(options.progress, options.input, [&](Stages& stages, AnalyzeResult& result) {
+    AnalyzeStages(options, stages, result);
+  });
 }
 
 }  // namespace torch2pprof

@@ -10,7 +10,7 @@ _torch2pprof() {
   cmd=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      convert | analyze | compare | help) cmd="${COMP_WORDS[i]}"; break ;;
+      convert | analyze | compare | summarize | help) cmd="${COMP_WORDS[i]}"; break ;;
     esac
   done
 
@@ -24,14 +24,16 @@ _torch2pprof() {
       opts="$common --format --top --table --group-by --stats --straggler-threshold" ;;
     compare)
       opts="$common --format --fail-on --noise-aware --output --top --group-by --force" ;;
+    summarize)
+      opts="$common --output --stats --force" ;;
     help)
-      COMPREPLY=($(compgen -W "convert analyze compare" -- "$cur"))
+      COMPREPLY=($(compgen -W "convert analyze compare summarize" -- "$cur"))
       return ;;
     "")
       if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "--help --version" -- "$cur"))
       else
-        COMPREPLY=($(compgen -W "convert analyze compare help" -- "$cur"))
+        COMPREPLY=($(compgen -W "convert analyze compare summarize help" -- "$cur"))
         [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- "$cur"))
       fi
       return ;;

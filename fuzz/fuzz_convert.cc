@@ -1,6 +1,7 @@
 // libFuzzer target over the whole pipeline: the loader (both thread modes, strict
 // and lenient, with and without details; ranges cut on workers against one thread), the lane builder, the aggregator,
-// the pprof, folded and pstats writers, the analyzer with its renderers, ranks and compare. Bad input must end in a
+// the pprof, folded and pstats writers, the analyzer with its renderers, ranks and compare; and the same bytes as
+// convert's and analyze's other inputs, a profile to merge and a rank summary. Bad input must end in a
 // torch2pprof::Error, never in a crash, a hang or a sanitizer report.
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/ranks.h"
+#include "analysis/summary_file.h"
 #include "convert/aggregator.h"
 #include "model/build.h"
 #include "model/lane_builder.h"
@@ -41,6 +43,29 @@ std::string Outcome(std::string_view input, const LoadOptions& options) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
+  try {  // a profile that convert -o merges: read back, merged twice, written again
+    Profile read = DecodeProfile("fuzz.pb.gz", input);
+    AggregateOptions ranked;
+    ranked.rank_labels = true;
+    Aggregator merge(ranked);
+    std::vector<int64_t> ranks = merge.AddProfile(read, "fuzz.pb.gz");
+    for (int64_t r : merge.AddProfile(read, "fuzz.pb.gz")) ranks.push_back(r);
+    for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int64_t>(i);
+    Profile merged = std::move(merge).Finish(ranks);
+    if (!ValidateProfile(merged).empty()) __builtin_trap();
+    EncodeProfile(merged);
+  } catch (const Error&) {
+  }
+  try {  // a rank summary that analyze reduces
+    SummaryFile s = DecodeSummary("fuzz.summary.json", input);
+    RanksAnalysis ranks = AnalyzeAcrossRanks({s.summary, s.summary, s.summary});
+    ReportOptions all;
+    all.top = 0;
+    RenderRanksText(ranks, all);
+    RenderRanksJson(ranks, all);
+    if (EncodeSummary(DecodeSummary("again", EncodeSummary(s))) != EncodeSummary(s)) __builtin_trap();
+  } catch (const Error&) {
+  }
   // The first byte picks the options, so one corpus covers every mode.
   uint8_t mode = size ? data[0] : 0;
   LoadOptions options;

@@ -327,9 +327,9 @@ struct RanksAnalysis {
   std::vector<CollectiveWait> waits;                  // by rank
   std::vector<RankSpread> spreads;                    // the rank table's numbers over the ranks
   std::vector<LateRank> late;                         // the straggler by arrival, where there is one
-  std::vector<Straggler> stragglers;                  // ranks slower in step time or compute (pipeline, uneven shards)
-  std::vector<CollectiveRow> collectives;             // by spread (max - min), largest first
-  std::vector<StepAlignment> steps;                   // in step order
+  std::vector<Straggler> stragglers;  // slower in step time or compute (pipeline, uneven shards), largest excess first
+  std::vector<CollectiveRow> collectives;  // by spread (max - min), largest first
+  std::vector<StepAlignment> steps;        // in step order
 };
 
 // ---- compare: two runs

@@ -113,7 +113,15 @@ class OutputFile {
 };
 
 // Whether the existing file at path looks like an output of torch2pprof: a pprof profile
-// (gzipped or not), folded stacks or pstats, or an empty file.
+// (gzipped or not), folded stacks, pstats, a rank summary, or an empty file.
 bool LooksLikeOutput(const std::string& path);
+
+// Whether the file at path is a pprof profile (gzipped or not): it opens with a sample
+// type, as profile.proto does; trace text never does.
+bool LooksLikeProfile(const std::string& path);
+
+// Whether a file starting with `head` is a rank summary (Summarize): a JSON object whose
+// first key is "torch2pprof_summary".
+bool LooksLikeSummary(std::string_view head);
 
 }  // namespace torch2pprof

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace torch2pprof {
@@ -72,6 +73,16 @@ struct Profile {
 // Empty if p is well formed, else what is wrong: dangling indexes, value arity,
 // unknown default sample type, a cycle in the tree.
 std::string ValidateProfile(const Profile& p);
+
+// The profile in `bytes` (profile.proto, gzipped or not) as convert wrote it: frames
+// in its function order (each Frame's name is pprof's function name, system_name the
+// event's), a tree of its stacks, a label set per distinct labels, its samples in order.
+// Throws Error (kInput) naming `file`, with the byte offset in the uncompressed message,
+// for anything else: a malformed message, dangling ids, a profile whose first comment
+// does not say torch2pprof convert wrote it.
+Profile DecodeProfile(const std::string& file, std::string_view bytes);
+// The same, read from the file at path.
+Profile ReadProfile(const std::string& path);
 
 // One profile as `go tool pprof -diff_base=base next` reads two: the samples of both,
 // those of base negated and labelled pprof::base=true, so -top shows what changed.

@@ -31,6 +31,9 @@ std::string RenderHtml(const Analysis& analysis, const ReportOptions& options);
 std::string RenderRanksText(const RanksAnalysis& analysis, const ReportOptions& options);
 std::string RenderRanksJson(const RanksAnalysis& analysis, const ReportOptions& options);
 std::string RenderRanksCsv(const RanksAnalysis& analysis, const ReportOptions& options);
+// One self-contained page, as RenderHtml: the straggler with a bar per rank (up to 16
+// ranks), and every table, sortable.
+std::string RenderRanksHtml(const RanksAnalysis& analysis, const ReportOptions& options);
 const std::vector<std::string>& RanksCsvTables();
 
 // compare: text, markdown (a table per section, for $GITHUB_STEP_SUMMARY) or one JSON

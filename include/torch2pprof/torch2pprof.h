@@ -1,6 +1,7 @@
 // torch2pprof as a library, one call each: PyTorch profiler traces to a pprof profile
-// (Convert), to analyze's results (Analyze, AnalyzeRanks), two runs compared (Compare in
-// analysis.h), rendered by report.h. These headers are the API; stages/ carries no promise.
+// (Convert), to analyze's results (Analyze, AnalyzeRanks, and Summarize for its map),
+// two runs compared (Compare in analysis.h), rendered by report.h. These headers are the
+// API; stages/ carries no promise.
 #pragma once
 
 #include <atomic>
@@ -87,8 +88,10 @@ AnalyzeResult Analyze(const AnalyzeOptions& options);
 
 // Several ranks' traces side by side. They stream through: at most `threads` traces
 // are in memory at once, each reduced to its RankSummary before the next is read.
+// Summaries that Summarize wrote stand for their traces, mixed with traces or alone:
+// the analysis is the one of the traces.
 struct AnalyzeRanksOptions {
-  std::vector<std::string> inputs;  // one trace per rank
+  std::vector<std::string> inputs;  // one trace or summary per rank
   int threads = 0;
   bool strict = false;
   bool allow_truncated = false;
@@ -101,6 +104,27 @@ struct AnalyzeRanksResult {
   std::vector<StageTime> stages;
 };
 AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options);
+
+// The map of analyze over many ranks, run where a trace is: the trace reduced to its
+// RankSummary and written to `output` as a small, versioned JSON file (docs/reference.md,
+// "Rank summaries"). Throws Error: kInput for an unreadable trace, kOutput when the
+// output cannot be written, kUsage without an output.
+struct SummarizeOptions {
+  std::string input;   // a trace; "-" stdin
+  std::string output;  // the summary (NAME.summary.json; "-" stdout), written atomically
+  int threads = 0;
+  bool strict = false;
+  bool allow_truncated = false;
+  bool force = false;                    // as ConvertOptions::force
+  bool remove_output_on_signal = false;  // as ConvertOptions::remove_output_on_signal
+  Progress* progress = nullptr;
+};
+struct SummarizeResult {
+  RankSummary summary;
+  std::vector<std::string> warnings;  // also kept in the summary, for the reduce to say again
+  std::vector<StageTime> stages;
+};
+SummarizeResult Summarize(const SummarizeOptions& options);
 
 // The traces of a directory, for analyze DIR: its *.pt.trace.json[.gz] files (what
 // torch.profiler's tensorboard_trace_handler writes), else every *.json[.gz], sorted

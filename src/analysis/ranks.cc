@@ -253,13 +253,18 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
   for (const RankSummary& r : rs) steps.push_back(r.step_median_ns), compute.push_back(r.compute_ns);
   out.median_step_ns = Median(steps);
   out.median_compute_ns = Median(compute);
-  // The part that sets a straggler apart: its mean per step against the ranks' median.
+  // The part that sets a straggler apart: its mean per step against the ranks' median
+  // (the medians once, not per straggler: thousands of ranks can all be stragglers).
+  int64_t part_median[kStepPartCount];
+  for (int k = 0; k < kStepPartCount; ++k) {
+    std::vector<int64_t> parts;
+    for (const RankSummary& o : rs) parts.push_back(o.mean_step.*kStepParts[k].field);
+    part_median[k] = Median(parts);
+  }
   auto differing_part = [&](const RankSummary& r, Straggler& s) {
-    for (const StepPart& p : kStepParts) {
-      std::vector<int64_t> parts;
-      for (const RankSummary& o : rs) parts.push_back(o.mean_step.*p.field);
-      int64_t delta = r.mean_step.*p.field - Median(parts);
-      if (delta > s.part_delta_ns) s.part = p.key, s.part_delta_ns = delta;
+    for (int k = 0; k < kStepPartCount; ++k) {
+      int64_t delta = r.mean_step.*kStepParts[k].field - part_median[k];
+      if (delta > s.part_delta_ns) s.part = kStepParts[k].key, s.part_delta_ns = delta;
     }
   };
   for (size_t i = 0; i < n && n > 1; ++i) {
@@ -275,6 +280,9 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
       out.stragglers.push_back(s);
     }
   }
+  // The slowest first: past a handful of ranks the text shows the top ones.
+  std::stable_sort(out.stragglers.begin(), out.stragglers.end(),
+                   [](const Straggler& x, const Straggler& y) { return x.excess > y.excess; });
 
   FindWaits(out);
   FindSpreads(out);

@@ -9,11 +9,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 
 #include "analysis/analyzer.h"
 #include "analysis/ranks.h"
+#include "analysis/summary_file.h"
 #include "base/executor.h"
 #include "convert/aggregator.h"
 #include "load/loader.h"
@@ -146,6 +149,16 @@ std::atomic<uint64_t>* TrackProgress(Progress* progress, const std::vector<std::
   return &progress->bytes_read;
 }
 
+// analyze reads traces and summaries; a profile given to it gets a line that says so, not
+// a JSON error at its first byte.
+void NotAProfile(const std::string& input) {
+  if (input != "-" && LooksLikeProfile(input)) {
+    ThrowInput(input, -1,
+               "a pprof profile: analyze, compare and summarize read traces (go tool pprof reads profiles, and "
+               "convert -o merges them)");
+  }
+}
+
 void NeedEvents(const Trace& trace) {
   if (trace.intervals.empty() && trace.zero_length.empty() && trace.memory.empty()) {
     ThrowInput(trace.file, -1,
@@ -237,12 +250,33 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
   Aggregator aggregator(aggregate);
   std::vector<int64_t> ranks;
   std::vector<LoadOptions> loads;
+  // Profiles that convert wrote merge beside the traces, each in its place among the
+  // inputs (the ranks of unranked inputs are positions).
+  std::vector<bool> is_profile;
   for (const std::string& input : options.inputs) {
+    is_profile.push_back(input != "-" && LooksLikeProfile(input));
+    if (is_profile.back()) continue;
     // One input reads and parses on all threads; several are read side by side.
     loads.push_back(LoadOptions{input, ex.threads(), false, options.strict, options.allow_truncated, bytes_read});
   }
+  size_t next_input = 0;
+  auto add_profiles = [&](size_t until) {  // the profiles among the inputs before `until`
+    for (; next_input < until; ++next_input) {
+      if (!is_profile[next_input]) continue;
+      stages.file = options.inputs[next_input];
+      stages.Begin("read profiles");
+      Profile p = ReadProfile(options.inputs[next_input]);
+      stages.Begin("aggregate");
+      for (int64_t rank : aggregator.AddProfile(p, options.inputs[next_input])) ranks.push_back(rank);
+    }
+  };
+  auto next_trace = [&] {
+    while (next_input < is_profile.size() && is_profile[next_input]) add_profiles(next_input + 1);
+    return next_input++;
+  };
   stages.Begin("read and parse");
   LoadEach(loads, ex, [&](Trace& trace) {
+    next_trace();
     stages.file = trace.file;
     NeedEvents(trace);
     stages.Loaded(trace.stats);
@@ -253,6 +287,7 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
     ranks.push_back(ReadDistributedInfo(trace.header).rank);
     stages.Begin("read and parse");
   });
+  add_profiles(options.inputs.size());
   stages.Begin("aggregate");
   if (merged) {  // ranks label samples apart
     bool replaced = false;
@@ -300,36 +335,111 @@ ConvertResult Convert(const ConvertOptions& options) {
 
 namespace {
 
+// One rank's trace reduced to its summary, as analyze over ranks and summarize both do.
+RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages) {
+  stages.Begin("model");
+  TraceModel model = BuildModel(trace, ex);
+  stages.Begin("analyze");
+  Analysis analysis = Analyze(trace, model, AnalysisOptions{}, ex);
+  return SummarizeRank(trace, model, analysis);
+}
+
+// A summary's first bytes say what it is, whatever its name.
+bool IsSummaryFile(const std::string& path) {
+  if (path == "-") return false;
+  std::ifstream in(path, std::ios::binary);
+  char head[64];
+  in.read(head, sizeof head);
+  return LooksLikeSummary(std::string_view(head, static_cast<size_t>(in.gcount())));
+}
+
+SummaryFile ReadSummary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) ThrowInput(path, -1, std::string("cannot open: ") + std::strerror(errno));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) ThrowInput(path, -1, std::string("cannot read: ") + std::strerror(errno));
+  return DecodeSummary(path, text);
+}
+
 void AnalyzeRanksStages(const AnalyzeRanksOptions& options, Stages& stages, AnalyzeRanksResult& result) {
   Executor ex(options.threads > 0 ? options.threads : DefaultThreads());
-  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
   CheckDistinctInputs(options.inputs);
+  // Summaries (the map's output) are read as they are; traces are summarised here. Either
+  // way each input gives its summary and warnings, kept in input order, so that a report
+  // from summaries is the report from their traces.
+  const size_t n = options.inputs.size();
+  std::vector<RankSummary> ranks(n);
+  std::vector<std::vector<std::string>> warnings(n);
+  std::vector<std::string> traces;
+  std::vector<size_t> trace_slot;
+  stages.Begin("read summaries");
+  for (size_t i = 0; i < n; ++i) {
+    if (!IsSummaryFile(options.inputs[i])) {
+      NotAProfile(options.inputs[i]);
+      traces.push_back(options.inputs[i]);
+      trace_slot.push_back(i);
+      continue;
+    }
+    stages.file = options.inputs[i];
+    SummaryFile s = ReadSummary(options.inputs[i]);
+    ranks[i] = std::move(s.summary);
+    warnings[i] = std::move(s.warnings);
+  }
+  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, traces);
   std::vector<LoadOptions> loads;
-  for (const std::string& input : options.inputs) {
+  for (const std::string& input : traces) {
     loads.push_back(LoadOptions{input, 1, /*details=*/true, options.strict, options.allow_truncated, bytes_read});
   }
-  std::vector<RankSummary> ranks;
   stages.Begin("read and parse");
   // The traces are loaded side by side on the call's threads; each is analysed on what is
-  // left (the calling thread, until the last loads are done).
+  // left (the calling thread, until the last loads are done). LoadEach hands them over in order.
+  size_t next = 0;
   LoadEach(loads, ex, [&](Trace& trace) {
+    const size_t slot = trace_slot[next++];
     stages.file = trace.file;
     NeedEvents(trace);
     stages.Loaded(trace.stats);
-    for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
-    stages.Begin("model");
-    TraceModel model = BuildModel(trace, ex);
-    stages.Begin("analyze");
-    Analysis analysis = Analyze(trace, model, AnalysisOptions{}, ex);
-    ranks.push_back(SummarizeRank(trace, model, analysis));
+    warnings[slot] = LoadWarnings(trace);
+    ranks[slot] = SummarizeTrace(trace, ex, stages);
     stages.Begin("read and parse");
   });
+  for (std::vector<std::string>& w : warnings) {
+    for (std::string& line : w) result.warnings.push_back(std::move(line));
+  }
   stages.Begin("across ranks");
   result.analysis = AnalyzeAcrossRanks(std::move(ranks), options.threshold);
   if (result.analysis.ranks_are_positions) result.warnings.push_back(kRanksArePositions);
 }
 
+void SummarizeStages(const SummarizeOptions& options, Stages& stages, SummarizeResult& result) {
+  Executor ex(options.threads > 0 ? options.threads : DefaultThreads());
+  if (options.output.empty())
+    throw Error(Error::Kind::kUsage, "", -1, "summarize needs an output (-o NAME.summary.json)");
+  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
+  NotAProfile(options.input);
+  stages.Begin("read and parse");
+  Trace trace = LoadTrace(
+      LoadOptions{options.input, ex.threads(), /*details=*/true, options.strict, options.allow_truncated, bytes_read},
+      ex);
+  NeedEvents(trace);
+  stages.Loaded(trace.stats);
+  result.warnings = LoadWarnings(trace);
+  result.summary = SummarizeTrace(trace, ex, stages);
+  stages.Begin("write");
+  WriteOptions write;
+  write.inputs = {options.input};
+  write.force = options.force;
+  write.remove_on_signal = options.remove_output_on_signal;
+  WriteOutputFile(options.output, EncodeSummary(SummaryFile{result.summary, result.warnings}), write);
+}
+
 }  // namespace
+
+SummarizeResult Summarize(const SummarizeOptions& options) {
+  return RunStages<SummarizeResult>(options.progress, options.input, [&](Stages& stages, SummarizeResult& result) {
+    SummarizeStages(options, stages, result);
+  });
+}
 
 AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
   return RunStages<AnalyzeRanksResult>(
@@ -365,6 +475,7 @@ namespace {
 void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult& result) {
   Executor ex(options.threads > 0 ? options.threads : DefaultThreads());
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
+  NotAProfile(options.input);
   stages.Begin("read and parse");
   Trace trace = LoadTrace(
       LoadOptions{options.input, ex.threads(), /*details=*/true, options.strict, options.allow_truncated, bytes_read},

@@ -1,10 +1,12 @@
 #include <sys/stat.h>
 
+#include <fstream>
 #include <ostream>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/output.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"
 
@@ -24,6 +26,15 @@ std::vector<std::string> ExpandInputs(const std::vector<std::string>& inputs) {
     }
   }
   return out;
+}
+
+// A rank summary (summarize) is a rank's part of the report over ranks, even alone.
+bool IsSummary(const std::string& path) {
+  if (path == "-") return false;
+  std::ifstream in(path, std::ios::binary);
+  char head[64];
+  in.read(head, sizeof head);
+  return LooksLikeSummary(std::string_view(head, static_cast<size_t>(in.gcount())));
 }
 
 void CheckTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what) {
@@ -48,9 +59,6 @@ int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inpu
                    std::ostream& err) {
   ReportOptions report = Report(args, "ranks");
   if (args.format == "csv") CheckTable(report.table, RanksCsvTables(), "with several ranks, ");
-  if (args.format == "html") {
-    throw Error(Error::Kind::kUsage, "", -1, "the report over several ranks is text, json or csv (html: one trace)");
-  }
   if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
   AnalyzeRanksOptions options;
   options.inputs = inputs;
@@ -64,6 +72,8 @@ int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inpu
     out << RenderRanksJson(result.analysis, report);
   } else if (args.format == "csv") {
     out << RenderRanksCsv(result.analysis, report);
+  } else if (args.format == "html") {
+    out << RenderRanksHtml(result.analysis, report);
   } else {
     out << RenderRanksText(result.analysis, report);
   }
@@ -78,7 +88,7 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
   std::vector<std::string> inputs = ExpandInputs(args.inputs);
-  if (inputs.size() > 1) return RunAcrossRanks(args, inputs, out, err);
+  if (inputs.size() > 1 || IsSummary(inputs[0])) return RunAcrossRanks(args, inputs, out, err);
   ReportOptions report = Report(args, "operators");
   if (args.format == "csv") CheckTable(report.table, CsvTables(), "");
   AnalyzeOptions options;

@@ -19,7 +19,7 @@
 namespace torch2pprof::cli {
 namespace {
 
-const char* const kCommands[] = {"convert", "analyze", "compare", "help"};
+const char* const kCommands[] = {"convert", "analyze", "compare", "summarize", "help"};
 // Long options that may also be written with one dash, as Go tools do (-top 50).
 const char* const kLongOptions[] = {"threads",  "output", "help",           "version", "top",
                                     "format",   "table",  "group-by",       "strict",  "thread-stacks",
@@ -74,7 +74,8 @@ std::string UnknownCommand(const std::string& word) {
     if (d < best_distance) best = c, best_distance = d;
   }
   return "unknown command '" + word + "' " +
-         (best.empty() ? std::string("(commands: convert, analyze, compare, help)") : "(did you mean " + best + "?)");
+         (best.empty() ? std::string("(commands: convert, analyze, compare, summarize, help)")
+                       : "(did you mean " + best + "?)");
 }
 
 // The backward-compatible form "torch2pprof IN OUT": a first argument that is an
@@ -156,6 +157,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "  torch2pprof convert -o job.pb.gz rank*.pt.trace.json.gz   (many ranks, one profile; label rank)\n"
       "  torch2pprof analyze -top 50 trace.json.gz      (also --format json, --format csv --table kernels)\n"
       "  torch2pprof compare --fail-on 'step_time>+5%' base.json.gz new.json.gz\n"
+      "  torch2pprof summarize rank7.json.gz -o rank7.summary.json; torch2pprof analyze *.summary.json\n"
       "Exit status: 0 ok, 1 bad input, 2 usage error, 3 output not written, 4 compare: a rule fired.");
   bool version = false;
   app.add_flag("--version", version, "Print the version and exit");
@@ -164,11 +166,11 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* conv = app.add_subcommand("convert", "Convert a trace into a gzipped pprof profile");
   conv->add_option("files", convert.files,
                    "IN OUT: a trace (.json or .json.gz; '-' reads standard input) and the profile to write "
-                   "(.pb.gz; '-' writes standard output); with -o: the traces")
+                   "(.pb.gz; '-' writes standard output); with -o: the traces, and profiles convert wrote")
       ->required();
   conv->add_option("-o,--output", convert.output,
                    "One profile of all the traces given, each sample labelled rank (distributedInfo.rank, else the "
-                   "input's position)");
+                   "input's position); profiles that convert wrote merge with them as their traces would");
   conv->add_option("--threads", convert.threads, "Worker threads (default: all cores); never changes the output")
       ->check(WholeNumber(0, 1024));
   conv->add_flag("--thread-stacks", convert.thread_stacks,
@@ -205,8 +207,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   AnalyzeArgs analyze;
   CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
   an->add_option("inputs", analyze.inputs,
-                 "A trace (.json or .json.gz; '-' reads standard input); several traces, one per rank, or a "
-                 "directory of them: one report over all ranks")
+                 "A trace (.json or .json.gz; '-' reads standard input); several traces, one per rank, their "
+                 "summaries (summarize), or a directory of them: one report over all ranks")
       ->required();
   an->add_option("--top", analyze.top, "Rows per table (default 20; 0: all); in HTML, the rows shown before 'Show all'")
       ->check(WholeNumber(0, 1000000000));
@@ -262,6 +264,21 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "Steps compare by their median, with a 95% bootstrap interval of its change; '~' marks a change within the\n"
       "noise. Operators, kernels and parts compare per step. Exit status: 0, or 4 when a rule fired.\n"
       "Example: torch2pprof compare --fail-on 'step_time>+5%' --format markdown base.json.gz new.json.gz");
+  SummarizeArgs summarize;
+  CLI::App* sum = app.add_subcommand(
+      "summarize", "One rank's trace to its summary, a small file that analyze reads for the trace (map and reduce)");
+  sum->add_option("input", summarize.input, "A trace (.json or .json.gz; '-' reads standard input)")->required();
+  sum->add_option("-o,--output", summarize.output, "The summary to write: NAME.summary.json ('-' standard output)")
+      ->required();
+  sum->add_option("--threads", summarize.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
+  sum->add_flag("--stats", summarize.stats, "Print each stage's wall and CPU time on stderr");
+  sum->add_flag("--force", summarize.force, "Replace an existing output that is no torch2pprof output");
+  AddInputOptions(sum, &summarize.in);
+  sum->footer(
+      "A summary holds what the report over ranks needs (steps, their breakdown, collectives and their calls);\n"
+      "analyze reads summaries wherever it reads traces, mixed or alone, and reports what the traces would.\n"
+      "Example: ls rank*.json.gz | xargs -P 8 -I{} torch2pprof summarize {} -o {}.summary.json\n"
+      "         torch2pprof analyze *.summary.json");
   CLI::App* help = app.add_subcommand("help", "Show help: torch2pprof help [command]");
 
   std::vector<std::string> args;
@@ -272,7 +289,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return kExitUsage;
   }
   if (args.size() >= 2 && args[0] == "help") {  // "help analyze": the word is a topic, not a command to run
-    for (CLI::App* sub : {conv, an, cmp}) {
+    for (CLI::App* sub : {conv, an, cmp, sum}) {
       if (sub->get_name() == args[1]) {
         out << sub->help("torch2pprof");
         return kExitOk;
@@ -303,6 +320,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (conv->parsed()) status = RunConvert(convert, out, err);
     if (an->parsed()) status = RunAnalyze(analyze, out, err);
     if (cmp->parsed()) status = RunCompare(compare, out, err);
+    if (sum->parsed()) status = RunSummarize(summarize, out, err);
     if (help->parsed()) {
       out << app.get_formatter()->make_help(&app, "torch2pprof", CLI::AppFormatMode::Normal);
       status = kExitOk;

@@ -37,7 +37,7 @@ struct ConvertArgs {
 };
 
 struct AnalyzeArgs {
-  std::vector<std::string> inputs;  // one trace, or several (one per rank) or directories of them
+  std::vector<std::string> inputs;  // one trace, or several (one per rank, traces or summaries) or directories
   int top = -1;                     // rows per table; 0: all; -1: not given (text kDefaultTop, JSON/CSV all)
   std::string format = "text";      // text, json or csv
   std::string table;                // csv: which table
@@ -62,6 +62,15 @@ struct CompareArgs {
   InputArgs in;
 };
 
+struct SummarizeArgs {
+  std::string input;   // one trace
+  std::string output;  // -o: NAME.summary.json, or "-"
+  int threads = 0;
+  bool stats = false;
+  bool force = false;
+  InputArgs in;
+};
+
 // Prints warnings to err, each line prefixed "torch2pprof: "; none with --quiet.
 void PrintWarnings(const std::vector<std::string>& warnings, const InputArgs& in, std::ostream& err);
 // --stats: each stage's wall and CPU time, on err.
@@ -71,5 +80,6 @@ void PrintStats(const std::vector<StageTime>& stages, std::ostream& err);
 int RunConvert(const ConvertArgs& args, std::ostream& out, std::ostream& err);
 int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err);
 int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err);
+int RunSummarize(const SummarizeArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace torch2pprof::cli

@@ -1,7 +1,10 @@
 #include "convert/aggregator.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -11,6 +14,7 @@
 #include "convert/fold.h"
 #include "convert/profile_builder.h"
 #include "model/build.h"
+#include "torch2pprof/error.h"
 #include "torch2pprof/version.h"
 
 namespace torch2pprof {
@@ -93,15 +97,18 @@ struct Aggregator::State {
   }
   bool has_device = false, has_memory = false;
   uint64_t saturated = 0;  // the traces' sums held at the 64-bit limit, beyond the builder's
-  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  int64_t time_nanos = 0;
+  // One per trace: what the profile's comments say of it, and its time span.
   struct Input {
-    std::string file, summary, skipped;
-    std::vector<std::string> notes;
+    std::string producer;            // "torch2pprof 0.1.0": the version that read the trace
+    std::string file;                // the trace (a profile's: its name as the profile says it)
+    std::vector<std::string> lines;  // the comments after its first (summary, skipped, notes)
+    int64_t given_rank = -1;         // distributedInfo.rank; -1: none
+    bool has_span = false;
+    int64_t wall_start = 0;  // wall-clock start in ns since the epoch; 0: the trace has no wall clock
+    int64_t duration = 0;
   };
   std::vector<Input> inputs;
 };
-
 Aggregator::Aggregator(const AggregateOptions& options) : s_(std::make_unique<State>(options)) {
   s_->b.set_labels(options.labels);
   s_->p.sample_types = {{"calls", "count"},         {"wall", "nanoseconds"},    {"work", "nanoseconds"},
@@ -120,20 +127,136 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
   s.has_device |= added.device;
   s.saturated += added.saturated;
   s.has_memory |= s.options.memory && !trace.memory.empty();
-  if (added.first <= added.last && added.first < s.first) s.time_nanos = WallClockStart(trace, added.first);
-  s.first = std::min(s.first, added.first);
-  s.last = std::max(s.last, added.last);
-  State::Input input{trace.file, Summary(trace, lanes), Skipped(trace), {}};
+  State::Input input;
+  input.producer = std::string("torch2pprof ") + kVersion;
+  input.file = trace.file;
+  input.lines = {Summary(trace, lanes), Skipped(trace)};
+  input.given_rank = ReadDistributedInfo(trace.header).rank;
+  if (added.first <= added.last) {
+    input.has_span = true;
+    input.wall_start = WallClockStart(trace, added.first);
+    input.duration = added.last - added.first;
+  }
   if (!model.steps.empty()) {
-    input.notes.push_back(StepLabelsOn(s.options, model)
+    input.lines.push_back(StepLabelsOn(s.options, model)
                               ? "step labels: on (" + std::to_string(model.steps.size()) + " steps)"
                               : "step labels: off (" + std::to_string(model.steps.size()) +
                                     " steps; --step-labels on adds them, one sample per stack and step)");
   }
   for (const MemoryTimeline& tl : model.memory) {
-    if (s.options.memory && tl.before_trace_bytes > 0) input.notes.push_back(MemoryNote(tl));
+    if (s.options.memory && tl.before_trace_bytes > 0) input.lines.push_back(MemoryNote(tl));
   }
   s.inputs.push_back(std::move(input));
+}
+
+namespace {
+
+// "N stacks deeper than D frames: ...": the builder counts the folds again as the
+// stacks are added.
+bool IsFoldsComment(const std::string& c) {
+  size_t digits = 0;
+  while (digits < c.size() && c[digits] >= '0' && c[digits] <= '9') ++digits;
+  return digits > 0 && c.compare(digits, 21, " stacks deeper than ") == 0;
+}
+
+// Where the rank label goes among a sample's labels: after the thread's (pid, tid,
+// thread), as ProfileBuilder::Labels puts it.
+void PutRank(std::vector<Label>& labels, int64_t rank) {
+  size_t at = 0;
+  while (at < labels.size() && (labels[at].key == "pid" || labels[at].key == "tid" || labels[at].key == "thread")) ++at;
+  labels.insert(labels.begin() + static_cast<std::ptrdiff_t>(at), Label{"rank", "", rank, true});
+}
+
+}  // namespace
+
+std::vector<int64_t> Aggregator::AddProfile(const Profile& in, const std::string& file) {
+  State& s = *s_;
+  const std::string problem = ValidateProfile(in);
+  if (!problem.empty()) ThrowInput(file, -1, "not a profile convert wrote: " + problem);
+  // Its inputs, from its comments: each "torch2pprof V convert FILE[ (rank N)]" and the
+  // lines after it.
+  const size_t first_input = s.inputs.size();
+  std::vector<State::Input> blocks;
+  for (const std::string& c : in.comments) {
+    const size_t convert = c.find(" convert ");
+    if (c.rfind("torch2pprof ", 0) == 0 && convert != std::string::npos) {
+      State::Input b;
+      b.producer = c.substr(0, convert);
+      b.file = c.substr(convert + 9);
+      const size_t open = b.file.rfind(" (rank ");
+      if (open != std::string::npos && b.file.back() == ')') {
+        const std::string digits = b.file.substr(open + 7, b.file.size() - open - 8);
+        char* end = nullptr;
+        errno = 0;
+        const long long rank = std::strtoll(digits.c_str(), &end, 10);
+        if (!digits.empty() && *end == '\0' && errno == 0 && rank >= 0) {
+          b.given_rank = rank;
+          b.file.resize(open);
+        }
+      }
+      blocks.push_back(std::move(b));
+    } else if (!IsFoldsComment(c) && !blocks.empty()) {
+      blocks.back().lines.push_back(c);
+    }
+  }
+  if (blocks.empty()) ThrowInput(file, -1, "its comments name no trace that convert read");
+  // The whole profile's span stands on its first input: Finish takes the earliest start
+  // and the latest end over all.
+  blocks[0].has_span = in.duration_nanos > 0 || in.time_nanos > 0;
+  blocks[0].wall_start = in.time_nanos;
+  blocks[0].duration = in.duration_nanos;
+  // Each sample's input: by its rank label where it has one (a profile of convert -o).
+  std::vector<int64_t> given;
+  for (const State::Input& b : blocks) given.push_back(b.given_rank);
+  auto input_of = [&](const Sample& smp) -> size_t {
+    for (const Label& l : in.label_sets[smp.labels]) {
+      if (l.key != "rank") continue;
+      for (size_t i = 0; i < blocks.size(); ++i) {
+        if (l.numeric && blocks[i].given_rank == l.num) return i;
+      }
+      ThrowInput(file, -1, "a sample of rank " + std::to_string(l.num) + ", which its comments do not name");
+    }
+    if (blocks.size() != 1) ThrowInput(file, -1, "a sample without a rank in a profile of several traces");
+    return 0;
+  };
+  // Value columns by name into the builder's layout.
+  std::vector<size_t> column;
+  for (const ValueType& t : in.sample_types) {
+    size_t k = 0;
+    while (k < s.p.sample_types.size() && s.p.sample_types[k].type != t.type) ++k;
+    if (k == s.p.sample_types.size()) ThrowInput(file, -1, "a sample type convert does not write: " + t.type);
+    column.push_back(k);
+    s.has_device |= t.type == "gpu";
+    s.has_memory |= t.type == "alloc_objects";
+  }
+  std::vector<uint32_t> frames;
+  frames.reserve(in.frames.size());
+  for (const Frame& f : in.frames) frames.push_back(s.b.FrameFor(f.system_name));
+  std::vector<uint32_t> stack;
+  std::map<std::pair<size_t, std::string>, uint32_t> label_sets;  // (input, labels) -> set
+  for (const Sample& smp : in.samples) {
+    const size_t input = input_of(smp);
+    std::vector<Label> labels;
+    for (const Label& l : in.label_sets[smp.labels]) {
+      if (l.key != "rank" || !s.options.rank_labels) labels.push_back(l);
+    }
+    if (s.options.rank_labels) PutRank(labels, static_cast<int64_t>(first_input + input));
+    std::string key;
+    for (const Label& l : labels) {
+      key += l.key + '\0' + (l.numeric ? std::to_string(l.num) : l.str) + (l.numeric ? '\1' : '\2');
+    }
+    auto [it, added] = label_sets.try_emplace({input, key}, 0);
+    if (added) it->second = s.b.AppendLabels(std::move(labels));
+    stack.clear();
+    for (uint32_t n = smp.node; n != 0; n = in.tree[n].parent) stack.push_back(in.tree[n].frame);
+    uint32_t node = 0;
+    for (size_t k = stack.size(); k-- > 0;) node = s.b.Node(node, frames[stack[k]]);
+    std::vector<int64_t> values(s.p.sample_types.size(), 0);
+    for (size_t k = 0; k < column.size(); ++k) values[column[k]] = smp.values[k];
+    s.b.AppendSample(node, it->second, std::move(values));
+  }
+  for (State::Input& b : blocks) s.inputs.push_back(std::move(b));
+  return given;
 }
 
 uint64_t Aggregator::folded_stacks() const { return s_->b.folds(); }
@@ -179,20 +302,29 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
     if (s.inputs.size() > 1) p.source_file += " and " + std::to_string(s.inputs.size() - 1) + " more";
   }
   for (size_t i = 0; i < s.inputs.size(); ++i) {
-    std::string who = s.options.rank_labels ? " (rank " + std::to_string(ranks[i]) + ")" : "";
-    p.comments.push_back(std::string("torch2pprof ") + kVersion + " convert " + base(s.inputs[i].file) + who);
-    p.comments.push_back(std::move(s.inputs[i].summary));
-    p.comments.push_back(std::move(s.inputs[i].skipped));
-    for (std::string& note : s.inputs[i].notes) p.comments.push_back(std::move(note));
+    State::Input& in = s.inputs[i];
+    const int64_t rank = s.options.rank_labels ? ranks[i] : in.given_rank;
+    p.comments.push_back(in.producer + " convert " + base(in.file) +
+                         (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : ""));
+    for (std::string& line : in.lines) p.comments.push_back(std::move(line));
   }
   if (s.b.folds()) {
     p.comments.push_back(std::to_string(s.b.folds()) + " stacks deeper than " + std::to_string(s.options.max_depth) +
                          " frames: their deeper frames fold into [deeper frames truncated]");
   }
-  if (s.first <= s.last) {
-    p.duration_nanos = s.last - s.first;
-    p.time_nanos = s.time_nanos;
+  // The profile's time: its inputs' earliest start where every input has a wall clock,
+  // else none; its duration: the longest input's (ranks run side by side). Both compose:
+  // a profile merged from merged profiles says what the merge of their traces says.
+  bool all_wall = true, any = false;
+  int64_t start = std::numeric_limits<int64_t>::max();
+  for (const State::Input& in : s.inputs) {
+    if (!in.has_span) continue;
+    any = true;
+    all_wall &= in.wall_start != 0;
+    start = std::min(start, in.wall_start);
+    p.duration_nanos = std::max(p.duration_nanos, in.duration);
   }
+  if (any && all_wall) p.time_nanos = start;
   return p;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/executor.h"
@@ -67,6 +68,12 @@ class Aggregator {
   Aggregator& operator=(Aggregator&&) noexcept;
 
   void Add(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes, Executor& ex);
+  // A profile that convert wrote, for the traces it was made of: its samples as they are
+  // (its frames and stacks merge into the tree), its comments for each of its traces.
+  // Returns the rank each of those traces gave (-1: none), in order: Finish's ranks take
+  // one entry for each. A profile made with other options keeps them (step labels, depth).
+  // Throws Error (kInput) for a profile whose samples and comments disagree.
+  std::vector<int64_t> AddProfile(const Profile& profile, const std::string& file);
   // ranks: with rank_labels, the rank of each trace in the order added, all distinct
   // (they are often known only once every input is read).
   Profile Finish(const std::vector<int64_t>& ranks = {}) &&;

@@ -99,6 +99,16 @@ uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane
   return last_labels_ = id;
 }
 
+uint32_t ProfileBuilder::AppendLabels(std::vector<Label> labels) {
+  p_.label_sets.push_back(std::move(labels));
+  label_keys_.push_back(LabelKey{~0u, 0, 0, 0});  // matches no live label set
+  return static_cast<uint32_t>(p_.label_sets.size() - 1);
+}
+
+void ProfileBuilder::AppendSample(uint32_t node, uint32_t labels, std::vector<int64_t> values) {
+  p_.samples.push_back(torch2pprof::Sample{node, labels, std::move(values)});
+}
+
 uint32_t ProfileBuilder::Sample(uint32_t node, uint32_t labels) {
   auto [sample, inserted] =
       sample_.Emplace((static_cast<uint64_t>(node) << 32) | labels, static_cast<uint32_t>(p_.samples.size()));

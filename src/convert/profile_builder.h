@@ -47,6 +47,11 @@ class ProfileBuilder {
     v = SaturatingAdd(v, value, &saturated_);
   }
   void Add(uint32_t node, uint32_t labels, int index, int64_t value) { Add(Sample(node, labels), index, value); }
+  // A profile that convert wrote, added as it was (convert -o over profiles): a label set
+  // and a sample appended as they are, never merged with another, so that the samples
+  // come in the profile's order. values: one per sample type of the profile being built.
+  uint32_t AppendLabels(std::vector<Label> labels);
+  void AppendSample(uint32_t node, uint32_t labels, std::vector<int64_t> values);
   // The node's own frame is a blocking wait (IsBlockingWait).
   bool IsWait(uint32_t node) const { return wait_frame_[p_.tree[node].frame]; }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "report/analysis_tables.h"
+#include "report/ranks_tables.h"
 #include "report/svg_chart.h"
 #include "torch2pprof/report.h"
 
@@ -323,18 +324,27 @@ std::string Advice(const Analysis& a) {
 
 }  // namespace
 
+namespace {
+
+std::string PageStart(const std::string& title, const std::string& heading, const std::string& subtitle) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+         "script-src 'unsafe-inline'; img-src data:\">"
+         "<title>" +
+         Html(title) + "</title><style>" + kStyle + "</style></head>\n<body>\n<header><h1>" + Html(heading) +
+         "</h1><div class=\"file\">" + Html(subtitle) + "</div></header>\n";
+}
+
+std::string PageEnd() { return "</main>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n"; }
+
+}  // namespace
+
 std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   std::string file = a.trace.file;
   size_t slash = file.find_last_of('/');
   std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-      "script-src 'unsafe-inline'; img-src data:\">"
-      "<title>" +
-      Html("torch2pprof: " + base) + "</title><style>" + kStyle + "</style></head>\n<body>\n";
-  out += "<header><h1>torch2pprof analyze</h1><div class=\"file\">" + Html(file) + "</div></header>\n";
+  std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze", file);
   out +=
       "<nav><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a><a href=\"#operators\">Operators</a>"
       "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a><a href=\"#memory\">Memory</a>" +
@@ -366,8 +376,62 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   }
   out += Section("categories", "Categories", HtmlTable("categories-table", CategoriesTable(a), o.top, true));
   out += Section("advice", "Recommendations", Advice(a));
-  out += "</main>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
-  return out;
+  return out + PageEnd();
+}
+
+std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
+  const size_t n = a.ranks.size();
+  std::string title = std::to_string(n) + " ranks";
+  if (n > 0 && a.ranks[0].world_size > 0) title += " (world size " + std::to_string(a.ranks[0].world_size) + ")";
+  std::string out = PageStart("torch2pprof: " + title, "torch2pprof analyze: " + title,
+                              n ? a.ranks.front().file + (n > 1 ? " … " + a.ranks.back().file : "") : "");
+  out +=
+      "<nav><a href=\"#straggler\">Straggler</a><a href=\"#ranks\">Ranks</a><a href=\"#slow\">Slow ranks</a>"
+      "<a href=\"#collectives\">Collectives</a><a href=\"#alignment\">Step alignment</a></nav>\n<main>\n";
+  const std::string pct = std::to_string(static_cast<int>(100 * a.threshold + 0.5)) + "%";
+  std::string late;
+  for (const LateRank& l : a.late) late += "<p class=\"late\">" + Html(LateSentence(a, l, "; ")) + "</p>\n";
+  if (a.late.empty()) late = Note(NoLateRank(a));
+  if (n <= kManyRanks) {
+    // Each rank's mean step, part by part: the late rank's own part stands out, and the
+    // others' communication holds their wait for it.
+    std::vector<std::string> labels;
+    std::vector<ChartSeries> series;
+    std::vector<std::vector<int64_t>> values;
+    for (size_t k = 0; k < std::size(kStepParts); ++k) series.push_back({kStepParts[k].key, kPartColors[k]});
+    for (size_t i = 0; i < n; ++i) {
+      labels.push_back("rank " + RankName(a, i));
+      values.emplace_back();
+      for (const StepPart& p : kStepParts) values.back().push_back(a.ranks[i].mean_step.*p.field);
+    }
+    late += "<h3>Mean step per rank</h3>\n" + StackedBars(labels, series, values);
+    std::vector<ShareBar> bars;
+    for (size_t i = 0; i < n && i < a.waits.size(); ++i) {
+      bars.push_back({"rank " + RankName(a, i), a.waits[i].wait_ns, a.ranks[i].step_median_ns,
+                      "waits " + FormatDuration(a.waits[i].wait_ns) + " of a " +
+                          FormatDuration(a.ranks[i].step_median_ns) + " step"});
+    }
+    late += "<h3>Wait in collectives per step, of the median step</h3>\n" + ShareBars(bars);
+  } else {
+    late += Note("Past " + std::to_string(kManyRanks) +
+                 " ranks the page draws no bar per rank: the tables below list them all, and sort.");
+  }
+  out += Section("straggler", "Straggler (the rank the others wait for in collectives)",
+                 late + (a.late.empty() ? "" : HtmlTable("late-table", LateTable(a), o.top, false)));
+  std::string ranks = Note(
+      "Per step: steps, their median and maximum, each part's mean, wait and transfer in collectives. Over the whole "
+      "trace, as HTA defines them: GPU utilization, compute, idle, overlap. Click a heading to sort.");
+  ranks += HtmlTable("ranks-table", RanksTable(a), o.top, true);
+  if (n > kManyRanks) ranks += "<h3>Over the ranks</h3>\n" + HtmlTable("spreads-table", SpreadTable(a), 0, false);
+  out += Section("ranks", "Ranks", ranks);
+  out += Section("slow", "Slow ranks (median step or compute time more than " + pct + " above the median of ranks)",
+                 a.stragglers.empty() ? Note(NoSlowRank(a)) : HtmlTable("slow-table", StragglersTable(a), o.top, true));
+  out += Section("collectives", "Collectives (time per rank; the rank with least time usually arrived last)",
+                 a.collectives.empty() ? Note("(no nccl:/gloo: collectives or communication kernels)")
+                                       : HtmlTable("collectives-table", CollectivesTable(a), o.top, true));
+  out += Section("alignment", "Step alignment (step N on every rank)",
+                 a.steps.empty() ? Note("(no steps)") : HtmlTable("alignment-table", AlignmentTable(a), o.top, true));
+  return out + PageEnd();
 }
 
 }  // namespace torch2pprof

@@ -113,28 +113,65 @@ bool LooksFolded(const std::string& head) {
 
 }  // namespace
 
-bool LooksLikeOutput(const std::string& path) {
+namespace {
+
+// profile.proto as torch2pprof and Go write it opens with its first sample type: field 1,
+// a message of only varint fields 1 and 2 (type and unit). Trace text never does, even
+// where it starts with a line break (0x0a).
+bool StartsLikeProfile(std::string_view b) {
+  if (b.size() < 3 || b[0] != 0x0a) return false;
+  const auto length = static_cast<unsigned char>(b[1]);
+  if (length == 0 || length >= 0x80 || length + 2u > b.size()) return false;
+  size_t at = 2, end = 2 + length;
+  while (at < end) {
+    const auto tag = static_cast<unsigned char>(b[at++]);
+    if (tag != 0x08 && tag != 0x10) return false;
+    do {
+      if (at >= end) return false;
+    } while (static_cast<unsigned char>(b[at++]) & 0x80);
+  }
+  return true;
+}
+
+// The first bytes of a gzipped file, inflated (as many as fit in `want`).
+std::string InflatedHead(const std::string& head, size_t want) {
+  std::string out(want, '\0');
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return "";
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(head.data()));
+  z.avail_in = static_cast<uInt>(head.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&z, Z_NO_FLUSH);
+  out.resize(out.size() - z.avail_out);
+  inflateEnd(&z);
+  return rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR ? out : "";
+}
+
+std::string ReadHead(const std::string& path, size_t n) {
   std::ifstream in(path, std::ios::binary);
-  std::string head(1 << 20, '\0');
+  std::string head(n, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+bool Gzipped(const std::string& b) {
+  return b.size() > 2 && static_cast<unsigned char>(b[0]) == 0x1f && static_cast<unsigned char>(b[1]) == 0x8b;
+}
+
+}  // namespace
+
+bool LooksLikeProfile(const std::string& path) {
+  const std::string head = ReadHead(path, 1 << 16);
+  return StartsLikeProfile(Gzipped(head) ? InflatedHead(head, 256) : head);
+}
+
+bool LooksLikeOutput(const std::string& path) {
+  const std::string head = ReadHead(path, 1 << 20);
   if (head.empty()) return true;
-  // pprof: profile.proto starts with its sample types (field 1, length-delimited: 0x0a),
-  // gzipped as pprof writes it, or not.
-  if (head[0] == 0x0a) return true;
-  if (head.size() > 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return false;
-    unsigned char first = 0;
-    z.next_in = reinterpret_cast<Bytef*>(head.data());
-    z.avail_in = static_cast<uInt>(head.size());
-    z.next_out = &first;
-    z.avail_out = 1;
-    int rc = inflate(&z, Z_NO_FLUSH);
-    bool one = z.avail_out == 0;
-    inflateEnd(&z);
-    return (rc == Z_OK || rc == Z_STREAM_END) && one && first == 0x0a;
-  }
+  if (StartsLikeProfile(Gzipped(head) ? InflatedHead(head, 256) : head)) return true;
+  if (LooksLikeSummary(head)) return true;
   // pstats: a marshalled dict ('{', with or without marshal's reference flag).
   if (head[0] == '{' || static_cast<unsigned char>(head[0]) == 0xfb) {
     return head.size() > 1 && (head[1] == '0' || head[1] == '(' || static_cast<unsigned char>(head[1]) == 0xa8);
@@ -185,7 +222,7 @@ OutputFile::OutputFile(const std::string& path, const WriteOptions& options) : s
   }
   if (exists && !options.force && !LooksLikeOutput(s.target)) {
     ThrowOutput(path,
-                "refusing to replace a file that is no profile, folded stacks or pstats torch2pprof wrote; "
+                "refusing to replace a file that is no profile, folded stacks, pstats or summary torch2pprof wrote; "
                 "--force replaces it");
   }
   size_t slash = s.target.rfind('/');

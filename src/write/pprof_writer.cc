@@ -98,10 +98,16 @@ std::string EncodeProfile(const Profile& profile) {
   for (const Frame& f : profile.frames)
     functions.push_back({st.Id(PprofFunctionName(f)), st.Id(f.system_name), st.Id(f.filename)});
   // Numeric labels carry a unit: pprof drops a numeric label whose value and unit
-  // are both 0, and rank 0 and ProfilerStep#0 are real values.
+  // are both 0, and rank 0 and ProfilerStep#0 are real values. Label sets are encoded in
+  // the order samples first use them, so that the bytes depend on the samples alone
+  // (a profile merged from profiles equals the one merged from their traces).
   std::vector<std::string> label_sets(profile.label_sets.size());
+  std::vector<bool> encoded(profile.label_sets.size());
   std::string scratch;
-  for (size_t i = 0; i < profile.label_sets.size(); ++i) {
+  for (const Sample& sample : profile.samples) {
+    const size_t i = sample.labels;
+    if (encoded[i]) continue;
+    encoded[i] = true;
     Wire w(&label_sets[i]);
     for (const Label& l : profile.label_sets[i]) {
       const int64_t key = st.Id(l.key);

@@ -99,14 +99,16 @@ TEST(Ranks, EightRanksOneSlow) {
   // Medians over ranks: the lower middle of seven normal ranks and one slow.
   EXPECT_EQ(a.median_step_ns, 1000 * us);
   EXPECT_EQ(a.median_compute_ns, 1500 * us);
+  // Largest excess first: compute (+50%), then the median step (+25%).
   ASSERT_EQ(a.stragglers.size(), 2u);
+  EXPECT_EQ(a.stragglers[1].rank, 5u);
+  EXPECT_EQ(a.stragglers[1].metric, "step_time");
+  EXPECT_DOUBLE_EQ(a.stragglers[1].excess, 0.25);
+  EXPECT_EQ(a.stragglers[1].part, "kernel");
+  EXPECT_EQ(a.stragglers[1].part_delta_ns, 250 * us);
   EXPECT_EQ(a.stragglers[0].rank, 5u);
-  EXPECT_EQ(a.stragglers[0].metric, "step_time");
-  EXPECT_DOUBLE_EQ(a.stragglers[0].excess, 0.25);
-  EXPECT_EQ(a.stragglers[0].part, "kernel");
-  EXPECT_EQ(a.stragglers[0].part_delta_ns, 250 * us);
-  EXPECT_EQ(a.stragglers[1].metric, "compute");
-  EXPECT_DOUBLE_EQ(a.stragglers[1].excess, 0.5);
+  EXPECT_EQ(a.stragglers[0].metric, "compute");
+  EXPECT_DOUBLE_EQ(a.stragglers[0].excess, 0.5);
   // Collectives, by spread: the host all_reduce (450us vs 90us), then its kernel (360 vs 120).
   ASSERT_EQ(a.collectives.size(), 2u);
   EXPECT_EQ(a.collectives[0].kind, "host");

@@ -114,7 +114,8 @@ TEST(Cli, MistypedCommandsAndBadNumbersGetPlainMessages) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"analyse", in}, "torch2pprof: unknown command 'analyse' (did you mean analyze?)\n"},
       {{"conver", in, "o.pb.gz"}, "torch2pprof: unknown command 'conver' (did you mean convert?)\n"},
-      {{"frobnicate"}, "torch2pprof: unknown command 'frobnicate' (commands: convert, analyze, compare, help)\n"},
+      {{"frobnicate"},
+       "torch2pprof: unknown command 'frobnicate' (commands: convert, analyze, compare, summarize, help)\n"},
       {{"analyze", "-top", "-5", in},
        "torch2pprof: --top: expected a whole number from 0 to 1000000000, got '-5' (see 'torch2pprof --help')\n"},
       {{"analyze", "--threads", "2x", in},

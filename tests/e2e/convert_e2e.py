@@ -572,6 +572,45 @@ def extra_checks(c, testdata, tmp):
                 problems.append(f'rank {rank}: wall {total}, trace busy {want}')
     c.report('4 ranks in one profile, selected by -tagfocus=rank', problems)
 
+    # Profiles merge as a tree: convert -o over profiles that convert wrote, alone, mixed
+    # with traces, or made by convert -o themselves, writes the bytes convert -o writes
+    # over the traces (the four above; and the real four-rank DDP set, with its ranks).
+    ddp4 = [os.path.join(testdata, 'real', 'torch211', f'ddp_gloo_4ranks_late2_rank{r}.pt.trace.json.gz')
+            for r in range(4)]
+    for label, traces in (('mixed traces, positions for ranks', paths), ('4 DDP ranks', ddp4)):
+        problems = []
+        singles = []
+        for k, t in enumerate(traces):
+            singles.append(os.path.join(tmp, f'single{k}.pb.gz'))
+            c.convert(['convert', '--quiet', t, singles[-1]])
+        want_path = os.path.join(tmp, 'want.pb.gz')
+        c.convert(['convert', '--quiet', '-o', want_path] + traces)
+        want = open(want_path, 'rb').read()
+        half = [os.path.join(tmp, 'half0.pb.gz'), os.path.join(tmp, 'half1.pb.gz')]
+        c.convert(['convert', '--quiet', '-o', half[0], singles[0], traces[1]])
+        c.convert(['convert', '--quiet', '-o', half[1], traces[2], singles[3]])
+        ways = {'profiles': singles, 'mixed': [singles[0], traces[1], singles[2], traces[3]], 'a tree': half}
+        for way, inputs in ways.items():
+            out = os.path.join(tmp, 'merged.pb.gz')
+            r = c.convert(['convert', '--quiet', '-o', out] + inputs)
+            if r.returncode:
+                problems.append(f'{way}: exit {r.returncode}: {r.stderr.decode()[:200]}')
+            elif open(out, 'rb').read() != want:
+                problems.append(f'{way}: differs from convert -o over the traces')
+        c.report(f'convert -o over profiles equals convert -o over their traces ({label})', problems)
+    # Inputs that are not convert's profiles: one line each, nothing written.
+    problems = []
+    raw = gzip.decompress(open(singles[0], 'rb').read())
+    cut = os.path.join(tmp, 'cut.pb')
+    open(cut, 'wb').write(raw[:len(raw) // 2])
+    for bad, words in ((cut, 'not a pprof profile'),):
+        out = os.path.join(tmp, 'never.pb.gz')
+        r = c.convert(['convert', '-o', out, bad, traces[1]])
+        err = r.stderr.decode().strip()
+        if r.returncode != 1 or os.path.exists(out) or words not in err or '\n' in err or 'byte ' not in err:
+            problems.append(f'{os.path.basename(bad)}: exit {r.returncode}: {err[:200]}')
+    c.report('a broken profile among the inputs: one line with its byte offset, nothing written', problems)
+
     # The uncompressed form of the same trace gives the same profile but for the file name.
     plain = os.path.join(tmp, 'plain.json')
     open(plain, 'wb').write(gzip.decompress(open(sample, 'rb').read()))

@@ -19,6 +19,7 @@ import argparse
 import html.parser
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -209,6 +210,55 @@ class Checks(Tally):
                 problems.append(f'screenshot {png}: exit {s.returncode}, {os.path.getsize(png)} bytes')
         self.report(name, problems)
 
+    def check_ranks(self, name, inputs):
+        """The report over ranks: its tables hold JSON's numbers for every rank, the
+        straggler is named, and the bars are drawn up to 16 ranks (none past)."""
+        problems = []
+        r = self.analyze('--format', 'html', '-top', str(TOP), *inputs)
+        j = self.analyze('--format', 'json', *inputs)
+        if r.returncode or j.returncode:
+            return self.report(name, [f'exit {r.returncode}/{j.returncode}: {r.stderr.strip()[:200]}'])
+        report = json.loads(j.stdout, parse_float=Decimal)
+        page = os.path.join(self.work, name + '.html')
+        with open(page, 'w') as f:
+            f.write(r.stdout.replace('</body>', PROBE + '</body>'))
+        b, console = browse(self.browser, page, os.path.join(self.work, 'profile'), '--dump-dom')
+        if b.returncode:
+            return self.report(name, [f'chromium exit {b.returncode}: {b.stderr[-300:]}'])
+        dom = Dom()
+        dom.feed(b.stdout)
+        if console:
+            problems.append(f'console: {console[0][-200:]}')
+        if dom.body.get('data-ready') != '1' or dom.body.get('data-errors'):
+            problems.append(f'script did not finish: {dom.body.get("data-errors")}')
+        if int(dom.body.get('data-overflow', '1')) > 0:
+            problems.append(f'page is {dom.body.get("data-overflow")} px wider than the window')
+        rows = dom.tables.get('ranks-table', [])
+        want = [[str(x['rank']), str(x['steps']), str(x['step_median_us']), str(x['wait_us'])] for x in report['ranks']]
+        got = [[c[0], c[1], str(Decimal(c[2])), None] for hidden, c in rows]
+        heads = None
+        if rows:
+            # The wait column's place: the JSON key of each heading is in data-key.
+            heads = [k for k in re.findall(r'<th data-key="([a-z_]+)"', r.stdout.split('id="ranks-table"')[1]
+                                           .split('</thead>')[0])]
+            for g, (hidden, c) in zip(got, rows):
+                g[3] = str(Decimal(c[heads.index('wait_us')]))
+        if got != want:
+            problems.append(f'ranks table {got[:2]} != JSON {want[:2]} ({len(got)} rows, {len(want)})')
+        if any(hidden for hidden, c in rows):
+            problems.append('the ranks table hides ranks (it shows every one, as JSON and CSV)')
+        late = dom.tables.get('late-table', [])
+        if [c[0] for h, c in late] != [str(x['rank']) for x in report['late_ranks']]:
+            problems.append(f'late table {late}')
+        if [c[0] for h, c in dom.tables.get('slow-table', [])] != [str(x['rank']) for x in report['stragglers']]:
+            problems.append('slow ranks differ from JSON')
+        charts = 2 if len(report['ranks']) <= 16 else 0
+        if dom.charts != charts:
+            problems.append(f'{dom.charts} charts, want {charts}')
+        if len(report['ranks']) > 16 and len(dom.tables.get('spreads-table', [])) != len(report['spreads']):
+            problems.append('no spreads table past 16 ranks')
+        self.report(name, problems)
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -230,6 +280,21 @@ def main():
                 c.check(t)
             except Exception as e:  # a crash of a check is a failure too
                 c.report(os.path.basename(t), [f'{type(e).__name__}: {e}'])
+        late = [os.path.join(d, f'ddp_gloo_4ranks_late2_rank{r}.pt.trace.json.gz') for r in range(4)]
+        many = []
+        try:  # 40 ranks, as their summaries: copies of the four with their own ranks
+            for r in range(4):
+                p = os.path.join(work, f'src{r}.summary.json')
+                subprocess.run([a.binary, 'summarize', late[r], '-o', p], check=True, capture_output=True)
+                src = json.load(open(p))
+                for k in range(10):
+                    q = os.path.join(work, f'rank{r + 4 * k:03d}.summary.json')
+                    json.dump(dict(src, rank=r + 4 * k, world_size=40), open(q, 'w'))
+                    many.append(q)
+            c.check_ranks('ranks: 4 real DDP ranks, rank 2 late', late)
+            c.check_ranks('ranks: 40 ranks from summaries', sorted(many))
+        except Exception as e:
+            c.report('ranks', [f'{type(e).__name__}: {e}'])
         return c.summary()
 
 

@@ -28,7 +28,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import Tally  # noqa: E402
 
-COMMANDS = ('convert', 'analyze', 'compare')
+COMMANDS = ('convert', 'analyze', 'compare', 'summarize')
 
 
 def help_options(binary, command):
@@ -142,7 +142,7 @@ def complete(a, words):
 def check_completion(t, a):
     problems = []
     got, registered = complete(a, ['torch2pprof', ''])
-    if got != {'convert', 'analyze', 'compare', 'help'}:
+    if got != {'convert', 'analyze', 'compare', 'summarize', 'help'}:
         problems.append(f'commands: {sorted(got)}')
     if '_torch2pprof' not in registered:
         problems.append(f'complete -p: {registered!r}')

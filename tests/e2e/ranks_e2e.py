@@ -22,6 +22,7 @@ same report as its files; CSV agrees with JSON; text fits 120 columns.
 Prints one line per check and 'N passed, N failed' last.
 """
 import argparse
+import bisect
 import csv
 import gzip
 import io
@@ -174,6 +175,77 @@ def late_rank_set(source, work, late, gap, ranks=4):
     return paths
 
 
+def us_text(v):
+    """Integer ns as Kineto's microseconds with three decimals, exactly."""
+    return ('-' if v < 0 else '') + f'{abs(v) // 1000}.{abs(v) % 1000:03d}'
+
+
+class RankCopies:
+    """Many ranks made from real DDP ranks, fast enough for hundreds: each source is read
+    once, its events kept as JSON text with their times as integer ns; a copy gets its own
+    rank and, per step, a gap before its forward and a wait at the start of its first
+    all-reduce (stretch's rules), then is written as text."""
+
+    def __init__(self, sources):
+        self.sources = []
+        for path in sources:
+            doc = json.load(gzip.open(path, 'rt'), parse_float=Decimal)
+            events = doc.pop('traceEvents')
+            templates, ts, dur = [], [], []
+            for e in events:
+                timed = 'ts' in e and e.get('ph') != 'M'
+                ts.append(ns(e['ts']) if timed else None)
+                dur.append(ns(e['dur']) if timed and 'dur' in e else None)
+                t = dict(e)
+                if timed:
+                    t['ts'] = '@T@'
+                    if 'dur' in e:
+                        t['dur'] = '@D@'
+                buf = io.StringIO()
+                dump_exact(t, buf)
+                templates.append(buf.getvalue())
+            steps = sorted((ts[i], ts[i] + dur[i]) for i, e in enumerate(events) if e.get('ph') == 'X' and
+                           str(e.get('name', '')).startswith('ProfilerStep#') and e.get('cat') == 'user_annotation')
+
+            def first(name, cats, s0, s1):
+                return min((i for i, e in enumerate(events) if e.get('ph') == 'X' and e.get('name') == name and
+                            e.get('cat') in cats and s0 <= ts[i] < s1), key=lambda i: ts[i])
+            forwards = [ts[first('DistributedDataParallel.forward', ('cpu_op', 'user_annotation'), *s)] for s in steps]
+            reduces = [first('gloo:all_reduce', ('user_annotation',), *s) for s in steps]
+            self.sources.append((doc, templates, ts, dur, forwards, reduces))
+
+    @staticmethod
+    def stretch(ts, dur, cuts, gap, waiting=()):
+        cuts = sorted(cuts)
+        for i, t in enumerate(ts):
+            if t is None:
+                continue
+            before = bisect.bisect_left(cuts, t) if i in waiting else bisect.bisect_right(cuts, t)
+            if dur[i] is not None:
+                dur[i] += gap * (bisect.bisect_left(cuts, t + dur[i]) - before)
+            ts[i] = t + gap * before
+
+    def write(self, path, source, rank, world, gap_ns, wait_ns):
+        doc, templates, ts0, dur0, forwards, reduces = self.sources[source]
+        ts, dur = list(ts0), list(dur0)
+        self.stretch(ts, dur, forwards, gap_ns)
+        self.stretch(ts, dur, [ts[i] for i in reduces], wait_ns, set(reduces))
+        head = dict(doc, distributedInfo=dict(doc['distributedInfo'], rank=rank, world_size=world))
+        buf = io.StringIO()
+        dump_exact(head, buf)
+        text = buf.getvalue()
+        parts = [text[:-1], ', "traceEvents": [']
+        for i, t in enumerate(templates):
+            if ts[i] is not None:
+                t = t.replace('"@T@"', us_text(ts[i]), 1)
+                if dur[i] is not None:
+                    t = t.replace('"@D@"', us_text(dur[i]), 1)
+            parts.append(t if i == 0 else ',\n' + t)
+        parts.append(']}\n')
+        with open(path, 'w') as f:
+            f.write(''.join(parts))
+
+
 class Checks(Tally):
     def __init__(self, binary):
         super().__init__()
@@ -238,8 +310,8 @@ class Checks(Tally):
         # Rank 5: median step 1300us against 1000us (+30%), compute 2700us against 1800us (+50%),
         # set apart by its kernel part (900us against 600us per step); the other parts move with it.
         got = [(s['rank'], s['metric'], s['excess'], s['part'], s['part_delta_us']) for s in j['stragglers']]
-        want = [(5, 'step_time', Decimal('0.3'), 'kernel', Decimal('300')),
-                (5, 'compute', Decimal('0.5'), 'kernel', Decimal('300'))]
+        want = [(5, 'compute', Decimal('0.5'), 'kernel', Decimal('300')),
+                (5, 'step_time', Decimal('0.3'), 'kernel', Decimal('300'))]
         if got != want:
             problems.append(f'stragglers {got}')
         ar = [c for c in j['collectives'] if c['name'] == 'nccl:all_reduce'][0]
@@ -271,6 +343,7 @@ class Checks(Tally):
         if wide or 'Straggler' not in text:
             problems.append(f'text: {len(wide)} lines over 120 columns')
         self.report('a directory, CSV and text agree with JSON', problems)
+        return paths
 
 
     def late_rank(self, source, work):
@@ -303,28 +376,182 @@ class Checks(Tally):
         if line not in text:
             problems.append('text: ' + ' | '.join(x for x in text.split('\n') if 'arrives' in x or 'none' in x))
         self.report('a late rank: named with its waiters, the wait and its part', problems)
+        return paths
+
+    def real_sets(self, d):
+        """Recorded on a GPU (scripts/record_gpu_testdata.py): four DDP ranks over gloo on one
+        H200, rank 2 sleeping 30 ms before each forward; and the same job with rank 1 on twice
+        the batch. Real timing varies, so the amounts are checked within a few percent."""
+        late = [os.path.join(d, f'ddp_gloo_4ranks_late2_rank{r}.pt.trace.json.gz') for r in range(4)]
+        j = json.loads(self.analyze('--format', 'json', *late), parse_float=Decimal)
+        problems = []
+        l = j['late_ranks'][0] if len(j['late_ranks']) == 1 else {}
+        if (l.get('rank'), l.get('waiters'), l.get('collective'), l.get('part')) != (2, '0 1 3', 'gloo:all_reduce',
+                                                                                     'other'):
+            problems.append(f'late ranks {j["late_ranks"]}')
+        elif abs(Decimal(l['part_delta_us']) - 30000) > 30000 * Decimal('0.05'):
+            problems.append(f'its other part +{l["part_delta_us"]} us per step, slept 30000')
+        elif not 30000 * Decimal('0.95') <= Decimal(l['waited_us']) <= 30000 * Decimal('1.2'):
+            problems.append(f'the others wait {l["waited_us"]} us per step for 30 ms of sleep')
+        self.report('real 4 ranks, rank 2 sleeping 30 ms: the straggler, its waiters and its part', problems)
+        uneven = [os.path.join(d, f'ddp_gloo_4ranks_uneven1_rank{r}.pt.trace.json.gz') for r in range(4)]
+        j = json.loads(self.analyze('--format', 'json', *uneven), parse_float=Decimal)
+        slow = [(x['rank'], x['metric'], x['part']) for x in j['stragglers']]
+        self.report('real 4 ranks, rank 1 on twice the batch: a slow rank in compute, no late rank',
+                    [] if slow == [(1, 'compute', 'kernel')] and not j['late_ranks'] else
+                    [f'slow {slow}, late {j["late_ranks"]}'])
+        return late
+
+    def run(self, *args, ok=True):
+        r = subprocess.run([self.binary] + list(args), capture_output=True, text=True)
+        if ok and r.returncode:
+            raise RuntimeError(f'{args[:3]}: exit {r.returncode}: {r.stderr[-300:]}')
+        return r
+
+    def map_summaries(self, traces, out_dir):
+        """The map as the README runs it: xargs -P 2, one summarize per trace."""
+        os.makedirs(out_dir, exist_ok=True)
+        listing = ''.join(t + '\n' for t in traces)
+        cmd = f'xargs -P 2 -I{{}} sh -c \'"$0" summarize "$1" -o "$2/$(basename "$1").summary.json"\' ' \
+              f'"{self.binary}" {{}} "{out_dir}"'
+        r = subprocess.run(cmd, shell=True, input=listing, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f'map: exit {r.returncode}: {r.stderr[-300:]}')
+        return [os.path.join(out_dir, os.path.basename(t) + '.summary.json') for t in traces]
+
+    def summaries(self, name, traces, work, formats):
+        """The reduce over summaries is the report over their traces: stdout and stderr,
+        byte for byte, in every format asked; alone, and mixed with traces."""
+        sums = self.map_summaries(traces, os.path.join(work, 'sum'))
+        mixed = [s if k % 2 else t for k, (t, s) in enumerate(zip(traces, sums))]
+        problems = []
+        sizes = [os.path.getsize(s) for s in sums]
+        for args in formats:
+            want = self.run('analyze', *args, *traces)
+            for label, inputs in (('summaries', sums), ('mixed', mixed)):
+                got = self.run('analyze', *args, *inputs)
+                if (got.stdout, got.stderr) != (want.stdout, want.stderr):
+                    problems.append(f'{label} {" ".join(args)}: the report differs from the traces\'')
+        self.report(f'{name}: analyze over summaries (largest {max(sizes)} bytes) is analyze over the traces',
+                    problems)
+        return sums
+
+    def summary_errors(self, trace, work):
+        problems = []
+        good = os.path.join(work, 'one.summary.json')
+        self.run('summarize', trace, '-o', good)
+        one = self.run('analyze', good)
+        if 'Ranks' not in one.stdout:
+            problems.append('one summary alone: no report over ranks')
+        text = open(good).read()
+        doc = json.loads(text)
+        cases = {
+            'truncated': (text[:len(text) // 2], 'invalid JSON', True),
+            'format 2': (text.replace('"torch2pprof_summary":1', '"torch2pprof_summary":2', 1), 'format 2', False),
+            'bad call': (json.dumps(dict(doc, calls=[[len(doc['collectives']), 0, 5]])), 'call 0', False),
+            'negative time': (json.dumps(dict(doc, gpu_idle_ns=-1)), 'gpu_idle_ns', False),
+        }
+        for case, (body, words, offset) in cases.items():
+            p = os.path.join(work, case.replace(' ', '_') + '.summary.json')
+            with open(p, 'w') as f:
+                f.write(body)
+            r = self.run('analyze', p, trace, ok=False)
+            line = r.stderr.strip()
+            if r.returncode != 1 or r.stdout or '\n' in line or p not in line or words not in line or \
+                    (offset and 'byte' not in line):
+                problems.append(f'{case}: exit {r.returncode}: {line[:200]}')
+        plain = os.path.join(work, 'plain.pt.trace.json')  # a trace named like a summary's output
+        with gzip.open(trace, 'rb') as f, open(plain, 'wb') as g:
+            g.write(f.read())
+        other = os.path.join(work, 'notes.json')
+        with open(other, 'w') as f:
+            f.write('{"mine": 1}\n')
+        for args, status in ((['summarize', trace, '-o', os.path.join(work, 'x.txt')], 2),
+                             (['summarize', trace], 2),
+                             (['summarize', plain, '-o', plain], 3),
+                             (['summarize', trace, '-o', other], 3)):
+            r = self.run(*args, ok=False)
+            if r.returncode != status or not r.stderr.startswith('torch2pprof: '):
+                problems.append(f'{" ".join(args[2:])}: exit {r.returncode}, want {status}')
+        # A summary is replaced by summarize without --force, a trace is not.
+        r = self.run('summarize', trace, '-o', good, ok=False)
+        if r.returncode:
+            problems.append(f'summarize over its own summary: exit {r.returncode}')
+        self.report('summaries: one alone is a report; broken, newer or hostile ones are one-line errors', problems)
+
+    def many_ranks(self, source_pair, work, n):
+        """n ranks made from the two real DDP ranks: rank 77 starts each forward 20 ms late,
+        every other rank up to 0.5 ms late and waiting the rest of the 20 ms in its first
+        all-reduce of the step. The map with xargs -P 2, then the reduce."""
+        copies = RankCopies(source_pair)
+        late, big = 77 % n, 20_000_000
+        traces, gaps = [], {}
+        for r in range(n):
+            p = os.path.join(work, f'rank{r:04d}.pt.trace.json')
+            gaps[r] = big if r == late else (r * 37 % 11) * 50_000
+            copies.write(p, r % 2, r, n, gaps[r], 0 if r == late else big - gaps[r])
+            traces.append(p)
+        self.summaries(f'{n} ranks made from 2', traces, work, [[], ['--format', 'json']])
+        j = json.loads(self.analyze('--format', 'json', *traces), parse_float=Decimal)
+        problems = []
+        l = j['late_ranks'][0] if j['late_ranks'] else {}
+        expect = sorted(big - g for r, g in gaps.items() if r != late)[(n - 1) // 2] / 1000
+        if l.get('rank') != late or len(l.get('waiters', '').split()) != n - 1:
+            problems.append(f'late {str(l)[:200]}')
+        elif abs(Decimal(l['waited_us']) - Decimal(expect)) > Decimal(expect) / 100:
+            problems.append(f'waited {l["waited_us"]} us per step, inserted a median of {expect}')
+        text = self.analyze(*traces)
+        if f'rank {late} arrives last: {n - 1} ranks wait' not in text or any(len(x) > 120 for x in text.split('\n')):
+            problems.append('text: ' + ' | '.join(x for x in text.split('\n') if 'arrives' in x))
+        self.report(f'{n} ranks: the late one among them, its {n - 1} waiters and the inserted wait', problems)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--binary', required=True)
     ap.add_argument('--testdata', required=True)
+    ap.add_argument('--many-ranks', type=int, default=0,
+                    help='only the map and reduce over this many ranks made from the DDP pair (e2e_ranks_many)')
     a = ap.parse_args()
     c = Checks(a.binary)
     d = os.path.join(a.testdata, 'real', 'torch211')
     ddp = [os.path.join(d, f'ddp_gloo_2ranks_rank{r}.pt.trace.json.gz') for r in (0, 1)]
     alexnet = os.path.join(a.testdata, 'real',
                            'hta__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz')
-    for check in (lambda: c.compare_with_hta('DDP gloo 2 ranks', ddp), lambda: c.sync_difference(alexnet),
-                  lambda: c.synthetic_job(tempfile.mkdtemp()), lambda: c.late_rank(ddp[0], tempfile.mkdtemp())):
+    if a.many_ranks:
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                c.many_ranks(ddp, work, a.many_ranks)
+            except Exception as e:
+                c.report('check', [f'{type(e).__name__}: {e}'])
+        return c.summary()
+    work = tempfile.mkdtemp()
+    for sub in ('job', 'late', 'late_map', 'real', 'ddp', 'job_map', 'errors'):
+        os.makedirs(os.path.join(work, sub))
+    csv_tables = [['--format', 'csv', '--table', t] for t in
+                  ('ranks', 'spreads', 'late_ranks', 'stragglers', 'collectives', 'step_alignment')]
+    every = [[], ['--format', 'json']] + csv_tables
+    checks = (
+        lambda: c.compare_with_hta('DDP gloo 2 ranks', ddp),
+        lambda: c.sync_difference(alexnet),
+        lambda: c.summaries('synthetic 8 ranks', c.synthetic_job(os.path.join(work, 'job')),
+                            os.path.join(work, 'job_map'), every),
+        lambda: c.summaries('late-rank set', c.late_rank(ddp[0], os.path.join(work, 'late')),
+                            os.path.join(work, 'late_map'), every),
+        lambda: c.summaries('real 4 ranks', c.real_sets(d), os.path.join(work, 'real'), every),
+        lambda: c.summaries('DDP gloo 2 ranks', ddp, os.path.join(work, 'ddp'), every[:3]),
+        lambda: c.summary_errors(ddp[0], os.path.join(work, 'errors')),
+    )
+    for check in checks:
         try:
             check()
         except Exception as e:  # a crash of a check is a failure too
             c.report('check', [f'{type(e).__name__}: {e}'])
-    for args in (['--format', 'html'], ['--group-by', 'shape'], ['--format', 'csv', '--table', 'operators']):
+    for args in (['--group-by', 'shape'], ['--format', 'csv', '--table', 'operators']):
         r = subprocess.run([a.binary, 'analyze'] + args + ddp, capture_output=True, text=True)
         ok = r.returncode == 2 and r.stderr.startswith('torch2pprof: ') and r.stdout == ''
         c.report(f'several ranks with {" ".join(args)}: usage error', [] if ok else [f'exit {r.returncode}'])
+    shutil.rmtree(work, ignore_errors=True)
     return c.summary()
 
 

@@ -258,6 +258,10 @@ struct RankSummary {
   std::string memory_device;
   std::vector<CollectiveStat> collectives;  // by kind, then name
   std::vector<CollectiveCall> calls;        // in the analysed steps, in time order
+  // The trace's times plus this are wall-clock ns since the epoch, where the trace has a
+  // wall clock (baseTimeNanoseconds, or epoch timestamps): arrivals compare across ranks.
+  bool wall_clock = false;
+  int64_t wall_clock_offset_ns = 0;
 };
 
 struct CollectiveRow {
@@ -286,10 +290,12 @@ struct Straggler {
 };
 
 // A rank's time inside collectives split as torch-tb-profiler's distributed view split
-// communication: for each instance matched on every rank, the shortest rank's time is
-// transfer, and each rank's time beyond it is waiting for the others to arrive (at the
-// instance's start). Times are of the union over the instances, so concurrent
-// collectives' waits count once.
+// communication into synchronizing and transfer, for each instance matched on every
+// rank. Where the ranks' clocks compare (RanksAnalysis::waits_from_arrivals), a rank
+// waits from its arrival until the last rank arrives; else the shortest rank's time is
+// transfer and each rank's time beyond it is waiting. The wait sits at the instance's
+// start; times are of the union over the instances, so concurrent collectives' waits
+// count once.
 struct CollectiveWait {
   int64_t wait_ns = 0, transfer_ns = 0;  // per analysed step
   uint64_t instances = 0;                // matched on every rank
@@ -325,8 +331,12 @@ struct RanksAnalysis {
   double threshold = 0.05;
   int64_t median_step_ns = 0, median_compute_ns = 0;  // medians over ranks
   std::vector<CollectiveWait> waits;                  // by rank
-  std::vector<RankSpread> spreads;                    // the rank table's numbers over the ranks
-  std::vector<LateRank> late;                         // the straggler by arrival, where there is one
+  // Waits from arrival times: every rank's trace has a wall clock, and in every matched
+  // instance the last rank arrived before any rank's call ended (a collective cannot end
+  // before all arrive: clocks that say otherwise are skewed). Else from durations.
+  bool waits_from_arrivals = false;
+  std::vector<RankSpread> spreads;    // the rank table's numbers over the ranks
+  std::vector<LateRank> late;         // the straggler by arrival, where there is one
   std::vector<Straggler> stragglers;  // slower in step time or compute (pipeline, uneven shards), largest excess first
   std::vector<CollectiveRow> collectives;  // by spread (max - min), largest first
   std::vector<StepAlignment> steps;        // in step order

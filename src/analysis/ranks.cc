@@ -21,6 +21,10 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
   r.world_size = a.trace.world_size;
   r.backend = a.trace.backend;
   r.steps = a.steps;
+  if (a.trace.wall_clock_ns != 0) {
+    r.wall_clock = true;
+    r.wall_clock_offset_ns = a.trace.wall_clock_ns - a.trace.start_ns;
+  }
   std::vector<int64_t> totals;
   r.mean_step.name = "mean";
   for (const StepRow& s : a.steps) {
@@ -125,6 +129,24 @@ void FindWaits(RanksAnalysis& out) {
   // moves. Concurrent collectives (DDP's buckets) wait at once: their waits count once,
   // as the time of the union of the waits.
   std::map<Key, std::vector<int64_t>> waited;  // by collective: each rank's wait, in total
+  // Arrivals compare where every clock is a wall clock and no instance ended on a rank
+  // before its last rank arrived.
+  bool arrivals = n > 1;
+  for (const RankSummary& r : rs) arrivals &= r.wall_clock;
+  auto arrival = [&](size_t i, const CollectiveCall& c) { return c.start_ns + rs[i].wall_clock_offset_ns; };
+  for (auto& [key, by_rank] : calls) {
+    size_t instances = SIZE_MAX;
+    for (const auto& c : by_rank) instances = std::min(instances, c.size());
+    for (size_t k = 0; k < instances && arrivals; ++k) {
+      int64_t last = INT64_MIN, first_end = INT64_MAX;
+      for (size_t i = 0; i < n; ++i) {
+        last = std::max(last, arrival(i, *by_rank[i][k]));
+        first_end = std::min(first_end, arrival(i, *by_rank[i][k]) + by_rank[i][k]->dur_ns);
+      }
+      arrivals = last <= first_end;
+    }
+  }
+  out.waits_from_arrivals = arrivals;
   std::vector<Spans> wait(n), transfer(n);
   for (auto& [key, by_rank] : calls) {
     size_t instances = SIZE_MAX;
@@ -132,11 +154,14 @@ void FindWaits(RanksAnalysis& out) {
     std::vector<int64_t>& w = waited[key];
     w.assign(n, 0);
     for (size_t k = 0; k < instances; ++k) {
-      int64_t shortest = INT64_MAX;
-      for (size_t i = 0; i < n; ++i) shortest = std::min(shortest, by_rank[i][k]->dur_ns);
+      int64_t shortest = INT64_MAX, last = INT64_MIN;
+      for (size_t i = 0; i < n; ++i) {
+        shortest = std::min(shortest, by_rank[i][k]->dur_ns);
+        last = std::max(last, arrival(i, *by_rank[i][k]));
+      }
       for (size_t i = 0; i < n; ++i) {
         const CollectiveCall& c = *by_rank[i][k];
-        const int64_t waits = c.dur_ns - shortest;
+        const int64_t waits = arrivals ? last - arrival(i, c) : c.dur_ns - shortest;
         w[i] += waits;
         wait[i].push_back({c.start_ns, c.start_ns + waits});
         transfer[i].push_back({c.start_ns + waits, c.start_ns + c.dur_ns});

@@ -123,6 +123,7 @@ std::string EncodeSummary(const SummaryFile& f) {
   o["gpu_utilization"] = r.gpu_utilization;
   o["memory_peak_bytes"] = r.memory_peak_bytes;
   o["memory_device"] = r.memory_device;
+  o["wall_clock_offset_ns"] = r.wall_clock ? Out(r.wall_clock_offset_ns) : Out(nullptr);
   o["mean_step"] = EncodeStep(r.mean_step);
   Out steps = Out::array();
   for (const StepRow& s : r.steps) steps.push_back(EncodeStep(s));
@@ -192,6 +193,11 @@ SummaryFile DecodeSummary(const std::string& file, std::string_view text) {
   r.gpu_utilization = in.Double(o, "gpu_utilization");
   r.memory_peak_bytes = in.Int(o, "memory_peak_bytes");
   r.memory_device = in.String(o, "memory_device");
+  const In& offset = in.Field(o, "wall_clock_offset_ns", "the summary");
+  if (!offset.is_null()) {
+    r.wall_clock = true;
+    r.wall_clock_offset_ns = in.Whole(offset, -kMaxStart, kMaxStart, "\"wall_clock_offset_ns\"");
+  }
   r.mean_step = in.Step(in.Field(o, "mean_step", "the summary"), "\"mean_step\"");
   const In& steps = in.Array(o, "steps");
   int64_t sum = 0;

@@ -421,6 +421,7 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   std::string ranks = Note(
       "Per step: steps, their median and maximum, each part's mean, wait and transfer in collectives. Over the whole "
       "trace, as HTA defines them: GPU utilization, compute, idle, overlap. Click a heading to sort.");
+  ranks += Note(WaitNote(a));
   ranks += HtmlTable("ranks-table", RanksTable(a), o.top, true);
   if (n > kManyRanks) ranks += "<h3>Over the ranks</h3>\n" + HtmlTable("spreads-table", SpreadTable(a), 0, false);
   out += Section("ranks", "Ranks", ranks);

@@ -67,7 +67,7 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
     out += Section("Ranks (per step; GPU util, compute, idle and overlap over the whole trace, as HTA defines them)");
     out += WriteText(RanksTable(a), 0);
   }
-  out += "(wait: time in collectives beyond the shortest rank's in each, waiting for the others to arrive)\n";
+  out += WaitNote(a) + "\n";
   const std::string pct = Printf("%.0f", 100 * a.threshold) + "%";
   out += Section("Straggler (the rank the others wait for in collectives)");
   if (!a.late.empty()) {
@@ -101,6 +101,8 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
   j.Raw(Printf("%.6g", a.threshold));
   j.FieldMicros("median_step_us", a.median_step_ns);
   j.FieldMicros("median_compute_us", a.median_compute_ns);
+  j.Key("waits_from");
+  j.String(a.waits_from_arrivals ? "arrivals" : "durations");
   WriteJson(j, RanksTable(a), o.rows);
   WriteJson(j, SpreadTable(a), o.rows);
   WriteJson(j, LateTable(a), o.rows);

@@ -190,6 +190,14 @@ std::string LateSentence(const RanksAnalysis& a, const LateRank& l, const std::s
   return out;
 }
 
+std::string WaitNote(const RanksAnalysis& a) {
+  return a.waits_from_arrivals
+             ? "(wait: time in collectives from a rank's arrival until the last rank arrives, by the traces' wall "
+               "clocks)"
+             : "(wait: time in collectives beyond the shortest rank's in each, waiting for the others; the clocks "
+               "do not compare)";
+}
+
 std::string NoLateRank(const RanksAnalysis& a) {
   if (a.ranks.size() > 1 && !a.waits.empty() && a.waits[0].instances > 0) {
     return "(none: no rank waits more than " + Printf("%.0f", 100 * a.threshold) +

@@ -22,6 +22,8 @@ std::string RankList(const RanksAnalysis& a, const std::vector<size_t>& ranks);
 // median" where the part is known.
 std::string LateSentence(const RanksAnalysis& a, const LateRank& l, const std::string& joint);
 
+// What wait means in this analysis: from arrivals on comparable clocks, or durations.
+std::string WaitNote(const RanksAnalysis& a);
 // What the report says where there is no straggler, and no slow rank.
 std::string NoLateRank(const RanksAnalysis& a);
 std::string NoSlowRank(const RanksAnalysis& a);

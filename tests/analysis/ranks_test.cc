@@ -215,5 +215,50 @@ TEST(Ranks, WithoutDistributedInfoRanksAreThePositions) {
   EXPECT_TRUE(r.analysis.late.empty());  // no collectives: nobody waits
 }
 
+// Three ranks in one all-reduce: rank 0 arrives at 0 and leaves at 100, rank 1 at 60 and
+// 110, rank 2 at 80 and 100 (ns on the wall clock). By arrivals the last rank arrives at
+// 80: waits 80, 20, 0 and transfers 20, 30, 20. By durations the shortest call (20) is
+// transfer: waits 80, 30, 0. A clock skewed by 50 ns puts rank 2's arrival (130) after
+// the others left (100): no collective ends before all arrive, so durations decide.
+std::vector<RankSummary> ThreeInOneAllReduce(bool wall_clock, int64_t skew) {
+  const int64_t arrive[] = {0, 60, 80}, dur[] = {100, 50, 20};
+  std::vector<RankSummary> ranks(3);
+  for (int i = 0; i < 3; ++i) {
+    RankSummary& r = ranks[i];
+    r.rank = i;
+    r.steps.push_back(StepRow{"ProfilerStep#1", 0, 1000});
+    r.step_median_ns = r.step_min_ns = r.step_max_ns = 1000;
+    r.collectives.push_back(CollectiveStat{"gloo:all_reduce", "host", 1, dur[i]});
+    // Each trace's own clock starts elsewhere; the offset brings it to the wall clock.
+    const int64_t offset = 1'790'000'000'000'000'000 + 1000 * i + (i == 2 ? skew : 0);
+    r.calls.push_back(CollectiveCall{0, 1'790'000'000'000'000'000 + arrive[i] - offset + (i == 2 ? skew : 0), dur[i]});
+    r.wall_clock = wall_clock;
+    r.wall_clock_offset_ns = offset;
+  }
+  return ranks;
+}
+
+TEST(Ranks, ArrivalsDecideWhereTheClocksCompare) {
+  auto waits = [](const RanksAnalysis& a) {
+    std::vector<std::pair<int64_t, int64_t>> w;
+    for (const CollectiveWait& x : a.waits) w.push_back({x.wait_ns, x.transfer_ns});
+    return w;
+  };
+  RanksAnalysis by_arrival = AnalyzeAcrossRanks(ThreeInOneAllReduce(true, 0));
+  EXPECT_TRUE(by_arrival.waits_from_arrivals);
+  EXPECT_EQ(waits(by_arrival), (std::vector<std::pair<int64_t, int64_t>>{{80, 20}, {20, 30}, {0, 20}}));
+  RanksAnalysis by_duration = AnalyzeAcrossRanks(ThreeInOneAllReduce(false, 0));
+  EXPECT_FALSE(by_duration.waits_from_arrivals);
+  EXPECT_EQ(waits(by_duration), (std::vector<std::pair<int64_t, int64_t>>{{80, 20}, {30, 20}, {0, 20}}));
+  RanksAnalysis skewed = AnalyzeAcrossRanks(ThreeInOneAllReduce(true, 50));
+  EXPECT_FALSE(skewed.waits_from_arrivals);
+  EXPECT_EQ(waits(skewed), waits(by_duration));
+  // The text and JSON say which.
+  EXPECT_NE(RenderRanksText(by_arrival, ReportOptions{}).find("by the traces' wall clocks"), std::string::npos);
+  EXPECT_NE(RenderRanksText(skewed, ReportOptions{}).find("the clocks do not compare"), std::string::npos);
+  EXPECT_NE(RenderRanksJson(by_arrival, ReportOptions{}).find("\"waits_from\": \"arrivals\""), std::string::npos);
+  EXPECT_NE(RenderRanksJson(skewed, ReportOptions{}).find("\"waits_from\": \"durations\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace torch2pprof

@@ -37,6 +37,7 @@ SummaryFile Full() {
   r.memory_peak_bytes = int64_t{1} << 40, r.memory_device = "cuda:3";
   r.collectives = {{"nccl:all_reduce", "host", 6, 600}, {"ncclDevKernel_AllReduce_Sum_f32", "kernel", 6, 500}};
   r.calls = {{0, -5, 100}, {1, 1'790'857'026'000'000'000, 0}, {0, 7, 250}};
+  r.wall_clock = true, r.wall_clock_offset_ns = -4'551'175'426'518'934;
   f.warnings = {"warning: 3 events skipped", "ünïcode"};
   return f;
 }
@@ -69,6 +70,8 @@ void ExpectSame(const RankSummary& a, const RankSummary& b) {
   EXPECT_EQ(a.gpu_utilization, b.gpu_utilization);  // bit for bit
   EXPECT_EQ(a.memory_peak_bytes, b.memory_peak_bytes);
   EXPECT_EQ(a.memory_device, b.memory_device);
+  EXPECT_EQ(a.wall_clock, b.wall_clock);
+  EXPECT_EQ(a.wall_clock_offset_ns, b.wall_clock_offset_ns);
   ASSERT_EQ(a.collectives.size(), b.collectives.size());
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     EXPECT_EQ(a.collectives[i].name, b.collectives[i].name);
@@ -96,6 +99,11 @@ TEST(SummaryFile, EveryFieldComesBackExactlyAndEncodesAgainToTheSameBytes) {
   ExpectSame(f.summary, back.summary);
   EXPECT_EQ(back.warnings, f.warnings);
   EXPECT_EQ(EncodeSummary(back), text);
+  // Without a wall clock: null, and back as none.
+  f.summary.wall_clock = false;
+  text = EncodeSummary(f);
+  EXPECT_NE(text.find("\"wall_clock_offset_ns\":null"), std::string::npos);
+  EXPECT_FALSE(DecodeSummary("s.json", text).summary.wall_clock);
 }
 
 std::string ErrorOf(const std::string& text) {

@@ -49,7 +49,7 @@ _torch2pprof() {
       esac
       return ;;
     --table | -table)
-      COMPREPLY=($(compgen -W "categories steps operators kernels gpu memory modules module_classes python_functions
+      COMPREPLY=($(compgen -W "categories steps operators kernels gpu idle_time kernel_launches queue_length memory modules module_classes python_functions
         ranks spreads late_ranks stragglers collectives step_alignment" -- "$cur"))
       return ;;
     --group-by | -group-by)

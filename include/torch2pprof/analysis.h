@@ -127,6 +127,56 @@ struct GpuRow {
 // The devices together: their kernels' time in the steps' span over the spans' sum.
 double GpuUtilization(const std::vector<GpuRow>& gpus);
 
+// Why a device stream sat idle, as HTA's idle time breakdown splits it
+// (hta/analyzers/breakdown_analysis.py, _analyze_idle_time_for_stream): each gap before
+// a piece of device work (kernel, memcpy, memset) on a stream, since the stream's work
+// before it ended, is host wait when that work's launch call began after that end (the
+// CPU launched it too late), kernel wait when the gap is shorter than
+// kConsecutiveKernelDelayNs (the cost of launching back to back), else other. The time
+// before a stream's first work and after its last is none of them.
+inline constexpr int64_t kConsecutiveKernelDelayNs = 30'000;  // HTA's default, 30 us
+struct IdleRow {
+  std::string device;  // "cuda:0"
+  std::string stream;  // the stream lane's tid
+  int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;
+  uint64_t gaps = 0;    // gaps counted (work after work, with some idle before it)
+  int64_t busy_ns = 0;  // union of the stream's device work
+  int64_t idle_ns() const { return host_wait_ns + kernel_wait_ns + other_ns; }
+};
+
+// A distribution by the nearest-rank rule: each percentile is a value some launch had.
+struct Percentiles {
+  int64_t p50 = 0, p90 = 0, p99 = 0, max = 0;
+  int64_t mean = 0;  // rounded down
+};
+
+// Kernel launches as HTA's launch statistics (hta/analyzers/cuda_kernel_analysis.py,
+// cuda_kernel_launch_stats): each device event launched by a launch call — the calls HTA's
+// get_runtime_launch_events_mask names: cudaLaunchKernel(ExC), the driver's
+// cuLaunchKernel(Ex) (Triton's kernels under torch.compile; HTA's launch statistics name
+// only the runtime's), cudaMemcpyAsync, cudaMemsetAsync, MTIA's and ROCm's — with the
+// call's duration, the device event's, and the launch delay: from the call's end to the
+// device event's start, 0 when it started sooner.
+inline constexpr int64_t kSlowLaunchNs = 50'000;  // HTA's runtime_cutoff
+inline constexpr int64_t kLongDelayNs = 100'000;  // HTA's launch_delay_cutoff
+struct LaunchStats {
+  uint64_t count = 0;
+  Percentiles launch_delay, cpu_duration, gpu_duration;
+  uint64_t short_kernels = 0;  // device events shorter than their launch call
+  uint64_t slow_launches = 0;  // launch calls longer than kSlowLaunchNs
+  uint64_t long_delays = 0;    // launch delays longer than kLongDelayNs
+};
+
+// The launch queue of a stream as HTA's queue length (hta/analyzers/trace_counters.py,
+// get_queue_length_summary): work launched and not yet started, one more when a launch
+// call begins, one less when its work starts; the distribution is over those changes.
+struct QueueRow {
+  std::string device, stream;
+  uint64_t launches = 0;
+  Percentiles length;  // of the queue's length after each change (mean rounded down)
+  double mean = 0;     // exact mean over the changes, as HTA's describe()
+};
+
 // The operator that allocated (the innermost operator open on the allocating thread).
 struct MemoryOperator {
   std::string name;
@@ -206,6 +256,9 @@ struct Analysis {
   std::vector<KernelRow> kernels;      // by total
   int64_t kernel_total_ns = 0;         // summed kernel durations
   std::vector<GpuRow> gpu;
+  std::vector<IdleRow> idle_time;  // by device, then stream
+  LaunchStats kernel_launches;
+  std::vector<QueueRow> queue_length;  // by device, then stream
   std::vector<MemoryRow> memory;
   // Depth first, a module's children by device total (host total in a trace without device time).
   std::vector<ModuleNode> modules;

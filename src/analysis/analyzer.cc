@@ -57,6 +57,9 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   }
   a.whole_trace_step = s.whole_trace;
   a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
+  a.idle_time = analysis::IdleTime(ev);
+  a.kernel_launches = analysis::KernelLaunches(ev);
+  a.queue_length = analysis::QueueLength(ev);
   a.recommendations = analysis::Recommend(a);
   return a;
 }

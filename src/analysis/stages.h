@@ -62,6 +62,15 @@ int64_t DeviceStepIndex(const Events& ev, size_t e);
 // Per device: busy and kernel time, and kernel time within the steps' window (§7).
 std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window);
 
+// Per device stream: its idle time by cause (IdleRow).
+std::vector<IdleRow> IdleTime(const Events& ev);
+
+// The launches of device work and their delays (LaunchStats).
+LaunchStats KernelLaunches(const Events& ev);
+
+// Per device stream: its launch queue (QueueRow).
+std::vector<QueueRow> QueueLength(const Events& ev);
+
 // Per device: the model's memory timeline and the operators that allocated most (§8).
 std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners);
 

@@ -129,8 +129,9 @@ void WriteStepAverage(Json& j, const Analysis& a) {
 }  // namespace
 
 const std::vector<std::string>& CsvTables() {
-  static const std::vector<std::string> tables = {"categories", "steps",   "operators",      "kernels",         "gpu",
-                                                  "memory",     "modules", "module_classes", "python_functions"};
+  static const std::vector<std::string> tables = {"categories", "steps",          "operators",       "kernels",
+                                                  "gpu",        "idle_time",      "kernel_launches", "memory",
+                                                  "modules",    "module_classes", "python_functions"};
   return tables;
 }
 
@@ -148,6 +149,21 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   out += a.kernels.empty() ? "(no kernels)\n" : WriteText(KernelsTable(a), o.top);
   out += Section("GPU");
   out += a.gpu.empty() ? "(no device activity)\n" : WriteText(GpusTable(a), o.top);
+  if (!a.idle_time.empty()) {
+    out += Section("GPU idle time by cause (per stream, between its work; as HTA's idle time breakdown)");
+    out += WriteText(IdleTimeTable(a), o.top);
+    out +=
+        "(host wait: the work's launch began after the stream went idle; kernel wait: gaps under 30us; other: "
+        "the rest)\n";
+  }
+  if (a.kernel_launches.count > 0) {
+    out += Section("Kernel launches (" + Count(a.kernel_launches.count) +
+                   " launch calls to their device work; as HTA's launch statistics)");
+    const std::vector<LaunchRow> rows = LaunchRows(a.kernel_launches);
+    out += WriteText(LaunchesTable(rows), 0);
+    out += Section("Launch queue per stream (work launched, not yet started; as HTA's queue length)");
+    out += WriteText(QueueLengthTable(a), o.top);
+  }
   out += Memory(a, o.top);
   out += Modules(a, o.top);
   out += Section("Recommendations");
@@ -210,6 +226,9 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   WriteJson(j, OperatorsTable(a), o.rows);
   WriteJson(j, KernelsTable(a), o.rows);
   WriteJson(j, GpusTable(a), o.rows);
+  WriteJson(j, IdleTimeTable(a), o.rows);
+  WriteLaunchesJson(j, a.kernel_launches);
+  WriteJson(j, QueueLengthTable(a), o.rows);
   WriteJson(j, MemoryTable(a, o.rows), o.rows);
   WriteJson(j, ModulesTable(a), o.rows);
   WriteJson(j, ModuleClassesTable(a), o.rows);
@@ -222,6 +241,8 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   j.FieldInt("operators", static_cast<int64_t>(a.operators.size()));
   j.FieldInt("kernels", static_cast<int64_t>(a.kernels.size()));
   j.FieldInt("gpu", static_cast<int64_t>(a.gpu.size()));
+  j.FieldInt("idle_time", static_cast<int64_t>(a.idle_time.size()));
+  j.FieldInt("queue_length", static_cast<int64_t>(a.queue_length.size()));
   j.FieldInt("memory", static_cast<int64_t>(a.memory.size()));
   j.FieldInt("modules", static_cast<int64_t>(a.modules.size()));
   j.FieldInt("module_classes", static_cast<int64_t>(a.module_classes.size()));
@@ -239,6 +260,12 @@ std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
   if (table == "operators") return WriteCsv(OperatorsTable(a), o.rows);
   if (table == "kernels") return WriteCsv(KernelsTable(a), o.rows);
   if (table == "gpu") return WriteCsv(GpusTable(a), o.rows);
+  if (table == "idle_time") return WriteCsv(IdleTimeTable(a), o.rows);
+  if (table == "queue_length") return WriteCsv(QueueLengthTable(a), o.rows);
+  if (table == "kernel_launches") {
+    const std::vector<LaunchRow> rows = LaunchRows(a.kernel_launches);
+    return WriteCsv(LaunchesTable(rows), 0);
+  }
   if (table == "memory") return WriteCsv(MemoryTable(a, o.rows), o.rows);
   if (table == "modules") return WriteCsv(ModulesTable(a), o.rows);
   if (table == "module_classes") return WriteCsv(ModuleClassesTable(a), o.rows);

@@ -100,6 +100,75 @@ DataTable<GpuRow> GpusTable(const Analysis& a) {
             [](const GpuRow& g) { return Fraction(g.utilization(), g.window_ns > 0); }, false}}};
 }
 
+DataTable<IdleRow> IdleTimeTable(const Analysis& a) {
+  return {"idle_time",
+          a.idle_time,
+          false,
+          {{"device", "device", [](const IdleRow& r) { return Text(r.device); }},
+           {"stream", "stream", [](const IdleRow& r) { return Text(r.stream); }},
+           {"busy_us", "busy", [](const IdleRow& r) { return Micros(r.busy_ns); }},
+           {"idle_us", "idle between work", [](const IdleRow& r) { return Micros(r.idle_ns()); }},
+           {"host_wait_us", "host wait", [](const IdleRow& r) { return Micros(r.host_wait_ns); }},
+           {"kernel_wait_us", "kernel wait", [](const IdleRow& r) { return Micros(r.kernel_wait_ns); }},
+           {"other_us", "other", [](const IdleRow& r) { return Micros(r.other_ns); }},
+           {"", "host wait share", [](const IdleRow& r) { return Share(r.host_wait_ns, r.idle_ns()); }},
+           {"gaps", "", [](const IdleRow& r) { return Int(static_cast<int64_t>(r.gaps)); }}}};
+}
+
+DataTable<QueueRow> QueueLengthTable(const Analysis& a) {
+  return {"queue_length",
+          a.queue_length,
+          false,
+          {{"device", "device", [](const QueueRow& r) { return Text(r.device); }},
+           {"stream", "stream", [](const QueueRow& r) { return Text(r.stream); }},
+           {"launches", "launches", [](const QueueRow& r) { return Int(static_cast<int64_t>(r.launches)); }},
+           {"mean", "mean", [](const QueueRow& r) { return Real(r.mean, "%.2f"); }},
+           {"p50", "p50", [](const QueueRow& r) { return Int(r.length.p50); }},
+           {"p90", "p90", [](const QueueRow& r) { return Int(r.length.p90); }},
+           {"max", "max", [](const QueueRow& r) { return Int(r.length.max); }}}};
+}
+
+std::vector<LaunchRow> LaunchRows(const LaunchStats& s) {
+  return {{"launch_delay", "launch delay", &s.launch_delay, s.count, s.long_delays, "over 100us"},
+          {"cpu_duration", "launch call (CPU)", &s.cpu_duration, s.count, s.slow_launches, "over 50us"},
+          {"gpu_duration", "device time (GPU)", &s.gpu_duration, s.count, s.short_kernels, "shorter than its call"}};
+}
+
+DataTable<LaunchRow> LaunchesTable(const std::vector<LaunchRow>& rows) {
+  return {"kernel_launches",
+          rows,
+          false,
+          {{"measure", "", [](const LaunchRow& r) { return Text(r.key); }},
+           {"", "measure", [](const LaunchRow& r) { return Text(r.measure); }},
+           {"count", "launches", [](const LaunchRow& r) { return Int(static_cast<int64_t>(r.count)); }},
+           {"mean_us", "mean", [](const LaunchRow& r) { return Micros(r.p->mean); }},
+           {"p50_us", "p50", [](const LaunchRow& r) { return Micros(r.p->p50); }},
+           {"p90_us", "p90", [](const LaunchRow& r) { return Micros(r.p->p90); }},
+           {"p99_us", "p99", [](const LaunchRow& r) { return Micros(r.p->p99); }},
+           {"max_us", "max", [](const LaunchRow& r) { return Micros(r.p->max); }},
+           {"outliers", "outliers", [](const LaunchRow& r) { return Int(static_cast<int64_t>(r.outliers)); }},
+           {"outlier_rule", "outliers are", [](const LaunchRow& r) { return Text(r.outlier_rule); }}}};
+}
+
+void WriteLaunchesJson(Json& j, const LaunchStats& s) {
+  j.Key("kernel_launches");
+  j.Open('{');
+  j.FieldInt("count", static_cast<int64_t>(s.count));
+  for (const LaunchRow& r : LaunchRows(s)) {
+    j.Key(std::string(r.key) + "_us");
+    j.Open('{');
+    j.FieldMicros("mean", r.p->mean), j.FieldMicros("p50", r.p->p50), j.FieldMicros("p90", r.p->p90);
+    j.FieldMicros("p99", r.p->p99), j.FieldMicros("max", r.p->max);
+    j.Close('}');
+  }
+  j.FieldInt("long_delays", static_cast<int64_t>(s.long_delays));
+  j.FieldInt("slow_launches", static_cast<int64_t>(s.slow_launches));
+  j.FieldInt("short_kernels", static_cast<int64_t>(s.short_kernels));
+  j.FieldMicros("long_delay_over_us", kLongDelayNs);
+  j.FieldMicros("slow_launch_over_us", kSlowLaunchNs);
+  j.Close('}');
+}
+
 DataTable<MemoryRow> MemoryTable(const Analysis& a, int top) {
   DataTable<MemoryRow> t{
       "memory",

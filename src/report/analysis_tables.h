@@ -12,6 +12,20 @@ DataTable<StepRow> StepsTable(const Analysis& a);
 DataTable<OperatorRow> OperatorsTable(const Analysis& a);
 DataTable<KernelRow> KernelsTable(const Analysis& a);
 DataTable<GpuRow> GpusTable(const Analysis& a);
+DataTable<IdleRow> IdleTimeTable(const Analysis& a);
+DataTable<QueueRow> QueueLengthTable(const Analysis& a);
+// The launch statistics as rows, one per measure (delay, call, device time), for the
+// table below; JSON writes them as one object (WriteLaunchesJson).
+struct LaunchRow {
+  const char* key;      // "launch_delay": JSON's "launch_delay_us"
+  const char* measure;  // text
+  const Percentiles* p;
+  uint64_t count, outliers;
+  const char* outlier_rule;
+};
+std::vector<LaunchRow> LaunchRows(const LaunchStats& s);
+DataTable<LaunchRow> LaunchesTable(const std::vector<LaunchRow>& rows);
+void WriteLaunchesJson(Json& j, const LaunchStats& s);
 DataTable<MemoryRow> MemoryTable(const Analysis& a, int top);
 DataTable<ModuleNode> ModulesTable(const Analysis& a);
 DataTable<ModuleClassRow> ModuleClassesTable(const Analysis& a);

@@ -277,6 +277,35 @@ std::string Gpu(const Analysis& a, int top) {
          ShareBars(bars) + HtmlTable("gpu-table", GpusTable(a), top, false);
 }
 
+// Each stream's idle time between its work, by cause, beside the step breakdown.
+std::string Idle(const Analysis& a, int top) {
+  if (a.idle_time.empty()) return Note("(no device work)");
+  std::vector<std::string> labels;
+  const std::vector<ChartSeries> series = {{"host wait", "#e15759"}, {"kernel wait", "#edc948"}, {"other", "#bab0ac"}};
+  std::vector<std::vector<int64_t>> values;
+  for (const IdleRow& r : a.idle_time) {
+    labels.push_back(r.device + " stream " + r.stream);
+    values.push_back({r.host_wait_ns, r.kernel_wait_ns, r.other_ns});
+  }
+  std::string out = Note(
+      "Time a stream sat idle between its work, as HTA's idle time breakdown splits it: host wait when the next "
+      "work's launch call began after the stream went idle (the CPU was late), kernel wait for gaps under 30 us "
+      "(back-to-back launch overhead), other for the rest.");
+  out += StackedBars(labels, series, values) + HtmlTable("idle-table", IdleTimeTable(a), top, false);
+  if (a.kernel_launches.count > 0) {
+    const std::vector<LaunchRow> rows = LaunchRows(a.kernel_launches);
+    out += "<h3>Kernel launches</h3>\n" +
+           Note(
+               "Each launch call (cudaLaunchKernel and the like) to its device work: the call's time, the work's, "
+               "and the delay from the call's end to the work's start (HTA's launch statistics).") +
+           HtmlTable("launches-table", LaunchesTable(rows), 0, false);
+    out += "<h3>Launch queue per stream</h3>\n" +
+           Note("Work launched and not yet started on each stream (HTA's queue length), over the changes.") +
+           HtmlTable("queue-table", QueueLengthTable(a), top, false);
+  }
+  return out;
+}
+
 std::string Memory(const Analysis& a, int top) {
   if (a.memory.empty()) return Note("(no [memory] events: profile with profile_memory=True)");
   std::vector<int64_t> marks;
@@ -347,7 +376,8 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze", file);
   out +=
       "<nav><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a><a href=\"#operators\">Operators</a>"
-      "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a><a href=\"#memory\">Memory</a>" +
+      "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a><a href=\"#idle\">Idle</a>"
+      "<a href=\"#memory\">Memory</a>" +
       std::string(a.modules.empty() && a.python_functions.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
       "<a href=\"#categories\">Categories</a><a href=\"#advice\">Recommendations</a></nav>\n<main>\n";
   out += Section("overview", "Overview", Overview(a));
@@ -360,6 +390,7 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   out += Section("kernels", "Kernels",
                  a.kernels.empty() ? Note("(no kernels)") : HtmlTable("kernels-table", KernelsTable(a), o.top, true));
   out += Section("gpu", "GPU", Gpu(a, o.top));
+  out += Section("idle", "GPU idle time and launches", Idle(a, o.top));
   out += Section("memory", "Memory", Memory(a, o.top));
   if (!a.modules.empty() || !a.python_functions.empty()) {
     std::string body = Note(

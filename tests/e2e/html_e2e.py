@@ -190,7 +190,14 @@ class Checks(Tally):
             if dom.body.get('data-shown-all') != str(len(matching)):
                 problems.append(f'show all: {dom.body.get("data-shown-all")} rows, {len(matching)} match')
         # A chart per device whose memory peak is 1 MiB or more; a few CPU scalars get a heading.
-        charts = 1 + (1 if report['gpu'] else 0) + sum(1 for m in report['memory'] if m['peak_bytes'] >= 1 << 20)
+        charts = 1 + (1 if report['gpu'] else 0) + (1 if report['idle_time'] else 0) + \
+            sum(1 for m in report['memory'] if m['peak_bytes'] >= 1 << 20)
+        # Idle time by cause: the JSON's numbers, stream by stream.
+        idle = [[c[0], c[1]] + [str(Decimal(x)) for x in c[4:7]] for h, c in dom.tables.get('idle-table', [])]
+        want_idle = [[r['device'], r['stream'], str(r['host_wait_us']), str(r['kernel_wait_us']), str(r['other_us'])]
+                     for r in report['idle_time']]
+        if idle != want_idle:
+            problems.append(f'idle table {idle[:2]} != JSON {want_idle[:2]}')
         if dom.charts != charts:
             problems.append(f'{dom.charts} charts, want {charts}')
         for m in report['memory']:

@@ -97,9 +97,12 @@ def main():
     ap.add_argument('--threads', default='1,2,8', help='comma-separated --threads values (default 1,2,8)')
     ap.add_argument('--gzip-bytes', action='store_true', help='compressed bytes must agree too')
     ap.add_argument('--jobs', type=int, default=2, help='commands run at once (default 2)')
+    ap.add_argument('--exclude', help='leave out traces whose name matches this regular expression')
     ap.add_argument('paths', nargs='+', help='traces, or folders searched for *.json and *.json.gz')
     a = ap.parse_args()
     traces = traces_under(a.paths)
+    if a.exclude:
+        traces = [t for t in traces if not re.search(a.exclude, os.path.basename(t))]
     if not traces:
         sys.exit('no traces under ' + ' '.join(a.paths))
     runs = [(b, int(t)) for b in a.binary for t in a.threads.split(',')]

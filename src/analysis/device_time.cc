@@ -1,0 +1,160 @@
+// Device time the stream did not spend working: idle time by cause, and the launches
+// that feed the streams (HTA's idle time breakdown and kernel launch statistics).
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <tuple>
+
+#include "analysis/stages.h"
+
+namespace torch2pprof::analysis {
+
+std::vector<IdleRow> IdleTime(const Events& ev) {
+  const TraceModel& m = ev.model();
+  const Trace& t = ev.trace();
+  // The device work of each stream lane, by start (then end, then file order).
+  std::map<uint32_t, std::vector<std::tuple<int64_t, int64_t, uint32_t>>> work;
+  for (size_t e = 0; e < ev.count(); ++e) {
+    if (!IsDeviceRole(ev.RoleOf(e)) || ev.Dur(e) <= 0) continue;
+    const Interval& iv = ev.Iv(e);
+    work[iv.lane].emplace_back(iv.start_ns, iv.end_ns, static_cast<uint32_t>(e));
+  }
+  std::vector<IdleRow> rows;
+  for (auto& [lane, items] : work) {
+    std::sort(items.begin(), items.end());
+    IdleRow r;
+    r.device = m.lanes[lane].device_name.empty() ? t.lanes[lane].pid : m.lanes[lane].device_name;
+    r.stream = t.lanes[lane].tid;
+    int64_t end = INT64_MIN, busy_from = 0;
+    for (const auto& [start, stop, e] : items) {
+      if (end != INT64_MIN && start > end) {
+        // A gap since the work before ended: who kept the stream waiting.
+        const int64_t gap = start - end;
+        const Launch* l = m.LaunchOf(e);
+        if (l && l->ts_ns > end) {
+          r.host_wait_ns += gap;
+        } else if (gap < kConsecutiveKernelDelayNs) {
+          r.kernel_wait_ns += gap;
+        } else {
+          r.other_ns += gap;
+        }
+        ++r.gaps;
+      }
+      if (end == INT64_MIN || start > end) {
+        if (end != INT64_MIN) r.busy_ns += end - busy_from;
+        busy_from = start;
+      }
+      end = std::max(end, stop);
+    }
+    if (end != INT64_MIN) r.busy_ns += end - busy_from;
+    rows.push_back(std::move(r));
+  }
+  // By device, then stream, numbers in numeric order ("7" before "13").
+  std::stable_sort(rows.begin(), rows.end(), [](const IdleRow& x, const IdleRow& y) {
+    return std::make_tuple(x.device, x.stream.size(), x.stream) < std::make_tuple(y.device, y.stream.size(), y.stream);
+  });
+  return rows;
+}
+
+namespace {
+
+// The runtime and driver calls whose device work counts as a launch: those HTA's
+// get_runtime_launch_events_mask names (hta/common/trace_symbol_table.py).
+bool IsLaunchCall(std::string_view name) {
+  static constexpr std::string_view kCalls[] = {"cudaLaunchKernel",
+                                                "cudaLaunchKernelExC",
+                                                "cuLaunchKernel",
+                                                "cuLaunchKernelEx",
+                                                "cudaMemcpyAsync",
+                                                "cudaMemsetAsync",
+                                                "runFunction - job_prep_and_submit_for_execution",
+                                                "hipLaunchKernel",
+                                                "hipExtModuleLaunchKernel",
+                                                "hipMemsetAsync",
+                                                "hipMemcpyAsync",
+                                                "hipMemcpyWithStream"};
+  return std::find(std::begin(kCalls), std::end(kCalls), name) != std::end(kCalls);
+}
+
+// The launches of device work by such a call: (launch, device event) pairs.
+template <typename Fn>
+void ForEachLaunch(const Events& ev, Fn fn) {
+  for (const Launch& l : ev.model().launches) {
+    if (l.host_event == Launch::kNoEvent) continue;
+    const size_t e = l.device_event;
+    if (!IsDeviceRole(ev.RoleOf(e)) || ev.RoleOf(l.host_event) != Role::kRuntime) continue;
+    if (!IsLaunchCall(ev.Name(l.host_event))) continue;
+    fn(l, e);
+  }
+}
+
+Percentiles Distribution(std::vector<int64_t> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  // Nearest rank: the smallest value with at least q of the values at or below it.
+  auto at = [&](size_t q) { return v[std::max<size_t>(1, (n * q + 99) / 100) - 1]; };
+  p.p50 = at(50), p.p90 = at(90), p.p99 = at(99), p.max = v.back();
+  __int128 sum = 0;
+  for (int64_t x : v) sum += x;
+  p.mean = static_cast<int64_t>(sum / static_cast<__int128>(n));
+  return p;
+}
+
+}  // namespace
+
+LaunchStats KernelLaunches(const Events& ev) {
+  std::vector<int64_t> delay, cpu, gpu;
+  LaunchStats s;
+  ForEachLaunch(ev, [&](const Launch& l, size_t e) {
+    const Interval& call = ev.Iv(l.host_event);
+    const Interval& work = ev.Iv(e);
+    const int64_t call_ns = call.end_ns - call.start_ns, work_ns = work.end_ns - work.start_ns;
+    const int64_t d = std::max<int64_t>(0, work.start_ns - call.end_ns);
+    delay.push_back(d), cpu.push_back(call_ns), gpu.push_back(work_ns);
+    s.short_kernels += work_ns < call_ns;
+    s.slow_launches += call_ns > kSlowLaunchNs;
+    s.long_delays += d > kLongDelayNs;
+  });
+  s.count = delay.size();
+  s.launch_delay = Distribution(std::move(delay));
+  s.cpu_duration = Distribution(std::move(cpu));
+  s.gpu_duration = Distribution(std::move(gpu));
+  return s;
+}
+
+std::vector<QueueRow> QueueLength(const Events& ev) {
+  const TraceModel& m = ev.model();
+  const Trace& t = ev.trace();
+  // Per stream lane: +1 when a launch call begins, -1 when its work starts.
+  std::map<uint32_t, std::vector<std::pair<int64_t, int>>> changes;
+  ForEachLaunch(ev, [&](const Launch& l, size_t e) {
+    const Interval& work = ev.Iv(e);
+    auto& c = changes[work.lane];
+    c.emplace_back(ev.Iv(l.host_event).start_ns, +1);
+    c.emplace_back(work.start_ns, -1);
+  });
+  std::vector<QueueRow> rows;
+  for (auto& [lane, c] : changes) {
+    std::sort(c.begin(), c.end());  // at one instant, work that starts leaves before a launch enters
+    QueueRow r;
+    r.device = m.lanes[lane].device_name.empty() ? t.lanes[lane].pid : m.lanes[lane].device_name;
+    r.stream = t.lanes[lane].tid;
+    std::vector<int64_t> levels;
+    int64_t level = 0;
+    for (const auto& [ts, d] : c) levels.push_back(level += d);
+    r.launches = c.size() / 2;
+    r.length = Distribution(levels);
+    __int128 sum = 0;
+    for (int64_t v : levels) sum += v;
+    r.mean = levels.empty() ? 0 : static_cast<double>(sum) / static_cast<double>(levels.size());
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const QueueRow& x, const QueueRow& y) {
+    return std::make_tuple(x.device, x.stream.size(), x.stream) < std::make_tuple(y.device, y.stream.size(), y.stream);
+  });
+  return rows;
+}
+
+}  // namespace torch2pprof::analysis

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""End-to-end tests of analyze's GPU idle time and kernel launch views against HTA.
+
+HTA (Holistic Trace Analysis) is not installable here, so its two definitions are
+ported below from facebookresearch/HolisticTraceAnalysis at commit f4d0062, with pandas
+replaced by plain lists and times kept as integer nanoseconds from the decimal text:
+- idle time breakdown (hta/analyzers/breakdown_analysis.py, get_idle_time_breakdown and
+  _analyze_idle_time_for_stream): the GPU events of a stream (categories kernel,
+  gpu_memcpy, gpu_memset and their old spellings, mtia_ccp_events; not cuda_sync) by
+  ts; each one's idle interval is its ts less the previous row's end; host wait when
+  its runtime event (the CPU event with its correlation) began after that end, else
+  kernel wait when the interval is under consecutive_kernel_delay (30 us), else other;
+  summed per category (the first row has no interval);
+- kernel launch statistics (hta/analyzers/cuda_kernel_analysis.py,
+  cuda_kernel_launch_stats): CPU events of names cudaLaunchKernel, cudaLaunchKernelExC,
+  cudaMemcpyAsync, cudaMemsetAsync joined with the GPU events of the same correlation;
+  launch delay = GPU ts - CPU ts - CPU dur, clipped at 0;
+- queue length (hta/analyzers/trace_counters.py, _get_queue_length_time_series_for_rank
+  and get_queue_length_summary): per stream, +1 at each launch call's ts and -1 at its
+  GPU event's ts, merged by ts and summed; the summary describes the values.
+
+The documented differences (docs/reference.md) are applied to the port on top, each
+named where it is: torch2pprof's launch statistics count the launch calls that HTA's
+own get_runtime_launch_events_mask (hta/common/trace_symbol_table.py) names, which its
+launch statistics narrow to four (the driver's cuLaunchKernel of torch.compile's Triton
+kernels among those left out); measures a gap from the latest end of the stream's work so far (HTA: the
+previous row's end, which makes overlapping work negative idle); and skips device
+events of zero duration. On streams where those make no difference the plain port must
+agree exactly, so the test also checks that the differences are the only ones.
+
+Compared exactly with `--format json` on every torch 2.11 trace and HTA trace in
+testdata/ (and in ../shared/traces where it exists). Percentiles by nearest rank.
+
+Prints one line per check and 'N passed, N failed' last.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import Tally, ns, read_events, as_text  # noqa: E402
+
+GPU_CATS = {'kernel', 'Kernel', 'gpu_memset', 'Memset', 'gpu_memcpy', 'Memcpy', 'mtia_ccp_events'}
+HTA_LAUNCH = {'cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync'}
+# HTA's get_runtime_launch_events_mask: the launch calls its queue length counts.
+MASK_LAUNCH = HTA_LAUNCH | {'cuLaunchKernel', 'cuLaunchKernelEx', 'runFunction - job_prep_and_submit_for_execution',
+                            'hipLaunchKernel', 'hipExtModuleLaunchKernel', 'hipMemsetAsync', 'hipMemcpyAsync',
+                            'hipMemcpyWithStream'}
+CONSECUTIVE_KERNEL_DELAY = 30_000  # ns: HTA's default of 30 (us)
+
+
+def gpu_events(evs):
+    out = []
+    for e in evs:
+        a = e.get('args') if isinstance(e.get('args'), dict) else {}
+        if e.get('ph') == 'X' and e.get('cat') in GPU_CATS and 'stream' in a and 'ts' in e and 'dur' in e:
+            out.append(e)
+    return out
+
+
+def runtime_start(evs):
+    """correlation -> ts of the CPU event that has it (HTA's index_correlation,
+    hta/common/trace.py transform_correlation_to_index: any event off the streams). A CPU
+    event is one that is no GPU event: ROCm's runtime calls carry a stream argument too
+    ("0x0"), which HTA's stream == -1 test would miss."""
+    out = {}
+    for e in evs:
+        a = e.get('args') if isinstance(e.get('args'), dict) else {}
+        if e.get('ph') == 'X' and e.get('cat') not in GPU_CATS and a.get('correlation', -1) != -1 and 'ts' in e:
+            out[a['correlation']] = ns(e['ts'])
+    return out
+
+
+def idle_breakdown(evs, documented):
+    """(pid, stream) -> [host wait, kernel wait, other] ns; documented: with the
+    documented differences (latest end, no negative gaps, no zero-length events)."""
+    starts = runtime_start(evs)
+    streams = {}
+    for e in gpu_events(evs):
+        if documented and ns(e['dur']) <= 0:
+            continue
+        key = (as_text(e['pid']), as_text(e['tid']))
+        streams.setdefault(key, []).append((ns(e['ts']), ns(e['ts']) + ns(e['dur']),
+                                            starts.get(e['args'].get('correlation'))))
+    out = {}
+    for key, rows in streams.items():
+        rows.sort(key=lambda r: (r[0], r[1]) if documented else r[0])
+        sums = [0, 0, 0]
+        prev_end = None
+        for ts, end, runtime in rows:
+            if prev_end is not None:
+                interval = ts - prev_end
+                if not documented or interval > 0:
+                    if runtime is not None and runtime > prev_end:
+                        sums[0] += interval
+                    elif interval < CONSECUTIVE_KERNEL_DELAY:
+                        sums[1] += interval
+                    else:
+                        sums[2] += interval
+            prev_end = max(prev_end, end) if documented and prev_end is not None else end
+        out[key] = sums
+    return out
+
+
+def launch_stats(evs, documented):
+    names = MASK_LAUNCH if documented else HTA_LAUNCH
+    cpu = {}
+    for e in evs:
+        a = e.get('args') if isinstance(e.get('args'), dict) else {}
+        if e.get('ph') == 'X' and e.get('name') in names and 'correlation' in a and e.get('cat') not in GPU_CATS:
+            cpu[a['correlation']] = (ns(e['ts']), ns(e['dur']))
+    delays, calls, works = [], [], []
+    for e in gpu_events(evs):
+        c = cpu.get(e['args'].get('correlation'))
+        if c is None:
+            continue
+        delays.append(max(0, ns(e['ts']) - c[0] - c[1]))
+        calls.append(c[1])
+        works.append(ns(e['dur']))
+    return delays, calls, works
+
+
+def queue_length(evs):
+    """(pid, tid) of the stream -> the queue's values after each change."""
+    calls = {}
+    for e in evs:
+        a = e.get('args') if isinstance(e.get('args'), dict) else {}
+        if e.get('ph') == 'X' and e.get('name') in MASK_LAUNCH and 'correlation' in a and e.get('cat') not in GPU_CATS:
+            calls[a['correlation']] = ns(e['ts'])
+    changes = {}
+    for e in gpu_events(evs):
+        c = calls.get(e['args'].get('correlation'))
+        if c is None:
+            continue
+        key = (as_text(e['pid']), as_text(e['tid']))
+        changes.setdefault(key, []).extend([(c, +1), (ns(e['ts']), -1)])
+    out = {}
+    for key, c in changes.items():
+        c.sort()  # by ts; at one instant the start before the launch (HTA's order there is pandas')
+        level, values = 0, []
+        for _, d in c:
+            level += d
+            values.append(level)
+        out[key] = values
+    return out
+
+
+def nearest_rank(values, q):
+    v = sorted(values)
+    if not v:
+        return 0
+    k = max(1, -(-len(v) * q // 100))
+    return v[k - 1]
+
+
+def micros(v):
+    return ns(v)  # JSON writes exact decimal microseconds
+
+
+class Checks(Tally):
+    def __init__(self, binary):
+        super().__init__()
+        self.binary = binary
+
+    def check(self, trace):
+        name = os.path.basename(trace).split('.pt.trace')[0].split('.json')[0]
+        r = subprocess.run([self.binary, 'analyze', '--quiet', '--format', 'json', trace], capture_output=True, text=True)
+        if r.returncode:
+            return self.report(name, [f'exit {r.returncode}: {r.stderr.strip()[:200]}'])
+        j = json.loads(r.stdout, parse_float=Decimal)
+        evs = [e for e in read_events(trace) if isinstance(e, dict)]
+        problems = []
+
+        # Idle time: ours equals the port with the documented differences, and the plain
+        # port wherever those change nothing.
+        got = sorted([micros(row['host_wait_us']), micros(row['kernel_wait_us']), micros(row['other_us'])]
+                     for row in j['idle_time'])
+        want = idle_breakdown(evs, True)
+        plain = idle_breakdown(evs, False)
+        if got != sorted(want.values()):
+            problems.append(f'idle per stream {got} != HTA with the documented differences {sorted(want.values())}')
+        same = sum(1 for k in want if want[k] == plain.get(k))
+        differ = [k for k in want if want[k] != plain.get(k)]
+        for k in differ:  # only where a stream's work overlaps or has zero-length events
+            rows = sorted((ns(e['ts']), ns(e['ts']) + ns(e['dur'])) for e in gpu_events(evs)
+                          if (as_text(e['pid']), as_text(e['tid'])) == k)
+            overlaps = any(b[0] < a[1] for a, b in zip(rows, rows[1:])) or any(s == t for s, t in rows)
+            if not overlaps:
+                problems.append(f'stream {k}: HTA {plain[k]} differs from ours {want[k]} without overlapping work')
+
+        # Launches: count, and each percentile of delay, call and device time.
+        delays, calls, works = launch_stats(evs, True)
+        kl = j['kernel_launches']
+        if kl['count'] != len(delays):
+            problems.append(f'launches {kl["count"]}, HTA (with the driver launches) {len(delays)}')
+        for key, values in (('launch_delay_us', delays), ('cpu_duration_us', calls), ('gpu_duration_us', works)):
+            for q, field in ((50, 'p50'), (90, 'p90'), (99, 'p99'), (100, 'max')):
+                if micros(kl[key][field]) != nearest_rank(values, q):
+                    problems.append(f'{key} {field}: {kl[key][field]} us, HTA {nearest_rank(values, q)} ns')
+        if kl['long_delays'] != sum(1 for d in delays if d > 100_000) or \
+                kl['slow_launches'] != sum(1 for c in calls if c > 50_000) or \
+                kl['short_kernels'] != sum(1 for c, w in zip(calls, works) if w < c):
+            problems.append(f'outliers {kl["long_delays"]}/{kl["slow_launches"]}/{kl["short_kernels"]}')
+        # Queue length per stream: the count of changes, their mean and maximum.
+        got_q = sorted((r['launches'] * 2, round(float(r['mean']), 2), r['max']) for r in j['queue_length'])
+        want_q = sorted((len(v), round(sum(v) / len(v), 2), max(v)) for v in queue_length(evs).values())
+        if got_q != want_q:
+            problems.append(f'queue length {got_q[:3]} != HTA {want_q[:3]}')
+        hta_only, _, _ = launch_stats(evs, False)
+        note = f'{len(j["idle_time"])} streams ({same} as HTA exactly), {kl["count"]} launches' + (
+            f' ({len(hta_only)} of HTA\'s names)' if len(hta_only) != kl['count'] else '')
+        self.report(f'{name}: idle time and launches as HTA defines them; {note}', problems)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--testdata', required=True)
+    ap.add_argument('--no-shared', action='store_true', help='testdata/ only (the sanitizer builds: time)')
+    ap.add_argument('--exclude', help='leave out traces whose name matches this regular expression')
+    a = ap.parse_args()
+    c = Checks(a.binary)
+    traces = []
+    real = os.path.join(a.testdata, 'real')
+    for d in (real, os.path.join(real, 'torch211')):
+        traces += sorted(os.path.join(d, f) for f in os.listdir(d)
+                         if ('.json' in f and 'key_averages' not in f and
+                             (f.startswith('hta__') or d.endswith('torch211'))))
+    shared = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.testdata))), 'shared', 'traces')
+    if os.path.isdir(shared) and not a.no_shared:  # the larger traces of the shared collection, where it is
+        have = {os.path.basename(t) for t in traces}
+        for d in (shared, os.path.join(shared, 'torch211')):
+            if os.path.isdir(d):
+                traces += sorted(os.path.join(d, f) for f in os.listdir(d) if f not in have and (
+                    f.startswith('hta__') or (d.endswith('torch211') and f.endswith('.pt.trace.json.gz'))))
+    if a.exclude:
+        traces = [t for t in traces if not re.search(a.exclude, os.path.basename(t))]
+    for t in traces:
+        try:
+            c.check(t)
+        except Exception as e:  # a crash of a check is a failure too
+            c.report(os.path.basename(t), [f'{type(e).__name__}: {e}'])
+    return c.summary()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

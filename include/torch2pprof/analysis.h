@@ -141,7 +141,63 @@ struct IdleRow {
   int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;
   uint64_t gaps = 0;    // gaps counted (work after work, with some idle before it)
   int64_t busy_ns = 0;  // union of the stream's device work
+  // Of them, the gaps before work of the analysed steps (DeviceStepOf), summed over them.
+  int64_t step_host_wait_ns = 0, step_kernel_wait_ns = 0, step_other_ns = 0;
   int64_t idle_ns() const { return host_wait_ns + kernel_wait_ns + other_ns; }
+};
+
+// Copies and sets on a device by kind, as HTA's memory bandwidth summary counts them
+// (hta/analyzers/trace_counters.py, get_memory_bw_summary), but by the full name Kineto
+// gives the kind ("Memcpy DtoH (Device -> Pageable)"): the memory kind is the point.
+struct CopyRow {
+  std::string device;  // "cuda:0"
+  std::string kind;    // the event's name
+  uint64_t count = 0;
+  int64_t time_ns = 0;
+  uint64_t with_bytes = 0;         // copies whose args carry "bytes"
+  int64_t bytes = 0;               // their bytes
+  int64_t time_with_bytes_ns = 0;  // their time
+  double peak_gb_per_s = 0;        // the most bandwidth of copies of this kind running at once
+  // Bytes per nanosecond (GB/s) over the copies with bytes; < 0 when none has them.
+  double gb_per_s() const {
+    return time_with_bytes_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(time_with_bytes_ns) : -1;
+  }
+  bool pageable() const { return kind.find("Pageable") != std::string::npos; }
+};
+
+// Device work by the operator that launched it and the kernel's name (torch-tb-profiler's
+// kernel view grouped by "kernel + op name"); copies and sets included.
+struct KernelOpRow {
+  std::string op;  // the launching operator (operator table's rule); "(no operator)"
+  std::string kernel;
+  uint64_t calls = 0;
+  int64_t total_ns = 0, min_ns = 0, max_ns = 0;
+  int64_t bytes = -1;  // copies and sets: the bytes of those that record them; -1 for kernels
+  bool tensor_cores = false;
+};
+
+// The share of kernel time in kernels that use Tensor Cores (IsTensorCoreKernel), as
+// torch-tb-profiler's overview and operator view report it.
+struct TensorCoreOp {
+  std::string op;
+  int64_t kernel_ns = 0, tensor_core_ns = 0;
+  bool eligible = false;  // an operator autocast runs in lower precision (matmul, conv, ...)
+};
+// Host calls that wait for the device (cudaStreamSynchronize, a synchronous
+// cudaMemcpy, ...), by call and the operator that made it: while one waits, the host
+// launches nothing, and the device's queue drains.
+struct SyncRow {
+  std::string call, op;  // op: the operator table's rule; "(no operator)"
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+};
+
+struct TensorCoreUse {
+  int64_t kernel_ns = 0, tensor_core_ns = 0;
+  std::vector<TensorCoreOp> ops;  // by kernel time
+  double kernel_time_share() const {
+    return kernel_ns > 0 ? static_cast<double>(tensor_core_ns) / static_cast<double>(kernel_ns) : 0;
+  }
 };
 
 // A distribution by the nearest-rank rule: each percentile is a value some launch had.
@@ -245,6 +301,9 @@ struct PythonFunctionRow {
 struct Recommendation {
   std::string id;    // stable key, e.g. "dataloader"
   std::string text;  // the advice with the numbers that triggered it
+  // What acting on it could save per step at most: the time its cause takes (the
+  // rule of each is in docs/reference.md); recommendations come by it, largest first.
+  int64_t saving_ns = 0;
 };
 
 struct Analysis {
@@ -258,7 +317,11 @@ struct Analysis {
   std::vector<GpuRow> gpu;
   std::vector<IdleRow> idle_time;  // by device, then stream
   LaunchStats kernel_launches;
-  std::vector<QueueRow> queue_length;  // by device, then stream
+  std::vector<QueueRow> queue_length;            // by device, then stream
+  std::vector<CopyRow> copies;                   // by device, then time
+  std::vector<KernelOpRow> kernels_by_operator;  // by total
+  TensorCoreUse tensor_cores;
+  std::vector<SyncRow> synchronizations;  // within the analysed steps, by total
   std::vector<MemoryRow> memory;
   // Depth first, a module's children by device total (host total in a trace without device time).
   std::vector<ModuleNode> modules;

@@ -57,9 +57,14 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   }
   a.whole_trace_step = s.whole_trace;
   a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
-  a.idle_time = analysis::IdleTime(ev);
+  a.idle_time = analysis::IdleTime(ev, a.steps.size());
   a.kernel_launches = analysis::KernelLaunches(ev);
   a.queue_length = analysis::QueueLength(ev);
+  a.copies = analysis::Copies(ev);
+  analysis::KernelOpsResult kernel_ops = analysis::KernelsByOperator(ev, operators.launchers);
+  a.kernels_by_operator = std::move(kernel_ops.rows);
+  a.tensor_cores = std::move(kernel_ops.tensor_cores);
+  a.synchronizations = analysis::Synchronizations(ev, operators.launchers, a.steps.size());
   a.recommendations = analysis::Recommend(a);
   return a;
 }

@@ -2,6 +2,7 @@
 // that feed the streams (HTA's idle time breakdown and kernel launch statistics).
 #include <algorithm>
 #include <map>
+#include <string>
 #include <string_view>
 #include <tuple>
 
@@ -9,7 +10,25 @@
 
 namespace torch2pprof::analysis {
 
-std::vector<IdleRow> IdleTime(const Events& ev) {
+namespace {
+
+// The device a stream lane belongs to, as the tables name it (its pid without a name).
+const std::string& DeviceName(const Events& ev, uint32_t lane) {
+  const std::string& name = ev.model().lanes[lane].device_name;
+  return name.empty() ? ev.trace().lanes[lane].pid : name;
+}
+
+// By device, then stream, numbers in numeric order ("7" before "13").
+template <typename Row>
+void ByDeviceStream(std::vector<Row>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
+    return std::make_tuple(x.device, x.stream.size(), x.stream) < std::make_tuple(y.device, y.stream.size(), y.stream);
+  });
+}
+
+}  // namespace
+
+std::vector<IdleRow> IdleTime(const Events& ev, size_t steps) {
   const TraceModel& m = ev.model();
   const Trace& t = ev.trace();
   // The device work of each stream lane, by start (then end, then file order).
@@ -23,20 +42,26 @@ std::vector<IdleRow> IdleTime(const Events& ev) {
   for (auto& [lane, items] : work) {
     std::sort(items.begin(), items.end());
     IdleRow r;
-    r.device = m.lanes[lane].device_name.empty() ? t.lanes[lane].pid : m.lanes[lane].device_name;
+    r.device = DeviceName(ev, lane);
     r.stream = t.lanes[lane].tid;
     int64_t end = INT64_MIN, busy_from = 0;
     for (const auto& [start, stop, e] : items) {
       if (end != INT64_MIN && start > end) {
-        // A gap since the work before ended: who kept the stream waiting.
+        // A gap since the work before ended: who kept the stream waiting. It counts in
+        // the step of the work that ends it.
         const int64_t gap = start - end;
         const Launch* l = m.LaunchOf(e);
+        const int64_t step = DeviceStepIndex(ev, e);
+        const bool in_steps = step >= 0 && static_cast<size_t>(step) < steps;
         if (l && l->ts_ns > end) {
           r.host_wait_ns += gap;
+          if (in_steps) r.step_host_wait_ns += gap;
         } else if (gap < kConsecutiveKernelDelayNs) {
           r.kernel_wait_ns += gap;
+          if (in_steps) r.step_kernel_wait_ns += gap;
         } else {
           r.other_ns += gap;
+          if (in_steps) r.step_other_ns += gap;
         }
         ++r.gaps;
       }
@@ -49,9 +74,43 @@ std::vector<IdleRow> IdleTime(const Events& ev) {
     if (end != INT64_MIN) r.busy_ns += end - busy_from;
     rows.push_back(std::move(r));
   }
-  // By device, then stream, numbers in numeric order ("7" before "13").
-  std::stable_sort(rows.begin(), rows.end(), [](const IdleRow& x, const IdleRow& y) {
-    return std::make_tuple(x.device, x.stream.size(), x.stream) < std::make_tuple(y.device, y.stream.size(), y.stream);
+  ByDeviceStream(rows);
+  return rows;
+}
+
+std::vector<CopyRow> Copies(const Events& ev) {
+  // By (device, kind): the copies, and the bandwidth steps of those with bytes.
+  std::map<std::pair<std::string, std::string_view>, std::pair<CopyRow, std::vector<std::pair<int64_t, double>>>> by;
+  for (size_t e = 0; e < ev.count(); ++e) {
+    const Role role = ev.RoleOf(e);
+    if (role != Role::kMemcpy && role != Role::kMemset) continue;
+    auto& [r, steps] = by[{DeviceName(ev, ev.Iv(e).lane), ev.Name(e)}];
+    const int64_t dur = ev.Dur(e), bytes = ev.Args(e).bytes;
+    ++r.count;
+    r.time_ns += dur;
+    if (bytes < 0) continue;
+    ++r.with_bytes;
+    r.bytes += bytes;
+    r.time_with_bytes_ns += dur;
+    if (dur <= 0) continue;
+    const double bw = static_cast<double>(bytes) / static_cast<double>(dur);
+    steps.emplace_back(ev.Iv(e).start_ns, bw);
+    steps.emplace_back(ev.Iv(e).end_ns, -bw);
+  }
+  std::vector<CopyRow> rows;
+  for (auto& [key, value] : by) {
+    auto& [r, steps] = value;
+    r.device = key.first;
+    r.kind = std::string(key.second);
+    // At one instant a copy that ends leaves before one that starts: copies that touch
+    // do not run at once.
+    std::sort(steps.begin(), steps.end());
+    double level = 0;
+    for (const auto& [ts, bw] : steps) r.peak_gb_per_s = std::max(r.peak_gb_per_s, level += bw);
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const CopyRow& x, const CopyRow& y) {
+    return x.device != y.device ? x.device < y.device : x.time_ns > y.time_ns;
   });
   return rows;
 }
@@ -125,7 +184,6 @@ LaunchStats KernelLaunches(const Events& ev) {
 }
 
 std::vector<QueueRow> QueueLength(const Events& ev) {
-  const TraceModel& m = ev.model();
   const Trace& t = ev.trace();
   // Per stream lane: +1 when a launch call begins, -1 when its work starts.
   std::map<uint32_t, std::vector<std::pair<int64_t, int>>> changes;
@@ -139,7 +197,7 @@ std::vector<QueueRow> QueueLength(const Events& ev) {
   for (auto& [lane, c] : changes) {
     std::sort(c.begin(), c.end());  // at one instant, work that starts leaves before a launch enters
     QueueRow r;
-    r.device = m.lanes[lane].device_name.empty() ? t.lanes[lane].pid : m.lanes[lane].device_name;
+    r.device = DeviceName(ev, lane);
     r.stream = t.lanes[lane].tid;
     std::vector<int64_t> levels;
     int64_t level = 0;
@@ -151,9 +209,7 @@ std::vector<QueueRow> QueueLength(const Events& ev) {
     r.mean = levels.empty() ? 0 : static_cast<double>(sum) / static_cast<double>(levels.size());
     rows.push_back(std::move(r));
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const QueueRow& x, const QueueRow& y) {
-    return std::make_tuple(x.device, x.stream.size(), x.stream) < std::make_tuple(y.device, y.stream.size(), y.stream);
-  });
+  ByDeviceStream(rows);
   return rows;
 }
 

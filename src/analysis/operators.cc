@@ -137,6 +137,7 @@ struct LaneOps {
   std::vector<Node> nodes;
   std::vector<uint64_t> keys;  // by row
   std::vector<OperatorRow> rows;
+  std::vector<std::pair<uint32_t, uint32_t>> launchers;  // (runtime call, operator name id)
   uint64_t saturated = 0;
 };
 
@@ -199,6 +200,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       for (size_t i = n.external; i < by_external.size() && by_external[i].first == external_id; ++i) {
         n.runtime_ns += ev.Dur(by_external[i].second);
         n.launched_ns += ev.LaunchedBy(by_external[i].second);
+        by_lane[lane].launchers.emplace_back(by_external[i].second, ev.Iv(n.ev).name);
       }
     }
     // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
@@ -263,6 +265,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   std::unordered_map<uint64_t, size_t> row_of;
   for (LaneOps& lane : by_lane) {
     result.saturated += lane.saturated;
+    result.launchers.insert(result.launchers.end(), lane.launchers.begin(), lane.launchers.end());
     for (size_t i = 0; i < lane.rows.size(); ++i) {
       const uint64_t key = lane.keys[i];
       OperatorRow& part = lane.rows[i];
@@ -285,6 +288,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       r.step_device_total.Merge(part.step_device_total);
     }
   }
+  std::sort(result.launchers.begin(), result.launchers.end());
   for (OperatorRow& r : result.rows) r.step_host_total.Finish(), r.step_device_total.Finish();
   std::stable_sort(result.rows.begin(), result.rows.end(),
                    [](const OperatorRow& x, const OperatorRow& y) { return x.host_total_ns > y.host_total_ns; });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,9 @@ inline constexpr uint32_t kNoOwner = UINT32_MAX;
 struct OperatorsResult {
   std::vector<OperatorRow> rows;
   std::vector<uint32_t> owners;
+  // Each runtime call an operator claimed (its device time is the operator's device
+  // self), with the operator's name id, by call: the launching operator of device work.
+  std::vector<std::pair<uint32_t, uint32_t>> launchers;
   uint64_t saturated = 0;  // sums held at the 64-bit limit
 };
 // per_step: fill the rows' per-step totals, by the model's steps (or one step, the whole
@@ -62,8 +66,28 @@ int64_t DeviceStepIndex(const Events& ev, size_t e);
 // Per device: busy and kernel time, and kernel time within the steps' window (§7).
 std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window);
 
-// Per device stream: its idle time by cause (IdleRow).
-std::vector<IdleRow> IdleTime(const Events& ev);
+// Per device stream: its idle time by cause (IdleRow); steps: how many are analysed.
+std::vector<IdleRow> IdleTime(const Events& ev, size_t steps);
+
+// Per device: its copies and sets by kind (CopyRow).
+std::vector<CopyRow> Copies(const Events& ev);
+
+// Whether a kernel runs on Tensor Cores, by its name: torch-tb-profiler's list and the
+// names of later GPUs (docs/reference.md).
+bool IsTensorCoreKernel(std::string_view name);
+
+// Device work by launching operator and name, and the Tensor Core share overall and per
+// operator, from the operators' launchers (OperatorsResult).
+struct KernelOpsResult {
+  std::vector<KernelOpRow> rows;
+  TensorCoreUse tensor_cores;
+};
+KernelOpsResult KernelsByOperator(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
+
+// Host calls within the analysed steps that wait for the device, by call and launching
+// operator (SyncRow).
+std::vector<SyncRow> Synchronizations(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers,
+                                      size_t steps);
 
 // The launches of device work and their delays (LaunchStats).
 LaunchStats KernelLaunches(const Events& ev);

@@ -128,6 +128,7 @@ void EventBuilder::Append(std::vector<Interval>& intervals, std::vector<EventArg
   if (details_) {
     EventArgs& a = args.emplace_back();
     a.external_id = e.args.external_id;
+    a.bytes = e.args.bytes;
     a.input_dims = input_dims;
     a.blocks_per_sm = e.args.blocks_per_sm;
     a.occupancy = e.args.occupancy;

@@ -246,7 +246,13 @@ class EventParser::Impl {
           }
           break;
         case 'b':
-          if (key == "blocks per SM") err = Float(val, &ev->args.blocks_per_sm);
+          if (key == "blocks per SM") {
+            err = Float(val, &ev->args.blocks_per_sm);
+          } else if (key == "bytes") {
+            err = Int(val, &ev->args.bytes);
+            // As "Bytes": a size that could overflow a sum of sizes is no size.
+            if (ev->args.bytes < 0 || ev->args.bytes >= kTimeLimit) ev->args.bytes = -1;
+          }
           break;
         case 'P':
           if (key == "Python id")

@@ -57,6 +57,14 @@ std::string Overview(const Analysis& a) {
          "(busy: the time a thread ran events, or a stream ran device work; work: busy less blocking waits)\n";
 }
 
+// First in the report: what to change, largest possible saving first.
+std::string Recommendations(const Analysis& a) {
+  std::string out = Section("Recommendations (largest possible saving first)");
+  if (a.recommendations.empty()) return out + "(none: nothing crossed a threshold)\n";
+  for (const Recommendation& r : a.recommendations) out += Wrap(r.text, "- ", "  ");
+  return out;
+}
+
 std::string Memory(const Analysis& a, int top) {
   std::string out = Section("Memory");
   if (a.memory.empty()) return out + "(no [memory] events: profile with profile_memory=True)\n";
@@ -129,14 +137,17 @@ void WriteStepAverage(Json& j, const Analysis& a) {
 }  // namespace
 
 const std::vector<std::string>& CsvTables() {
-  static const std::vector<std::string> tables = {"categories", "steps",          "operators",       "kernels",
-                                                  "gpu",        "idle_time",      "kernel_launches", "memory",
-                                                  "modules",    "module_classes", "python_functions"};
+  static const std::vector<std::string> tables = {
+      "categories", "steps",        "operators",           "kernels",
+      "gpu",        "idle_time",    "kernel_launches",     "queue_length",
+      "copies",     "tensor_cores", "kernels_by_operator", "synchronizations",
+      "memory",     "modules",      "module_classes",      "python_functions"};
   return tables;
 }
 
 std::string RenderText(const Analysis& a, const ReportOptions& o) {
   std::string out = "torch2pprof analyze: " + FitLeft(VisibleText(a.trace.file), kWidth - 21) + "\n";
+  out += Recommendations(a);
   out += Overview(a);
   out += Section("Categories") + WriteText(CategoriesTable(a), o.top);
   out += Section(a.whole_trace_step ? "Step breakdown (no ProfilerStep: whole trace)" : "Step breakdown");
@@ -164,11 +175,27 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
     out += Section("Launch queue per stream (work launched, not yet started; as HTA's queue length)");
     out += WriteText(QueueLengthTable(a), o.top);
   }
+  if (!a.copies.empty()) {
+    out += Section(
+        "Copies and sets (by device and time; GB/s over those that record bytes; as HTA's memory "
+        "bandwidth)");
+    out += WriteText(CopiesTable(a), o.top);
+  }
+  if (a.tensor_cores.kernel_ns > 0) {
+    const TensorCoreUse& tc = a.tensor_cores;
+    out += Section("Tensor Cores (operators by kernel time; eligible: autocast runs them in lower precision)");
+    out += PercentOf(tc.kernel_time_share()) + " of kernel time ran in Tensor Core kernels (" +
+           FormatDuration(tc.tensor_core_ns) + " of " + FormatDuration(tc.kernel_ns) + ")\n\n";
+    out += WriteText(TensorCoreOpsTable(a), o.top);
+    out += Section("Kernels by launching operator (by total)");
+    out += WriteText(KernelsByOperatorTable(a), o.top);
+  }
+  if (!a.synchronizations.empty()) {
+    out += Section("Host waits for the device (within the steps; by call and launching operator)");
+    out += WriteText(SynchronizationsTable(a), o.top);
+  }
   out += Memory(a, o.top);
   out += Modules(a, o.top);
-  out += Section("Recommendations");
-  if (a.recommendations.empty()) out += "(none: nothing crossed a threshold)\n";
-  for (const Recommendation& r : a.recommendations) out += Wrap(r.text, "- ", "  ");
   return VisibleLines(out);  // the safety net: names were made visible where they were written
 }
 
@@ -229,6 +256,10 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   WriteJson(j, IdleTimeTable(a), o.rows);
   WriteLaunchesJson(j, a.kernel_launches);
   WriteJson(j, QueueLengthTable(a), o.rows);
+  WriteJson(j, CopiesTable(a), o.rows);
+  WriteTensorCoresJson(j, a, o.rows);
+  WriteJson(j, KernelsByOperatorTable(a), o.rows);
+  WriteJson(j, SynchronizationsTable(a), o.rows);
   WriteJson(j, MemoryTable(a, o.rows), o.rows);
   WriteJson(j, ModulesTable(a), o.rows);
   WriteJson(j, ModuleClassesTable(a), o.rows);
@@ -243,6 +274,9 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   j.FieldInt("gpu", static_cast<int64_t>(a.gpu.size()));
   j.FieldInt("idle_time", static_cast<int64_t>(a.idle_time.size()));
   j.FieldInt("queue_length", static_cast<int64_t>(a.queue_length.size()));
+  j.FieldInt("copies", static_cast<int64_t>(a.copies.size()));
+  j.FieldInt("kernels_by_operator", static_cast<int64_t>(a.kernels_by_operator.size()));
+  j.FieldInt("synchronizations", static_cast<int64_t>(a.synchronizations.size()));
   j.FieldInt("memory", static_cast<int64_t>(a.memory.size()));
   j.FieldInt("modules", static_cast<int64_t>(a.modules.size()));
   j.FieldInt("module_classes", static_cast<int64_t>(a.module_classes.size()));
@@ -262,6 +296,10 @@ std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
   if (table == "gpu") return WriteCsv(GpusTable(a), o.rows);
   if (table == "idle_time") return WriteCsv(IdleTimeTable(a), o.rows);
   if (table == "queue_length") return WriteCsv(QueueLengthTable(a), o.rows);
+  if (table == "copies") return WriteCsv(CopiesTable(a), o.rows);
+  if (table == "kernels_by_operator") return WriteCsv(KernelsByOperatorTable(a), o.rows);
+  if (table == "tensor_cores") return WriteCsv(TensorCoreOpsTable(a), o.rows);
+  if (table == "synchronizations") return WriteCsv(SynchronizationsTable(a), o.rows);
   if (table == "kernel_launches") {
     const std::vector<LaunchRow> rows = LaunchRows(a.kernel_launches);
     return WriteCsv(LaunchesTable(rows), 0);

@@ -2,6 +2,13 @@
 
 namespace torch2pprof::report {
 
+namespace {
+
+// A sum over the analysed steps as its mean per step.
+Cell PerStep(int64_t sum_ns, uint64_t steps) { return steps ? Micros(sum_ns / static_cast<int64_t>(steps)) : Null(); }
+
+}  // namespace
+
 DataTable<CategoryRow> CategoriesTable(const Analysis& a) {
   int64_t busy = 0;
   for (const CategoryRow& c : a.categories) busy += c.self_ns;
@@ -101,18 +108,91 @@ DataTable<GpuRow> GpusTable(const Analysis& a) {
 }
 
 DataTable<IdleRow> IdleTimeTable(const Analysis& a) {
-  return {"idle_time",
-          a.idle_time,
+  const uint64_t n = a.steps.size();
+  return {
+      "idle_time",
+      a.idle_time,
+      false,
+      {{"device", "device", [](const IdleRow& r) { return Text(r.device); }},
+       {"stream", "stream", [](const IdleRow& r) { return Text(r.stream); }},
+       {"busy_us", "busy", [](const IdleRow& r) { return Micros(r.busy_ns); }},
+       {"idle_us", "idle between work", [](const IdleRow& r) { return Micros(r.idle_ns()); }},
+       {"host_wait_us", "host wait", [](const IdleRow& r) { return Micros(r.host_wait_ns); }},
+       {"kernel_wait_us", "kernel wait", [](const IdleRow& r) { return Micros(r.kernel_wait_ns); }},
+       {"other_us", "other", [](const IdleRow& r) { return Micros(r.other_ns); }},
+       {"", "host wait share", [](const IdleRow& r) { return Share(r.host_wait_ns, r.idle_ns()); }},
+       {"host_wait_per_step_us", "host wait/step", [n](const IdleRow& r) { return PerStep(r.step_host_wait_ns, n); }},
+       {"kernel_wait_per_step_us", "", [n](const IdleRow& r) { return PerStep(r.step_kernel_wait_ns, n); }},
+       {"other_per_step_us", "", [n](const IdleRow& r) { return PerStep(r.step_other_ns, n); }},
+       {"gaps", "", [](const IdleRow& r) { return Int(static_cast<int64_t>(r.gaps)); }}}};
+}
+
+DataTable<CopyRow> CopiesTable(const Analysis& a) {
+  return {"copies",
+          a.copies,
           false,
-          {{"device", "device", [](const IdleRow& r) { return Text(r.device); }},
-           {"stream", "stream", [](const IdleRow& r) { return Text(r.stream); }},
-           {"busy_us", "busy", [](const IdleRow& r) { return Micros(r.busy_ns); }},
-           {"idle_us", "idle between work", [](const IdleRow& r) { return Micros(r.idle_ns()); }},
-           {"host_wait_us", "host wait", [](const IdleRow& r) { return Micros(r.host_wait_ns); }},
-           {"kernel_wait_us", "kernel wait", [](const IdleRow& r) { return Micros(r.kernel_wait_ns); }},
-           {"other_us", "other", [](const IdleRow& r) { return Micros(r.other_ns); }},
-           {"", "host wait share", [](const IdleRow& r) { return Share(r.host_wait_ns, r.idle_ns()); }},
-           {"gaps", "", [](const IdleRow& r) { return Int(static_cast<int64_t>(r.gaps)); }}}};
+          {{"device", "device", [](const CopyRow& r) { return Text(r.device); }},
+           {"kind", "kind", [](const CopyRow& r) { return Text(r.kind); }},
+           {"count", "count", [](const CopyRow& r) { return Int(static_cast<int64_t>(r.count)); }},
+           {"bytes", "bytes", [](const CopyRow& r) { return ByteCount(r.bytes); }},
+           {"time_us", "time", [](const CopyRow& r) { return Micros(r.time_ns); }},
+           {"gb_per_s", "GB/s", [](const CopyRow& r) { return Real(r.gb_per_s(), "%.2f"); }},
+           {"peak_gb_per_s", "peak GB/s", [](const CopyRow& r) { return Real(r.peak_gb_per_s, "%.2f"); }},
+           {"with_bytes", "", [](const CopyRow& r) { return Int(static_cast<int64_t>(r.with_bytes)); }}}};
+}
+
+DataTable<KernelOpRow> KernelsByOperatorTable(const Analysis& a) {
+  const int64_t total = a.kernel_total_ns;
+  return {"kernels_by_operator",
+          a.kernels_by_operator,
+          true,
+          {{"", "operator > kernel", [](const KernelOpRow& r) { return Text(r.op + " > " + r.kernel); }},
+           {"operator", "", [](const KernelOpRow& r) { return Text(r.op); }},
+           {"kernel", "", [](const KernelOpRow& r) { return Text(r.kernel); }},
+           {"calls", "calls", [](const KernelOpRow& r) { return Int(static_cast<int64_t>(r.calls)); }},
+           {"total_us", "total", [](const KernelOpRow& r) { return Micros(r.total_ns); }},
+           {"mean_us", "mean", [](const KernelOpRow& r) { return MeanMicros(r.total_ns, r.calls); }},
+           {"min_us", "", [](const KernelOpRow& r) { return Micros(r.min_ns); }},
+           {"max_us", "max", [](const KernelOpRow& r) { return Micros(r.max_ns); }},
+           {"share", "", [total](const KernelOpRow& r) { return Share(r.total_ns, total); }, false},
+           {"bytes", "", [](const KernelOpRow& r) { return r.bytes < 0 ? Null() : ByteCount(r.bytes); }},
+           {"tensor_cores", "TC", [](const KernelOpRow& r) {
+              return Cell{Cell::kNumber, r.tensor_cores ? "true" : "false", r.tensor_cores ? "yes" : ""};
+            }}}};
+}
+
+DataTable<SyncRow> SynchronizationsTable(const Analysis& a) {
+  return {"synchronizations",
+          a.synchronizations,
+          true,
+          {{"call", "call", [](const SyncRow& r) { return Text(r.call); }},
+           {"operator", "operator", [](const SyncRow& r) { return Text(r.op); }},
+           {"count", "count", [](const SyncRow& r) { return Int(static_cast<int64_t>(r.count)); }},
+           {"total_us", "total", [](const SyncRow& r) { return Micros(r.total_ns); }}}};
+}
+
+DataTable<TensorCoreOp> TensorCoreOpsTable(const Analysis& a) {
+  return {"operators",
+          a.tensor_cores.ops,
+          true,
+          {{"operator", "operator", [](const TensorCoreOp& r) { return Text(r.op); }},
+           {"kernel_us", "kernels", [](const TensorCoreOp& r) { return Micros(r.kernel_ns); }},
+           {"tensor_core_us", "on Tensor Cores", [](const TensorCoreOp& r) { return Micros(r.tensor_core_ns); }},
+           {"share", "share", [](const TensorCoreOp& r) { return Share(r.tensor_core_ns, r.kernel_ns); }},
+           {"eligible", "eligible", [](const TensorCoreOp& r) {
+              return Cell{Cell::kNumber, r.eligible ? "true" : "false", r.eligible ? "yes" : ""};
+            }}}};
+}
+
+void WriteTensorCoresJson(Json& j, const Analysis& a, int top) {
+  const TensorCoreUse& tc = a.tensor_cores;
+  j.Key("tensor_cores");
+  j.Open('{');
+  j.Key("kernel_time_share"), j.Raw(Printf("%.6g", tc.kernel_time_share()));
+  j.FieldMicros("kernel_us", tc.kernel_ns);
+  j.FieldMicros("tensor_core_us", tc.tensor_core_ns);
+  WriteJson(j, TensorCoreOpsTable(a), top);
+  j.Close('}');
 }
 
 DataTable<QueueRow> QueueLengthTable(const Analysis& a) {
@@ -248,6 +328,7 @@ DataTable<Recommendation> RecommendationsTable(const Analysis& a) {
           a.recommendations,
           false,
           {{"id", "", [](const Recommendation& r) { return Text(r.id); }},
+           {"saving_us", "", [](const Recommendation& r) { return Micros(r.saving_ns); }},
            {"text", "", [](const Recommendation& r) { return Text(r.text); }}}};
 }
 

@@ -14,6 +14,12 @@ DataTable<KernelRow> KernelsTable(const Analysis& a);
 DataTable<GpuRow> GpusTable(const Analysis& a);
 DataTable<IdleRow> IdleTimeTable(const Analysis& a);
 DataTable<QueueRow> QueueLengthTable(const Analysis& a);
+DataTable<CopyRow> CopiesTable(const Analysis& a);
+DataTable<KernelOpRow> KernelsByOperatorTable(const Analysis& a);
+DataTable<TensorCoreOp> TensorCoreOpsTable(const Analysis& a);
+DataTable<SyncRow> SynchronizationsTable(const Analysis& a);
+// "tensor_cores": the share, its sums and the operators (TensorCoreOpsTable).
+void WriteTensorCoresJson(Json& j, const Analysis& a, int top);
 // The launch statistics as rows, one per measure (delay, call, device time), for the
 // table below; JSON writes them as one object (WriteLaunchesJson).
 struct LaunchRow {

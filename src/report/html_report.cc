@@ -344,11 +344,45 @@ std::string Memory(const Analysis& a, int top) {
 
 std::string Advice(const Analysis& a) {
   if (a.recommendations.empty()) return Note("(none: nothing crossed a threshold)");
-  std::string out = "<ul class=\"advice\">";
+  std::string out =
+      Note("Largest possible saving first: each saving is the most acting on it could win.") + "<ul class=\"advice\">";
   for (const Recommendation& r : a.recommendations) {
-    out += "<li data-id=\"" + Html(r.id) + "\">" + Html(r.text) + "</li>";
+    out += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\">" +
+           (r.saving_ns > 0 ? "<b>up to " + Html(FormatDuration(r.saving_ns)) + ":</b> " : std::string()) +
+           Html(r.text) + "</li>";
   }
   return out + "</ul>\n";
+}
+
+// Copies and sets by kind, Tensor Core use, device work by launching operator, and the
+// host's waits for the device.
+std::string Copies(const Analysis& a, int top) {
+  std::string out;
+  if (!a.copies.empty()) {
+    std::vector<std::string> labels;
+    std::vector<std::vector<int64_t>> values;
+    for (const CopyRow& r : a.copies) {
+      labels.push_back(r.device + " " + r.kind + " (" + (r.gb_per_s() < 0 ? "-" : Printf("%.1f", r.gb_per_s())) +
+                       " GB/s)");
+      values.push_back({r.time_ns});
+    }
+    out += Note(
+               "Time per kind of copy and set, with its bandwidth over the copies that record bytes (HTA's memory "
+               "bandwidth, by the memory kinds Kineto names: pageable host memory is the slow one).") +
+           StackedBars(labels, {{"time", "#4e79a7"}}, values) + HtmlTable("copies-table", CopiesTable(a), top, true);
+  }
+  if (a.tensor_cores.kernel_ns > 0) {
+    out += "<h3>Tensor Cores</h3>\n" +
+           Note(PercentOf(a.tensor_cores.kernel_time_share()) + " of kernel time ran in Tensor Core kernels.") +
+           HtmlTable("tensor-cores-table", TensorCoreOpsTable(a), top, true);
+    out += "<h3>Kernels by launching operator</h3>\n" +
+           HtmlTable("kernels-by-operator-table", KernelsByOperatorTable(a), top, true);
+  }
+  if (!a.synchronizations.empty()) {
+    out += "<h3>Host waits for the device</h3>\n" +
+           HtmlTable("synchronizations-table", SynchronizationsTable(a), top, true);
+  }
+  return out.empty() ? Note("(no device work)") : out;
 }
 
 }  // namespace
@@ -377,9 +411,11 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   out +=
       "<nav><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a><a href=\"#operators\">Operators</a>"
       "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a><a href=\"#idle\">Idle</a>"
+      "<a href=\"#copies\">Copies</a>"
       "<a href=\"#memory\">Memory</a>" +
       std::string(a.modules.empty() && a.python_functions.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
       "<a href=\"#categories\">Categories</a><a href=\"#advice\">Recommendations</a></nav>\n<main>\n";
+  out += Section("advice", "Recommendations", Advice(a));
   out += Section("overview", "Overview", Overview(a));
   out += Section("steps", a.whole_trace_step ? "Step breakdown (whole trace)" : "Step breakdown", Steps(a, o.top));
   out += Section("operators", "Operators",
@@ -391,6 +427,7 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
                  a.kernels.empty() ? Note("(no kernels)") : HtmlTable("kernels-table", KernelsTable(a), o.top, true));
   out += Section("gpu", "GPU", Gpu(a, o.top));
   out += Section("idle", "GPU idle time and launches", Idle(a, o.top));
+  out += Section("copies", "Copies, Tensor Cores and device work by operator", Copies(a, o.top));
   out += Section("memory", "Memory", Memory(a, o.top));
   if (!a.modules.empty() || !a.python_functions.empty()) {
     std::string body = Note(
@@ -406,7 +443,6 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
     out += Section("modules", "Modules", body);
   }
   out += Section("categories", "Categories", HtmlTable("categories-table", CategoriesTable(a), o.top, true));
-  out += Section("advice", "Recommendations", Advice(a));
   return out + PageEnd();
 }
 

@@ -52,6 +52,9 @@ TEST(DeviceTime, IdleGapsByCause) {
   EXPECT_EQ(s7.other_ns, 70 * us);
   EXPECT_EQ(s7.gaps, 4u);
   EXPECT_EQ(s7.busy_ns, (100 + 50 + 10 + 50 + 10) * us);
+  // No host operator, so no step (not even the whole trace): no gap is in one.
+  EXPECT_TRUE(a.steps.empty());
+  EXPECT_EQ(s7.step_host_wait_ns + s7.step_kernel_wait_ns + s7.step_other_ns, 0);
   const IdleRow& s9 = a.idle_time[1];
   EXPECT_EQ(s9.stream, "9");
   EXPECT_EQ(s9.idle_ns(), 0);
@@ -90,8 +93,9 @@ TEST(DeviceTime, IdleGapsByCause) {
   EXPECT_NE(json.find("\"p99\": 380"), std::string::npos);
   ReportOptions csv;
   csv.table = "idle_time";
-  EXPECT_EQ(RenderCsv(a, csv).substr(0, 74),
-            "device,stream,busy_us,idle_us,host_wait_us,kernel_wait_us,other_us,gaps\n"
+  EXPECT_EQ(RenderCsv(a, csv).substr(0, 0x8a),
+            "device,stream,busy_us,idle_us,host_wait_us,kernel_wait_us,other_us,host_wait_per_step_us,"
+            "kernel_wait_per_step_us,other_per_step_us,gaps\n"
             "cu");
   csv.table = "kernel_launches";
   EXPECT_NE(RenderCsv(a, csv).find("launch_delay,4,"), std::string::npos);
@@ -107,6 +111,189 @@ TEST(DeviceTime, NoDeviceNoViews) {
   EXPECT_TRUE(a.idle_time.empty());
   EXPECT_EQ(a.kernel_launches.count, 0u);
   EXPECT_EQ(RenderText(a, ReportOptions{}).find("Kernel launches"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+std::string Op(const char* name, int ts, int dur, int external, int tid = 1) {
+  return std::string(R"({"ph": "X", "cat": "cpu_op", "name": ")") + name + R"(", "pid": 1, "tid": )" +
+         std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) +
+         R"(, "args": {"External id": )" + std::to_string(external) + "}}";
+}
+std::string Runtime(const char* name, int ts, int dur, int corr, int external) {
+  return std::string(R"({"ph": "X", "cat": "cuda_runtime", "name": ")") + name + R"(", "pid": 1, "tid": 1, "ts": )" +
+         std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + R"(, "args": {"correlation": )" +
+         std::to_string(corr) + R"(, "External id": )" + std::to_string(external) + "}}";
+}
+std::string Copy(const char* name, int ts, int dur, int corr, int64_t bytes) {
+  return std::string(R"({"ph": "X", "cat": "gpu_memcpy", "name": ")") + name + R"(", "pid": 0, "tid": 9, "ts": )" +
+         std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + R"(, "args": {"device": 0, "stream": 9)" +
+         (corr ? R"(, "correlation": )" + std::to_string(corr) : std::string()) +
+         (bytes >= 0 ? R"(, "bytes": )" + std::to_string(bytes) : std::string()) + "}}";
+}
+std::string Kernel(const std::string& name, int ts, int dur, int corr) {
+  return R"({"ph": "X", "cat": "kernel", "name": ")" + name + R"(", "pid": 0, "tid": 7, "ts": )" + std::to_string(ts) +
+         R"(, "dur": )" + std::to_string(dur) + R"(, "args": {"device": 0, "stream": 7, "correlation": )" +
+         std::to_string(corr) + "}}";
+}
+
+// DtoH pageable: c1 [100, 200) 1,000,000 B (10 GB/s), c2 [150, 250) 2,000,000 B (20 GB/s,
+// with c1 30 GB/s at once), c3 [250, 300) 500,000 B (10 GB/s; it starts as c2 ends: not at
+// once), c4 [400, 450) without bytes. Bandwidth over c1-c3: 3.5e6 B / 250 us = 14 GB/s.
+// HtoD pinned: h1 [500, 510) 1,000,000 B: 100 GB/s. aten::copy_ launched c1 and c2; c3 and
+// h1 have no operator (their calls carry no External id an operator claims).
+TEST(DeviceTime, CopiesByKindWithBandwidth) {
+  const char* d2h = "Memcpy DtoH (Device -> Pageable)";
+  Analysis a = AnalyzeText("[" + Op("aten::copy_", 50, 100, 5) + "," + Runtime("cudaMemcpyAsync", 60, 5, 1, 5) + "," +
+                           Runtime("cudaMemcpyAsync", 70, 5, 2, 5) + "," + Runtime("cudaMemcpyAsync", 240, 5, 3, 0) +
+                           "," + Copy(d2h, 100, 100, 1, 1000000) + "," + Copy(d2h, 150, 100, 2, 2000000) + "," +
+                           Copy(d2h, 250, 50, 3, 500000) + "," + Copy(d2h, 400, 50, 0, -1) + "," +
+                           Copy("Memcpy HtoD (Pinned -> Device)", 500, 10, 0, 1000000) + "]");
+  ASSERT_EQ(a.copies.size(), 2u);
+  const CopyRow& p = a.copies[0];
+  EXPECT_EQ(p.kind, d2h);
+  EXPECT_EQ(p.device, "cuda:0");
+  EXPECT_EQ(p.count, 4u);
+  EXPECT_EQ(p.with_bytes, 3u);
+  EXPECT_EQ(p.bytes, 3500000);
+  EXPECT_EQ(p.time_ns, 300 * us);
+  EXPECT_EQ(p.time_with_bytes_ns, 250 * us);
+  EXPECT_DOUBLE_EQ(p.gb_per_s(), 14.0);
+  EXPECT_DOUBLE_EQ(p.peak_gb_per_s, 30.0);
+  EXPECT_TRUE(p.pageable());
+  EXPECT_DOUBLE_EQ(a.copies[1].gb_per_s(), 100.0);
+  EXPECT_FALSE(a.copies[1].pageable());
+  // By launching operator: c1 and c2 under aten::copy_, the rest under none.
+  ASSERT_FALSE(a.kernels_by_operator.empty());
+  const KernelOpRow& top = a.kernels_by_operator[0];
+  EXPECT_EQ(top.op, "aten::copy_");
+  EXPECT_EQ(top.kernel, d2h);
+  EXPECT_EQ(top.calls, 2u);
+  EXPECT_EQ(top.bytes, 3000000);
+  EXPECT_EQ(top.total_ns, 200 * us);
+  const std::string json = RenderJson(a, ReportOptions{});
+  EXPECT_NE(json.find("\"gb_per_s\": 14,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"bytes\": 3500000,"), std::string::npos);
+  ReportOptions csv;
+  csv.table = "copies";
+  EXPECT_EQ(RenderCsv(a, csv).substr(0, 73),
+            "device,kind,count,bytes,time_us,gb_per_s,peak_gb_per_s,with_bytes\ncuda:0,");
+  // The pageable copies are a finding. c4 records no bytes, so the time pinned memory
+  // would take is unknown: the bound is the copies' whole time.
+  const Recommendation* pageable = nullptr;
+  for (const Recommendation& r : a.recommendations) pageable = r.id == "pageable_copies" ? &r : pageable;
+  ASSERT_NE(pageable, nullptr);
+  EXPECT_EQ(pageable->saving_ns, 300 * us);
+  EXPECT_NE(pageable->text.find("launched by aten::copy_ (2)"), std::string::npos) << pageable->text;
+}
+
+std::string Step(int dur) {
+  return R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": )" +
+         std::to_string(dur) + "}";
+}
+
+const Recommendation* Finding(const Analysis& a, const std::string& id) {
+  for (const Recommendation& r : a.recommendations) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+// aten::mm launches an FP32 xmma GEMM (ffma: CUDA cores) [30, 230); aten::addmm an nvjet
+// GEMM (Tensor Cores) [230, 330); aten::add an elementwise kernel [340, 390). Kernel time
+// 350 us, 100 on Tensor Cores. aten::_local_scalar_dense (.item()) waits 80 us in
+// cudaStreamSynchronize, within the step of 1000 us.
+TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
+  const std::string fp32 = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_ffma_execute_kernel";
+  Analysis a = AnalyzeText(
+      "[" + Step(1000) + "," + Op("aten::mm", 10, 100, 1) + "," + Runtime("cudaLaunchKernel", 20, 5, 1, 1) + "," +
+      Kernel(fp32, 30, 200, 1) + "," + Op("aten::addmm", 115, 50, 2) + "," + Runtime("cudaLaunchKernel", 120, 5, 2, 2) +
+      "," + Kernel("nvjet_sm90_tst_128x128_64x6_2x1_v_bz_NNT", 230, 100, 2) + "," + Op("aten::add", 300, 50, 3) + "," +
+      Runtime("cudaLaunchKernel", 310, 5, 3, 3) + "," + Kernel("vectorized_elementwise_kernel", 340, 50, 3) + "," +
+      Op("aten::_local_scalar_dense", 400, 100, 4) + "," + Runtime("cudaStreamSynchronize", 410, 80, 4, 4) + "]");
+  const TensorCoreUse& tc = a.tensor_cores;
+  EXPECT_EQ(tc.kernel_ns, 350 * us);
+  EXPECT_EQ(tc.tensor_core_ns, 100 * us);
+  EXPECT_DOUBLE_EQ(tc.kernel_time_share(), 100.0 / 350.0);
+  ASSERT_EQ(tc.ops.size(), 3u);
+  EXPECT_EQ(tc.ops[0].op, "aten::mm");
+  EXPECT_TRUE(tc.ops[0].eligible);
+  EXPECT_EQ(tc.ops[0].tensor_core_ns, 0);
+  EXPECT_EQ(tc.ops[1].op, "aten::addmm");
+  EXPECT_EQ(tc.ops[1].tensor_core_ns, 100 * us);
+  EXPECT_FALSE(tc.ops[2].eligible);  // aten::add
+  ASSERT_EQ(a.kernels_by_operator.size(), 3u);
+  EXPECT_EQ(a.kernels_by_operator[0].op, "aten::mm");
+  EXPECT_EQ(a.kernels_by_operator[0].kernel, fp32);
+  EXPECT_FALSE(a.kernels_by_operator[0].tensor_cores);
+  EXPECT_TRUE(a.kernels_by_operator[1].tensor_cores);
+  EXPECT_EQ(a.kernels_by_operator[1].bytes, -1);
+  ASSERT_EQ(a.synchronizations.size(), 1u);
+  EXPECT_EQ(a.synchronizations[0].call, "cudaStreamSynchronize");
+  EXPECT_EQ(a.synchronizations[0].op, "aten::_local_scalar_dense");
+  EXPECT_EQ(a.synchronizations[0].total_ns, 80 * us);
+  // Findings by saving: half the 200 us of FP32 matmul, then the 80 us of waits; the
+  // device waited for the host only 10 us (k3), under 20% of the step: no launch finding.
+  ASSERT_EQ(a.recommendations.size(), 2u) << a.recommendations[0].text;
+  EXPECT_EQ(a.recommendations[0].id, "tensor_cores");
+  EXPECT_EQ(a.recommendations[0].saving_ns, 100 * us);
+  EXPECT_EQ(a.recommendations[1].id, "synchronizations");
+  EXPECT_EQ(a.recommendations[1].saving_ns, 80 * us);
+  EXPECT_NE(a.recommendations[1].text.find("cudaStreamSynchronize under aten::_local_scalar_dense"), std::string::npos);
+  const std::string json = RenderJson(a, ReportOptions{});
+  EXPECT_NE(json.find("\"kernel_time_share\": 0.285714"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"saving_us\": 100,"), std::string::npos);
+
+  // The same with Tensor Core kernels for the matmul, and no synchronization: no finding.
+  Analysis b =
+      AnalyzeText("[" + Step(1000) + "," + Op("aten::mm", 10, 100, 1) + "," + Runtime("cudaLaunchKernel", 20, 5, 1, 1) +
+                  "," + Kernel("sm90_xmma_gemm_bf16bf16", 30, 200, 1) + "]");
+  EXPECT_EQ(b.tensor_cores.tensor_core_ns, 200 * us);
+  EXPECT_TRUE(b.recommendations.empty()) << b.recommendations[0].text;
+}
+
+// Ten launches 100 us apart, each call 10 us and its kernel 2 us: the device waits on
+// the host 9 x 98 us = 882 us of the 1000 us step, and every kernel is shorter than its
+// call: launch-bound. With 20 us kernels the calls are no longer longer than the work:
+// bound by the host, not by launches.
+TEST(DeviceTime, LaunchBoundAndHostBound) {
+  auto trace = [&](int kernel_us) {
+    std::string t = "[" + Step(1000);
+    for (int i = 0; i < 10; ++i) {
+      t += "," + Runtime("cudaLaunchKernel", 100 * i + 10, 10, i + 1, 0) + "," +
+           Kernel("k", 100 * i + 25, kernel_us, i + 1);
+    }
+    return AnalyzeText(t + "]");
+  };
+  Analysis a = trace(2);
+  const Recommendation* l = Finding(a, "launch_bound");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->saving_ns, 9 * 98 * us);
+  EXPECT_NE(l->text.find("10 of 10 launches"), std::string::npos) << l->text;
+  EXPECT_EQ(Finding(a, "host_bound"), nullptr);
+  Analysis b = trace(20);
+  EXPECT_EQ(Finding(b, "launch_bound"), nullptr);
+  const Recommendation* h = Finding(b, "host_bound");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->saving_ns, 9 * 80 * us);
+}
+
+// gloo with a GPU in the trace: a finding with the steps' communication time; nccl: none.
+TEST(DeviceTime, GlooWithCudaTensors) {
+  auto trace = [&](const char* backend) {
+    return AnalyzeText(std::string(R"({"distributedInfo": {"backend": ")") + backend +
+                       R"(", "rank": 0, "world_size": 2}, "traceEvents": [)" + Step(1000) + "," +
+                       Op("gloo:all_reduce", 100, 400, 9) + "," + Runtime("cudaLaunchKernel", 600, 5, 1, 0) + "," +
+                       Kernel("k", 610, 300, 1) + "]}");
+  };
+  const Recommendation* g = Finding(trace("gloo"), "gloo_cuda");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->saving_ns, 400 * us);
+  EXPECT_EQ(Finding(trace("nccl"), "gloo_cuda"), nullptr);
 }
 
 }  // namespace

@@ -18,6 +18,16 @@ replaced by plain lists and times kept as integer nanoseconds from the decimal t
 - queue length (hta/analyzers/trace_counters.py, _get_queue_length_time_series_for_rank
   and get_queue_length_summary): per stream, +1 at each launch call's ts and -1 at its
   GPU event's ts, merged by ts and summed; the summary describes the values.
+- memory bandwidth (hta/analyzers/trace_counters.py, _get_memory_bw_time_series_for_rank
+  and get_memory_bw_summary): the memory events (get_memory_kernel_type: names starting
+  Memcpy or Memset) with their "memory bandwidth (GB/s)", +bandwidth at ts and -bandwidth
+  at ts + dur (dur 0 rounded up to 1 us), summed in ts order per kind; the summary
+  describes the positive points. torch2pprof's kinds are the full names (the memory kind
+  is what tells pageable from pinned), so the port groups by the full name too, and
+  compares the count of copies per HTA kind (the 11-character prefix) and the largest
+  concurrent bandwidth per full kind; at one instant the port lets ends go first (HTA's
+  unstable sort leaves it open), and the bandwidth is bytes / duration from the trace
+  text rather than the rounded float Kineto writes beside it.
 
 The documented differences (docs/reference.md) are applied to the port on top, each
 named where it is: torch2pprof's launch statistics count the launch calls that HTA's
@@ -157,6 +167,39 @@ def nearest_rank(values, q):
     return v[k - 1]
 
 
+def memory_bandwidth(evs):
+    """Full kind -> (count, bytes, peak concurrent GB/s): HTA's memory bandwidth series."""
+    kinds = {}
+    for e in gpu_events(evs):
+        name = e.get('name', '')
+        if not isinstance(name, str) or not (name.startswith('Memcpy') or name.startswith('Memset')):
+            continue
+        a = e['args']
+        k = kinds.setdefault(name, [0, 0, []])
+        k[0] += 1
+        if isinstance(a.get('bytes'), int) and a['bytes'] >= 0:
+            k[1] += a['bytes']
+            t, d = ns(e['ts']), ns(e['dur'])
+            if d > 0:
+                bw = Decimal(a['bytes']) / d
+                k[2] += [(t, -0, bw), (t + d, -1, -bw)]
+    out = {}
+    for name, (count, total, points) in kinds.items():
+        level, peak = Decimal(0), Decimal(0)
+        for _, _, bw in sorted(points, key=lambda p: (p[0], p[1])):
+            level += bw
+            peak = max(peak, level)
+        out[name] = (count, total, peak)
+    return out
+
+
+# Findings that must fire, and must not, on real traces (what each trace is: testdata/README.md).
+MUST_FIRE = {'decode_loop': {'launch_bound', 'synchronizations'}, 'multistream': {'pageable_copies', 'tensor_cores'},
+             'ddp_gloo_2ranks_rank0': {'gloo_cuda', 'launch_bound'}, 'lm_compile': {'dataloader'}}
+MUST_NOT = {'lm_train': {'pageable_copies', 'gloo_cuda', 'tensor_cores'}, 'multistream': {'launch_bound'},
+            'resnet50_dl': {'pageable_copies', 'gloo_cuda'}, 'decode_loop': {'pageable_copies', 'gloo_cuda'}}
+
+
 def micros(v):
     return ns(v)  # JSON writes exact decimal microseconds
 
@@ -210,10 +253,36 @@ class Checks(Tally):
         want_q = sorted((len(v), round(sum(v) / len(v), 2), max(v)) for v in queue_length(evs).values())
         if got_q != want_q:
             problems.append(f'queue length {got_q[:3]} != HTA {want_q[:3]}')
+        # Copies and sets: count and bytes per kind, HTA's count per its own kinds, and the
+        # largest concurrent bandwidth.
+        mem = memory_bandwidth(evs)
+        got_m = {r['kind']: (r['count'], r['bytes'], Decimal(r['peak_gb_per_s'])) for r in j['copies']}
+        for kind, (count, total, peak) in mem.items():
+            if kind not in got_m or got_m[kind][:2] != (count, total) or \
+                    abs(got_m[kind][2] - peak) > Decimal('1e-5') * max(peak, 1):
+                problems.append(f'copies {kind}: ours {got_m.get(kind)}, HTA {(count, total, peak)}')
+        by_prefix = {}
+        for kind, (count, _, _) in mem.items():
+            by_prefix[kind[:11]] = by_prefix.get(kind[:11], 0) + count
+        ours_prefix = {}
+        for r in j['copies']:
+            ours_prefix[r['kind'][:11]] = ours_prefix.get(r['kind'][:11], 0) + r['count']
+        if by_prefix != ours_prefix:
+            problems.append(f'copies per HTA kind {ours_prefix} != {by_prefix}')
+        # Findings: those each trace must and must not raise, largest saving first.
+        fired = [r['id'] for r in j['recommendations']]
+        for f in MUST_FIRE.get(name, set()) - set(fired):
+            problems.append(f'finding {f} did not fire ({fired})')
+        for f in MUST_NOT.get(name, set()) & set(fired):
+            problems.append(f'finding {f} fired')
+        savings = [Decimal(r['saving_us']) for r in j['recommendations'] if r['id'] != 'with_stack']
+        if savings != sorted(savings, reverse=True):
+            problems.append(f'findings not by saving: {savings}')
         hta_only, _, _ = launch_stats(evs, False)
         note = f'{len(j["idle_time"])} streams ({same} as HTA exactly), {kl["count"]} launches' + (
             f' ({len(hta_only)} of HTA\'s names)' if len(hta_only) != kl['count'] else '')
-        self.report(f'{name}: idle time and launches as HTA defines them; {note}', problems)
+        note += f', {len(mem)} kinds of copies'
+        self.report(f'{name}: idle time, launches and copies as HTA defines them; {note}', problems)
 
 
 def main():

@@ -191,7 +191,12 @@ class Checks(Tally):
                 problems.append(f'show all: {dom.body.get("data-shown-all")} rows, {len(matching)} match')
         # A chart per device whose memory peak is 1 MiB or more; a few CPU scalars get a heading.
         charts = 1 + (1 if report['gpu'] else 0) + (1 if report['idle_time'] else 0) + \
-            sum(1 for m in report['memory'] if m['peak_bytes'] >= 1 << 20)
+            (1 if report['copies'] else 0) + sum(1 for m in report['memory'] if m['peak_bytes'] >= 1 << 20)
+        # Copies by kind: the JSON's bytes and bandwidth, row by row.
+        copies = [[c[1], c[3], c[5]] for h, c in dom.tables.get('copies-table', [])]
+        want_copies = [[r['kind'], str(r['bytes']), str(r.get('gb_per_s', ''))] for r in report['copies']]
+        if copies != want_copies:
+            problems.append(f'copies table {copies[:2]} != JSON {want_copies[:2]}')
         # Idle time by cause: the JSON's numbers, stream by stream.
         idle = [[c[0], c[1]] + [str(Decimal(x)) for x in c[4:7]] for h, c in dom.tables.get('idle-table', [])]
         want_idle = [[r['device'], r['stream'], str(r['host_wait_us']), str(r['kernel_wait_us']), str(r['other_us'])]

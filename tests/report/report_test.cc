@@ -175,11 +175,12 @@ TEST(Report, HtmlTablesCarryTheExactNumbersAndHideRowsPastTop) {
     EXPECT_EQ(ops[i].cells[2], FormatMicros(a.operators[i].host_total_ns)) << i;
   }
   EXPECT_EQ(HtmlRows(html, "kernels-table").size(), a.kernels.size());
-  // One chart per device's memory, the step chart with a bar per step, the GPU's and
-  // the idle time's.
+  // One chart per device's memory, the step chart with a bar per step, the GPU's, the
+  // idle time's and the copies'.
   size_t charts = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++charts;
-  EXPECT_EQ(charts, 1 + (a.gpu.empty() ? 0 : 1) + (a.idle_time.empty() ? 0 : 1) + a.memory.size());
+  EXPECT_EQ(charts,
+            1 + (a.gpu.empty() ? 0 : 1) + (a.idle_time.empty() ? 0 : 1) + (a.copies.empty() ? 0 : 1) + a.memory.size());
 }
 
 TEST(Report, HtmlEscapesNamesAndFetchesNothing) {

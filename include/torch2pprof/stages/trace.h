@@ -88,6 +88,7 @@ struct Interval {
 // (The correlation is Interval::link; a device event's device is its Lane::device.)
 struct EventArgs {
   int64_t external_id = -1;  // "External id" (or old "external id"); -1 when absent
+  int64_t bytes = -1;        // "bytes" of a copy or set on the device; -1 when absent
   uint32_t input_dims = 0;   // StringTable id of "Input Dims" as JSON text; 0 when absent
   float blocks_per_sm = -1;  // "blocks per SM"; < 0 when absent
   float occupancy = -1;      // "est. achieved occupancy %"; < 0 when absent

@@ -183,6 +183,17 @@ struct TensorCoreOp {
   int64_t kernel_ns = 0, tensor_core_ns = 0;
   bool eligible = false;  // an operator autocast runs in lower precision (matmul, conv, ...)
 };
+// A record_function annotation (user_annotation; steps aside), by name: its spans on
+// the host, the device time launched inside them, and the backward pass of the
+// operators run inside them (autograd runs it on its own thread, after the span).
+struct AnnotationRow {
+  std::string name;
+  uint64_t calls = 0;
+  int64_t host_ns = 0;                                   // the spans' durations
+  int64_t device_ns = 0;                                 // device time launched by runtime calls inside the spans
+  int64_t backward_host_ns = 0, backward_device_ns = 0;  // the linked backward subtrees
+};
+
 // Host calls that wait for the device (cudaStreamSynchronize, a synchronous
 // cudaMemcpy, ...), by call and the operator that made it: while one waits, the host
 // launches nothing, and the device's queue drains.
@@ -321,7 +332,8 @@ struct Analysis {
   std::vector<CopyRow> copies;                   // by device, then time
   std::vector<KernelOpRow> kernels_by_operator;  // by total
   TensorCoreUse tensor_cores;
-  std::vector<SyncRow> synchronizations;  // within the analysed steps, by total
+  std::vector<SyncRow> synchronizations;   // within the analysed steps, by total
+  std::vector<AnnotationRow> annotations;  // by host time
   std::vector<MemoryRow> memory;
   // Depth first, a module's children by device total (host total in a trace without device time).
   std::vector<ModuleNode> modules;

@@ -65,6 +65,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.kernels_by_operator = std::move(kernel_ops.rows);
   a.tensor_cores = std::move(kernel_ops.tensor_cores);
   a.synchronizations = analysis::Synchronizations(ev, operators.launchers, a.steps.size());
+  a.annotations = analysis::Annotations(ev);
   a.recommendations = analysis::Recommend(a);
   return a;
 }

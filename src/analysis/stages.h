@@ -84,6 +84,9 @@ struct KernelOpsResult {
 };
 KernelOpsResult KernelsByOperator(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
 
+// Time per record_function annotation, host and device, backward included (AnnotationRow).
+std::vector<AnnotationRow> Annotations(const Events& ev);
+
 // Host calls within the analysed steps that wait for the device, by call and launching
 // operator (SyncRow).
 std::vector<SyncRow> Synchronizations(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers,

@@ -215,12 +215,12 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   an->add_option("--format", analyze.format,
                  "text (default), json, csv or html (one self-contained page with charts; opens offline)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
-  an->add_option(
-      "--table", analyze.table,
-      "With --format csv: categories, steps, operators (default), kernels, gpu, idle_time, kernel_launches, "
-      "queue_length, copies, tensor_cores, kernels_by_operator, synchronizations, memory, modules, module_classes, "
-      "python_functions; several ranks: "
-      "ranks (default), spreads, late_ranks, stragglers, collectives, step_alignment");
+  an->add_option("--table", analyze.table,
+                 "With --format csv: categories, steps, operators (default), kernels, gpu, idle_time, kernel_launches, "
+                 "queue_length, copies, tensor_cores, kernels_by_operator, synchronizations, annotations, memory, "
+                 "modules, module_classes, "
+                 "python_functions; several ranks: "
+                 "ranks (default), spreads, late_ranks, stragglers, collectives, step_alignment");
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));

@@ -161,6 +161,19 @@ DataTable<KernelOpRow> KernelsByOperatorTable(const Analysis& a) {
             }}}};
 }
 
+DataTable<AnnotationRow> AnnotationsTable(const Analysis& a) {
+  return {
+      "annotations",
+      a.annotations,
+      true,
+      {{"name", "annotation", [](const AnnotationRow& r) { return Text(r.name); }},
+       {"calls", "calls", [](const AnnotationRow& r) { return Int(static_cast<int64_t>(r.calls)); }},
+       {"host_us", "host", [](const AnnotationRow& r) { return Micros(r.host_ns); }},
+       {"device_us", "device", [](const AnnotationRow& r) { return Micros(r.device_ns); }},
+       {"backward_host_us", "backward host", [](const AnnotationRow& r) { return Micros(r.backward_host_ns); }},
+       {"backward_device_us", "backward device", [](const AnnotationRow& r) { return Micros(r.backward_device_ns); }}}};
+}
+
 DataTable<SyncRow> SynchronizationsTable(const Analysis& a) {
   return {"synchronizations",
           a.synchronizations,

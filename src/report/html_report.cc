@@ -378,6 +378,13 @@ std::string Copies(const Analysis& a, int top) {
     out += "<h3>Kernels by launching operator</h3>\n" +
            HtmlTable("kernels-by-operator-table", KernelsByOperatorTable(a), top, true);
   }
+  if (!a.annotations.empty()) {
+    out += "<h3>Annotations (record_function)</h3>\n" +
+           Note(
+               "Host: the annotation's spans; device: the work launched inside them; backward: the autograd work "
+               "of the operators run inside them, which runs after the span on autograd's thread.") +
+           HtmlTable("annotations-table", AnnotationsTable(a), top, true);
+  }
   if (!a.synchronizations.empty()) {
     out += "<h3>Host waits for the device</h3>\n" +
            HtmlTable("synchronizations-table", SynchronizationsTable(a), top, true);

@@ -773,3 +773,50 @@ TEST(AnalyzerMemory, OperatorsRankByWhatTheyHoldAtThePeak) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// record_function("block") [0, 100) on thread 1 around aten::addmm, whose kernel runs
+// 10 us; nested "inner" [20, 45) around it too. The addmm's backward runs on thread 2 at
+// 200 for 30 us and launches 15 us. "after" [300, 310) launches nothing. Each
+// annotation: its spans, the device time launched inside, the linked backward.
+TEST(Analyzer, AnnotationsWithTheirBackward) {
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "block", "1", 0, 100),
+      X("user_annotation", "inner", "1", 20, 25),
+      X("cpu_op", "aten::addmm", "1", 22, 20, R"({"Sequence number": 5, "Fwd thread id": 0, "External id": 9})"),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 25, 5, Rt(1, 9)),
+      X("kernel", "gemm", "stream 7", 30, 10, Dev(1, 9)),
+      X("cpu_op", "AddmmBackward0", "2", 200, 30, R"({"Sequence number": 5, "Fwd thread id": 1, "External id": 10})"),
+      X("cuda_runtime", "cudaLaunchKernel", "2", 205, 5, Rt(2, 10)),
+      X("kernel", "gemm_bwd", "stream 7", 210, 15, Dev(2, 10)),
+      X("user_annotation", "after", "1", 300, 10),
+  }));
+  ASSERT_EQ(a.annotations.size(), 3u);
+  const AnnotationRow& block = a.annotations[0];
+  EXPECT_EQ(block.name, "block");
+  EXPECT_EQ(block.calls, 1u);
+  EXPECT_EQ(block.host_ns, 100 * us);
+  EXPECT_EQ(block.device_ns, 10 * us);
+  EXPECT_EQ(block.backward_host_ns, 30 * us);
+  EXPECT_EQ(block.backward_device_ns, 15 * us);
+  const AnnotationRow& inner = a.annotations[1];
+  EXPECT_EQ(inner.name, "inner");
+  EXPECT_EQ(inner.host_ns, 25 * us);
+  EXPECT_EQ(inner.device_ns, 10 * us);
+  EXPECT_EQ(inner.backward_device_ns, 15 * us);
+  const AnnotationRow& after = a.annotations[2];
+  EXPECT_EQ(after.host_ns, 10 * us);
+  EXPECT_EQ(after.device_ns + after.backward_host_ns + after.backward_device_ns, 0);
+  ReportOptions csv;
+  csv.table = "annotations";
+  EXPECT_EQ(RenderCsv(a, csv),
+            "name,calls,host_us,device_us,backward_host_us,backward_device_us\n"
+            "block,1,100,10,30,15\n"
+            "inner,1,25,10,30,15\n"
+            "after,1,10,0,0,0\n");
+}
+
+}  // namespace
+}  // namespace torch2pprof

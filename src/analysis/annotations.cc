@@ -1,0 +1,98 @@
+// Time per record_function annotation: its own span on the host, the device time its
+// launches caused, and the backward pass of the operators it ran (on the autograd
+// thread, outside the span).
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "analysis/stages.h"
+#include "model/open_at.h"
+
+namespace torch2pprof::analysis {
+
+std::vector<AnnotationRow> Annotations(const Events& ev) {
+  const TraceModel& m = ev.model();
+  const Trace& t = ev.trace();
+  const size_t lanes = t.lanes.size();
+  std::vector<std::vector<uint32_t>> spans(lanes), backward_roots(lanes);
+  std::vector<std::vector<std::pair<int64_t, uint32_t>>> calls(lanes);  // runtime calls that launched work
+  for (size_t e = 0; e < ev.count(); ++e) {
+    const uint32_t lane = ev.Iv(e).lane;
+    if (ev.RoleOf(e) == Role::kUserAnnotation && !ev.IsStep(e)) {
+      spans[lane].push_back(static_cast<uint32_t>(e));
+    } else if (ev.RoleOf(e) == Role::kRuntime && ev.LaunchedBy(e) > 0) {
+      calls[lane].emplace_back(ev.Iv(e).start_ns, static_cast<uint32_t>(e));
+    }
+  }
+  for (const BackwardLink& b : m.backward) backward_roots[ev.Iv(b.backward).lane].push_back(b.backward);
+  auto span = [&](uint32_t e) { return std::pair{ev.Iv(e).start_ns, ev.Iv(e).end_ns}; };
+  auto by_start = [&](std::vector<uint32_t>& v) {
+    std::sort(v.begin(), v.end(), [&](uint32_t x, uint32_t y) {
+      return std::make_tuple(ev.Iv(x).start_ns, -ev.Iv(x).end_ns, x) <
+             std::make_tuple(ev.Iv(y).start_ns, -ev.Iv(y).end_ns, y);
+    });
+  };
+  std::unordered_map<uint32_t, int64_t> device;  // by annotation and backward root: the device time launched
+  // An event's annotations: those open on its lane at its start.
+  std::vector<std::pair<int64_t, uint32_t>> forwards;
+  std::map<uint32_t, std::vector<uint32_t>> annotations_of;  // forward op -> its annotations
+  for (size_t lane = 0; lane < lanes; ++lane) {
+    by_start(spans[lane]);
+    by_start(backward_roots[lane]);
+    std::sort(calls[lane].begin(), calls[lane].end());
+    SweepOpen(spans[lane], span, calls[lane], [&](uint32_t call, const std::vector<uint32_t>& open) {
+      for (uint32_t a : open) device[a] += ev.LaunchedBy(call);
+    });
+    SweepOpen(backward_roots[lane], span, calls[lane], [&](uint32_t call, const std::vector<uint32_t>& open) {
+      if (!open.empty()) device[open.back()] += ev.LaunchedBy(call);
+    });
+  }
+  for (const BackwardLink& b : m.backward) forwards.emplace_back(ev.Iv(b.forward).start_ns, b.forward);
+  std::sort(forwards.begin(), forwards.end());
+  for (size_t lane = 0; lane < lanes; ++lane) {
+    std::vector<std::pair<int64_t, uint32_t>> here;
+    for (const auto& f : forwards) {
+      if (ev.Iv(f.second).lane == lane) here.push_back(f);
+    }
+    if (here.empty() || spans[lane].empty()) continue;
+    SweepOpen(spans[lane], span, here,
+              [&](uint32_t op, const std::vector<uint32_t>& open) { annotations_of[op] = open; });
+  }
+  std::map<uint32_t, AnnotationRow> rows;  // by name id
+  for (const std::vector<uint32_t>& lane : spans) {
+    for (uint32_t a : lane) {
+      AnnotationRow& r = rows[ev.Iv(a).name];
+      ++r.calls;
+      r.host_ns += ev.Dur(a);
+      r.device_ns += device.count(a) ? device[a] : 0;
+    }
+  }
+  // The backward of the operators each annotation ran, once per annotation and root: a
+  // root already inside the annotation's own span (autograd on the same thread) is in
+  // its host and device time.
+  for (const BackwardLink& b : m.backward) {
+    auto it = annotations_of.find(b.forward);
+    if (it == annotations_of.end()) continue;
+    const Interval& root = ev.Iv(b.backward);
+    for (uint32_t a : it->second) {
+      const Interval& ann = ev.Iv(a);
+      if (ann.lane == root.lane && ann.start_ns <= root.start_ns && root.end_ns <= ann.end_ns) continue;
+      AnnotationRow& r = rows[ann.name];
+      r.backward_host_ns += root.end_ns - root.start_ns;
+      r.backward_device_ns += device.count(b.backward) ? device[b.backward] : 0;
+    }
+  }
+  std::vector<AnnotationRow> out;
+  for (auto& [name, r] : rows) {
+    r.name = std::string(t.strings.Get(name));
+    out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const AnnotationRow& x, const AnnotationRow& y) {
+    return std::tie(y.host_ns, x.name) < std::tie(x.host_ns, y.name);
+  });
+  return out;
+}
+
+}  // namespace torch2pprof::analysis

@@ -183,6 +183,27 @@ struct TensorCoreOp {
   int64_t kernel_ns = 0, tensor_core_ns = 0;
   bool eligible = false;  // an operator autocast runs in lower precision (matmul, conv, ...)
 };
+// Collectives by message, from the NCCL kernels that record theirs (torch >= 2.1 writes
+// "Collective name", "In msg nelems", "dtype", "Group size" on them): the transfer's
+// bandwidth as nccl-tests defines it (doc/PERFORMANCE.md): algorithm bandwidth = message
+// bytes / time; bus bandwidth = that times 2(n-1)/n for all-reduce, (n-1)/n for
+// all-gather, reduce-scatter and all-to-all, 1 for the rest.
+struct CollectiveSizeRow {
+  std::string collective;  // as recorded: "allreduce", "allgather", ...
+  std::string dtype;       // "Float", "BFloat16", ...
+  int32_t group_size = -1;
+  int64_t message_bytes = -1;  // per call, as nccl-tests sizes it; -1: unknown dtype
+  uint64_t calls = 0;
+  int64_t time_ns = 0;  // the kernels' time
+  double bus_factor = 1;
+  double algbw_gb_per_s() const {
+    return message_bytes >= 0 && time_ns > 0
+               ? static_cast<double>(message_bytes) * static_cast<double>(calls) / static_cast<double>(time_ns)
+               : -1;
+  }
+  double busbw_gb_per_s() const { return algbw_gb_per_s() < 0 ? -1 : algbw_gb_per_s() * bus_factor; }
+};
+
 // A record_function annotation (user_annotation; steps aside), by name: its spans on
 // the host, the device time launched inside them, and the backward pass of the
 // operators run inside them (autograd runs it on its own thread, after the span).
@@ -332,8 +353,9 @@ struct Analysis {
   std::vector<CopyRow> copies;                   // by device, then time
   std::vector<KernelOpRow> kernels_by_operator;  // by total
   TensorCoreUse tensor_cores;
-  std::vector<SyncRow> synchronizations;   // within the analysed steps, by total
-  std::vector<AnnotationRow> annotations;  // by host time
+  std::vector<SyncRow> synchronizations;            // within the analysed steps, by total
+  std::vector<AnnotationRow> annotations;           // by host time
+  std::vector<CollectiveSizeRow> collective_sizes;  // by time
   std::vector<MemoryRow> memory;
   // Depth first, a module's children by device total (host total in a trace without device time).
   std::vector<ModuleNode> modules;

@@ -4,6 +4,7 @@
 #include "analysis/analyzer.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "analysis/stages.h"
 #include "base/executor.h"
@@ -57,15 +58,19 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   }
   a.whole_trace_step = s.whole_trace;
   a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
-  a.idle_time = analysis::IdleTime(ev, a.steps.size());
+  // The device views read only the events: two halves side by side.
+  const size_t steps_n = a.steps.size();
+  auto streams = Beside(ex, [&ev, steps_n] {
+    return std::make_tuple(analysis::IdleTime(ev, steps_n), analysis::QueueLength(ev), analysis::Copies(ev),
+                           analysis::CollectiveSizes(ev));
+  });
   a.kernel_launches = analysis::KernelLaunches(ev);
-  a.queue_length = analysis::QueueLength(ev);
-  a.copies = analysis::Copies(ev);
   analysis::KernelOpsResult kernel_ops = analysis::KernelsByOperator(ev, operators.launchers);
   a.kernels_by_operator = std::move(kernel_ops.rows);
   a.tensor_cores = std::move(kernel_ops.tensor_cores);
-  a.synchronizations = analysis::Synchronizations(ev, operators.launchers, a.steps.size());
+  a.synchronizations = analysis::Synchronizations(ev, operators.launchers, steps_n);
   a.annotations = analysis::Annotations(ev);
+  std::tie(a.idle_time, a.queue_length, a.copies, a.collective_sizes) = streams.get();
   a.recommendations = analysis::Recommend(a);
   return a;
 }

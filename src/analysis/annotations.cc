@@ -17,13 +17,21 @@ std::vector<AnnotationRow> Annotations(const Events& ev) {
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   std::vector<std::vector<uint32_t>> spans(lanes), backward_roots(lanes);
-  std::vector<std::vector<std::pair<int64_t, uint32_t>>> calls(lanes);  // runtime calls that launched work
+  bool any = false;
+  for (size_t e = 0; e < ev.count() && !any; ++e) any = ev.RoleOf(e) == Role::kUserAnnotation && !ev.IsStep(e);
+  if (!any) return {};
+  // Runtime calls that launched work: (start, launched device time), with the call.
+  std::vector<std::vector<std::pair<int64_t, uint32_t>>> calls(lanes);
+  std::unordered_map<uint32_t, int64_t> launched;
   for (size_t e = 0; e < ev.count(); ++e) {
     const uint32_t lane = ev.Iv(e).lane;
     if (ev.RoleOf(e) == Role::kUserAnnotation && !ev.IsStep(e)) {
       spans[lane].push_back(static_cast<uint32_t>(e));
-    } else if (ev.RoleOf(e) == Role::kRuntime && ev.LaunchedBy(e) > 0) {
+    } else if (ev.RoleOf(e) == Role::kRuntime) {
+      const int64_t l = ev.LaunchedBy(e);
+      if (l <= 0) continue;
       calls[lane].emplace_back(ev.Iv(e).start_ns, static_cast<uint32_t>(e));
+      launched[static_cast<uint32_t>(e)] = l;
     }
   }
   for (const BackwardLink& b : m.backward) backward_roots[ev.Iv(b.backward).lane].push_back(b.backward);
@@ -43,10 +51,10 @@ std::vector<AnnotationRow> Annotations(const Events& ev) {
     by_start(backward_roots[lane]);
     std::sort(calls[lane].begin(), calls[lane].end());
     SweepOpen(spans[lane], span, calls[lane], [&](uint32_t call, const std::vector<uint32_t>& open) {
-      for (uint32_t a : open) device[a] += ev.LaunchedBy(call);
+      for (uint32_t a : open) device[a] += launched[call];
     });
     SweepOpen(backward_roots[lane], span, calls[lane], [&](uint32_t call, const std::vector<uint32_t>& open) {
-      if (!open.empty()) device[open.back()] += ev.LaunchedBy(call);
+      if (!open.empty()) device[open.back()] += launched[call];
     });
   }
   for (const BackwardLink& b : m.backward) forwards.emplace_back(ev.Iv(b.forward).start_ns, b.forward);

@@ -85,7 +85,7 @@ std::vector<CopyRow> Copies(const Events& ev) {
     const Role role = ev.RoleOf(e);
     if (role != Role::kMemcpy && role != Role::kMemset) continue;
     auto& [r, steps] = by[{DeviceName(ev, ev.Iv(e).lane), ev.Name(e)}];
-    const int64_t dur = ev.Dur(e), bytes = ev.Args(e).bytes;
+    const int64_t dur = ev.Dur(e), bytes = ev.CopyBytes(e);
     ++r.count;
     r.time_ns += dur;
     if (bytes < 0) continue;

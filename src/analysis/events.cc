@@ -43,6 +43,12 @@ int Events::PartOf(size_t e) const {
   return -1;
 }
 
+int64_t Events::CopyBytes(size_t e) const {
+  const auto& v = t_.copy_bytes;
+  auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(static_cast<uint32_t>(e), INT64_MIN));
+  return it != v.end() && it->first == e ? it->second : -1;
+}
+
 int64_t Events::LaunchedBy(size_t e) const {
   auto it = std::lower_bound(launched_.begin(), launched_.end(), std::make_pair(static_cast<uint32_t>(e), INT64_MIN));
   return it != launched_.end() && it->first == e ? it->second : 0;

@@ -30,6 +30,8 @@ class Events {
 
   const Interval& Iv(size_t e) const { return EventAt(t_, e); }
   const EventArgs& Args(size_t e) const;
+  // The "bytes" of a copy or set on the device; -1 when absent.
+  int64_t CopyBytes(size_t e) const;
   int64_t Dur(size_t e) const { return Iv(e).end_ns - Iv(e).start_ns; }
   Role RoleOf(size_t e) const { return m_.RoleOf(Iv(e)); }
   std::string_view Name(size_t e) const { return t_.strings.Get(Iv(e).name); }

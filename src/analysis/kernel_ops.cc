@@ -190,7 +190,7 @@ KernelOpsResult KernelsByOperator(const Events& ev, const std::vector<std::pair<
     r.total_ns += dur;
     r.tensor_cores = tc;
     if (role != Role::kKernel) {
-      const int64_t bytes = ev.Args(e).bytes;
+      const int64_t bytes = ev.CopyBytes(e);
       if (bytes >= 0) r.bytes = std::max<int64_t>(r.bytes, 0) + bytes;
       continue;
     }

@@ -84,6 +84,9 @@ struct KernelOpsResult {
 };
 KernelOpsResult KernelsByOperator(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
 
+// Collectives by message from the device kernels that record theirs (CollectiveSizeRow).
+std::vector<CollectiveSizeRow> CollectiveSizes(const Events& ev);
+
 // Time per record_function annotation, host and device, backward included (AnnotationRow).
 std::vector<AnnotationRow> Annotations(const Events& ev);
 

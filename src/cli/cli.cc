@@ -217,7 +217,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
   an->add_option("--table", analyze.table,
                  "With --format csv: categories, steps, operators (default), kernels, gpu, idle_time, kernel_launches, "
-                 "queue_length, copies, tensor_cores, kernels_by_operator, synchronizations, annotations, memory, "
+                 "queue_length, copies, tensor_cores, kernels_by_operator, synchronizations, annotations, "
+                 "collective_sizes, memory, "
                  "modules, module_classes, "
                  "python_functions; several ranks: "
                  "ranks (default), spreads, late_ranks, stragglers, collectives, step_alignment");

@@ -1,6 +1,7 @@
 #include "load/event_batch.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "load/json_scanner.h"
@@ -23,6 +24,7 @@ void EventBatch::Clear() {
   block_ = 0;
   used_ = 0;
   events_.clear();
+  rare_.clear();
 }
 
 uint32_t EventBatch::Intern(std::string_view s) {
@@ -62,6 +64,11 @@ void EventBatch::OnEvent(const RawEvent& ev) {
   e.tid = InternLike(ev.tid, &last_[3]);
   e.meta_name = Intern(ev.meta_name);
   e.input_dims = details_ ? Intern(ev.input_dims) : 0;
+  if (details_ && (!ev.collective.empty() || ev.copy_bytes >= 0)) {
+    const int32_t group = ev.group_size >= 0 && ev.group_size <= INT32_MAX ? static_cast<int32_t>(ev.group_size) : -1;
+    rare_.push_back(BatchRare{static_cast<uint32_t>(events_.size() - 1), Intern(ev.collective), Intern(ev.dtype),
+                              ev.in_nelems, ev.out_nelems, group, ev.copy_bytes});
+  }
 }
 
 void EventBatch::Bad(Skip why, uint64_t offset, const std::string& what) {

@@ -25,6 +25,16 @@ struct BatchEvent : EventValues {
   uint32_t message = 0;  // kBad: what, for --strict
 };
 
+// Args few events have, beside the batch's events: a collective's message (name 0:
+// none) and a copy's bytes (-1: none).
+struct BatchRare {
+  uint32_t event;  // index into the batch's events
+  uint32_t name, dtype;
+  int64_t in_nelems, out_nelems;
+  int32_t group_size;
+  int64_t copy_bytes;
+};
+
 class EventBatch final : public EventSink {
  public:
   // details: keep "Input Dims" (analyze reads it; convert does not).
@@ -36,6 +46,7 @@ class EventBatch final : public EventSink {
 
   const std::vector<std::string_view>& strings() const { return strings_; }
   const std::vector<BatchEvent>& events() const { return events_; }
+  const std::vector<BatchRare>& rare() const { return rare_; }
 
  private:
   uint32_t Intern(std::string_view s);
@@ -48,6 +59,7 @@ class EventBatch final : public EventSink {
   std::vector<std::vector<char>> blocks_;  // the strings' text, reused batch after batch
   size_t block_ = 0, used_ = 0;
   std::vector<BatchEvent> events_;
+  std::vector<BatchRare> rare_;  // by event
   bool details_;
 };
 

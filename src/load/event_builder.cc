@@ -66,9 +66,27 @@ void EventBuilder::Add(const EventBatch& batch) {
   const auto& strings = batch.strings();
   ids_.resize(strings.size());
   for (size_t i = 0; i < strings.size(); ++i) ids_[i] = trace_.strings.Intern(strings[i]);
+  const std::vector<BatchRare>& rare = batch.rare();
+  auto next_rare = rare.begin();
   for (const BatchEvent& e : batch.events()) {
     switch (e.kind) {
       case BatchEvent::kEvent:
+        if (next_rare != rare.end() && &batch.events()[next_rare->event] == &e) {
+          // A collective's message or a copy's bytes, kept where its event became an interval.
+          const size_t before = trace_.intervals.size();
+          OnEvent(e, ids_);
+          const uint32_t at = static_cast<uint32_t>(before);
+          if (trace_.intervals.size() > before && next_rare->name != 0) {
+            trace_.collectives.push_back(CollectiveArgs{at, ids_[next_rare->name], ids_[next_rare->dtype],
+                                                        next_rare->in_nelems, next_rare->out_nelems,
+                                                        next_rare->group_size});
+          }
+          if (trace_.intervals.size() > before && next_rare->copy_bytes >= 0) {
+            trace_.copy_bytes.emplace_back(at, next_rare->copy_bytes);
+          }
+          ++next_rare;
+          break;
+        }
         OnEvent(e, ids_);
         break;
       case BatchEvent::kBad:
@@ -128,7 +146,6 @@ void EventBuilder::Append(std::vector<Interval>& intervals, std::vector<EventArg
   if (details_) {
     EventArgs& a = args.emplace_back();
     a.external_id = e.args.external_id;
-    a.bytes = e.args.bytes;
     a.input_dims = input_dims;
     a.blocks_per_sm = e.args.blocks_per_sm;
     a.occupancy = e.args.occupancy;
@@ -282,6 +299,18 @@ void EventBuilder::Finish() {
       trace_.sequence[kept++] = m;
     }
     trace_.sequence.resize(kept);
+    kept = 0;
+    for (CollectiveArgs c : trace_.collectives) {
+      if (moved[c.interval] == kGone) continue;
+      c.interval = moved[c.interval];
+      trace_.collectives[kept++] = c;
+    }
+    trace_.collectives.resize(kept);
+    kept = 0;
+    for (auto [i, bytes] : trace_.copy_bytes) {
+      if (moved[i] != kGone) trace_.copy_bytes[kept++] = {moved[i], bytes};
+    }
+    trace_.copy_bytes.resize(kept);
   }
   for (auto& stack : open_) trace_.stats.skipped[static_cast<int>(Skip::kUnmatchedBegin)] += stack.size();
 }

@@ -198,6 +198,12 @@ class EventParser::Impl {
     return err;
   }
 
+  // A string, or left as absent when the value is of another type.
+  static simdjson::error_code String(od::value& v, std::string_view* out) {
+    auto err = v.get_string().get(*out);
+    return err == simdjson::INCORRECT_TYPE ? simdjson::SUCCESS : err;
+  }
+
   static simdjson::error_code Float(od::value& v, float* out) {
     double d;
     auto err = v.get_double().get(d);
@@ -243,15 +249,26 @@ class EventParser::Impl {
             n = -1;
             err = Int(val, &n);
             ev->device = static_cast<int32_t>(n);
+          } else if (key == "dtype") {
+            err = String(val, &ev->dtype);
           }
+          break;
+        case 'C':
+          if (key == "Collective name") err = String(val, &ev->collective);
+          break;
+        case 'O':
+          if (key == "Out msg nelems") err = Int(val, &ev->out_nelems);
+          break;
+        case 'G':
+          if (key == "Group size") err = Int(val, &ev->group_size);
           break;
         case 'b':
           if (key == "blocks per SM") {
             err = Float(val, &ev->args.blocks_per_sm);
           } else if (key == "bytes") {
-            err = Int(val, &ev->args.bytes);
+            err = Int(val, &ev->copy_bytes);
             // As "Bytes": a size that could overflow a sum of sizes is no size.
-            if (ev->args.bytes < 0 || ev->args.bytes >= kTimeLimit) ev->args.bytes = -1;
+            if (ev->copy_bytes < 0 || ev->copy_bytes >= kTimeLimit) ev->copy_bytes = -1;
           }
           break;
         case 'P':
@@ -267,7 +284,9 @@ class EventParser::Impl {
           if (key == "Fwd thread id") err = Int(val, &ev->fwd_thread);
           break;
         case 'I':
-          if (key == "Input Dims") {
+          if (key == "In msg nelems") {
+            err = Int(val, &ev->in_nelems);
+          } else if (key == "Input Dims") {
             od::array dims;
             err = val.get_array().get(dims);
             if (!err) err = dims.raw_json().get(ev->input_dims);

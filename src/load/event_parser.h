@@ -43,7 +43,13 @@ struct RawEvent : EventValues {
   std::string_view tid;
   std::string_view meta_name;   // args.name (thread_name / process_name metadata)
   std::string_view input_dims;  // args["Input Dims"] as JSON text
-  const char* bad = nullptr;    // set: a field has an unusable value (says what)
+  // A collective's message and a copy's size (few events have one: kept out of
+  // EventValues, which every event carries through a batch).
+  std::string_view collective;  // args["Collective name"]
+  std::string_view dtype;       // args.dtype
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  int64_t copy_bytes = -1;    // args.bytes of copies and sets on the device
+  const char* bad = nullptr;  // set: a field has an unusable value (says what)
 };
 
 class EventSink {

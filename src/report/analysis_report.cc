@@ -194,6 +194,10 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
     out += Section("Host waits for the device (within the steps; by call and launching operator)");
     out += WriteText(SynchronizationsTable(a), o.top);
   }
+  if (!a.collective_sizes.empty()) {
+    out += Section("Collectives by message (NCCL kernels; bandwidth as nccl-tests defines it)");
+    out += WriteText(CollectiveSizesTable(a), o.top);
+  }
   if (!a.annotations.empty()) {
     out += Section("Annotations (record_function, by host time; backward: the autograd work of the operators inside)");
     out += WriteText(AnnotationsTable(a), o.top);
@@ -265,6 +269,7 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   WriteJson(j, KernelsByOperatorTable(a), o.rows);
   WriteJson(j, SynchronizationsTable(a), o.rows);
   WriteJson(j, AnnotationsTable(a), o.rows);
+  WriteJson(j, CollectiveSizesTable(a), o.rows);
   WriteJson(j, MemoryTable(a, o.rows), o.rows);
   WriteJson(j, ModulesTable(a), o.rows);
   WriteJson(j, ModuleClassesTable(a), o.rows);
@@ -283,6 +288,7 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   j.FieldInt("kernels_by_operator", static_cast<int64_t>(a.kernels_by_operator.size()));
   j.FieldInt("synchronizations", static_cast<int64_t>(a.synchronizations.size()));
   j.FieldInt("annotations", static_cast<int64_t>(a.annotations.size()));
+  j.FieldInt("collective_sizes", static_cast<int64_t>(a.collective_sizes.size()));
   j.FieldInt("memory", static_cast<int64_t>(a.memory.size()));
   j.FieldInt("modules", static_cast<int64_t>(a.modules.size()));
   j.FieldInt("module_classes", static_cast<int64_t>(a.module_classes.size()));
@@ -307,6 +313,7 @@ std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
   if (table == "tensor_cores") return WriteCsv(TensorCoreOpsTable(a), o.rows);
   if (table == "synchronizations") return WriteCsv(SynchronizationsTable(a), o.rows);
   if (table == "annotations") return WriteCsv(AnnotationsTable(a), o.rows);
+  if (table == "collective_sizes") return WriteCsv(CollectiveSizesTable(a), o.rows);
   if (table == "kernel_launches") {
     const std::vector<LaunchRow> rows = LaunchRows(a.kernel_launches);
     return WriteCsv(LaunchesTable(rows), 0);

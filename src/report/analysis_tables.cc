@@ -174,6 +174,21 @@ DataTable<AnnotationRow> AnnotationsTable(const Analysis& a) {
        {"backward_device_us", "backward device", [](const AnnotationRow& r) { return Micros(r.backward_device_ns); }}}};
 }
 
+DataTable<CollectiveSizeRow> CollectiveSizesTable(const Analysis& a) {
+  return {"collective_sizes",
+          a.collective_sizes,
+          true,
+          {{"collective", "collective", [](const CollectiveSizeRow& r) { return Text(r.collective); }},
+           {"dtype", "dtype", [](const CollectiveSizeRow& r) { return Text(r.dtype); }},
+           {"group_size", "ranks", [](const CollectiveSizeRow& r) { return SignedInt(r.group_size); }},
+           {"message_bytes", "message",
+            [](const CollectiveSizeRow& r) { return r.message_bytes < 0 ? Null() : ByteCount(r.message_bytes); }},
+           {"calls", "calls", [](const CollectiveSizeRow& r) { return Int(static_cast<int64_t>(r.calls)); }},
+           {"time_us", "time", [](const CollectiveSizeRow& r) { return Micros(r.time_ns); }},
+           {"algbw_gb_per_s", "algbw GB/s", [](const CollectiveSizeRow& r) { return Real(r.algbw_gb_per_s()); }},
+           {"busbw_gb_per_s", "busbw GB/s", [](const CollectiveSizeRow& r) { return Real(r.busbw_gb_per_s()); }}}};
+}
+
 DataTable<SyncRow> SynchronizationsTable(const Analysis& a) {
   return {"synchronizations",
           a.synchronizations,

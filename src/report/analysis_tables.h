@@ -19,6 +19,7 @@ DataTable<KernelOpRow> KernelsByOperatorTable(const Analysis& a);
 DataTable<TensorCoreOp> TensorCoreOpsTable(const Analysis& a);
 DataTable<SyncRow> SynchronizationsTable(const Analysis& a);
 DataTable<AnnotationRow> AnnotationsTable(const Analysis& a);
+DataTable<CollectiveSizeRow> CollectiveSizesTable(const Analysis& a);
 // "tensor_cores": the share, its sums and the operators (TensorCoreOpsTable).
 void WriteTensorCoresJson(Json& j, const Analysis& a, int top);
 // The launch statistics as rows, one per measure (delay, call, device time), for the

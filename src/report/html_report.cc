@@ -378,6 +378,13 @@ std::string Copies(const Analysis& a, int top) {
     out += "<h3>Kernels by launching operator</h3>\n" +
            HtmlTable("kernels-by-operator-table", KernelsByOperatorTable(a), top, true);
   }
+  if (!a.collective_sizes.empty()) {
+    out += "<h3>Collectives by message</h3>\n" +
+           Note(
+               "NCCL kernels by the message they record; algorithm bandwidth is message bytes over time, bus "
+               "bandwidth scales it by the bytes each rank moves (nccl-tests' definitions).") +
+           HtmlTable("collective-sizes-table", CollectiveSizesTable(a), top, true);
+  }
   if (!a.annotations.empty()) {
     out += "<h3>Annotations (record_function)</h3>\n" +
            Note(

@@ -296,5 +296,49 @@ TEST(DeviceTime, GlooWithCudaTensors) {
   EXPECT_EQ(Finding(trace("nccl"), "gloo_cuda"), nullptr);
 }
 
+std::string Nccl(const char* collective, int ts, int dur, int64_t in, int64_t out, const char* dtype, int group) {
+  return std::string(R"({"ph": "X", "cat": "kernel", "name": "ncclKernel", "pid": 0, "tid": 7, "ts": )") +
+         std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) +
+         R"(, "args": {"device": 0, "stream": 7, "Collective name": ")" + collective + R"(", "In msg nelems": )" +
+         std::to_string(in) + R"(, "Out msg nelems": )" + std::to_string(out) + R"(, "Group size": )" +
+         std::to_string(group) + R"(, "dtype": ")" + dtype + R"("}})";
+}
+
+// nccl-tests' sizes and factors on 4 ranks: all-reduce of 1M floats (4 MB) in 100 us:
+// algbw 40 GB/s, busbw x 2*3/4 = 60; all-gather of 1M out elements (the gathered output)
+// of BFloat16 (2 MB) in 50 us: 40, x 3/4 = 30; an unknown dtype: no bandwidth. The host
+// span of record_param_comms (a cpu_op with the same args) is no transfer time.
+TEST(DeviceTime, CollectiveSizesAndBandwidth) {
+  Analysis a =
+      AnalyzeText("[" + Nccl("allreduce", 0, 100, 1000000, 1000000, "Float", 4) + "," +
+                  Nccl("allreduce", 200, 100, 1000000, 1000000, "Float", 4) + "," +
+                  Nccl("_allgather_base", 400, 50, 250000, 1000000, "BFloat16", 4) + "," +
+                  Nccl("broadcast", 500, 10, 10, 10, "Mystery", 4) + "," +
+                  R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 0, "dur": 900,
+          "args": {"Collective name": "allreduce", "In msg nelems": 5, "Out msg nelems": 5, "Group size": 4,
+          "dtype": "Float"}})" +
+                  "]");
+  ASSERT_EQ(a.collective_sizes.size(), 3u);
+  const CollectiveSizeRow& ar = a.collective_sizes[0];
+  EXPECT_EQ(ar.collective, "allreduce");
+  EXPECT_EQ(ar.calls, 2u);
+  EXPECT_EQ(ar.message_bytes, 4000000);
+  EXPECT_EQ(ar.time_ns, 200 * us);
+  EXPECT_DOUBLE_EQ(ar.algbw_gb_per_s(), 40.0);
+  EXPECT_DOUBLE_EQ(ar.busbw_gb_per_s(), 60.0);
+  const CollectiveSizeRow& ag = a.collective_sizes[1];
+  EXPECT_EQ(ag.collective, "_allgather_base");
+  EXPECT_EQ(ag.message_bytes, 2000000);
+  EXPECT_DOUBLE_EQ(ag.algbw_gb_per_s(), 40.0);
+  EXPECT_DOUBLE_EQ(ag.busbw_gb_per_s(), 30.0);
+  EXPECT_EQ(a.collective_sizes[2].message_bytes, -1);
+  EXPECT_LT(a.collective_sizes[2].algbw_gb_per_s(), 0);
+  ReportOptions csv;
+  csv.table = "collective_sizes";
+  EXPECT_EQ(RenderCsv(a, csv).substr(0, 151),
+            "collective,dtype,group_size,message_bytes,calls,time_us,algbw_gb_per_s,busbw_gb_per_s\n"
+            "allreduce,Float,4,4000000,2,200,40,60\n_allgather_base,BFloat16,4,");
+}
+
 }  // namespace
 }  // namespace torch2pprof

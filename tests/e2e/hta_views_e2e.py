@@ -18,6 +18,8 @@ replaced by plain lists and times kept as integer nanoseconds from the decimal t
 - queue length (hta/analyzers/trace_counters.py, _get_queue_length_time_series_for_rank
   and get_queue_length_summary): per stream, +1 at each launch call's ts and -1 at its
   GPU event's ts, merged by ts and summed; the summary describes the values.
+- (not HTA's) collectives by message, from the NCCL kernels' "Collective name", "In/Out
+  msg nelems", "dtype" and "Group size", sized and timed as nccl-tests does;
 - memory bandwidth (hta/analyzers/trace_counters.py, _get_memory_bw_time_series_for_rank
   and get_memory_bw_summary): the memory events (get_memory_kernel_type: names starting
   Memcpy or Memset) with their "memory bandwidth (GB/s)", +bandwidth at ts and -bandwidth
@@ -200,6 +202,29 @@ MUST_NOT = {'lm_train': {'pageable_copies', 'gloo_cuda', 'tensor_cores'}, 'multi
             'resnet50_dl': {'pageable_copies', 'gloo_cuda'}, 'decode_loop': {'pageable_copies', 'gloo_cuda'}}
 
 
+DTYPE_BYTES = {'Float': 4, 'Double': 8, 'Half': 2, 'BFloat16': 2, 'Int': 4, 'Long': 8, 'Short': 2, 'Char': 1,
+               'Byte': 1, 'Bool': 1}
+
+
+def collective_sizes(evs):
+    """(collective, dtype, group, message bytes) -> (calls, time ns), from the NCCL kernels'
+    args, sized as nccl-tests sizes a message (doc/PERFORMANCE.md: all-gather by its
+    gathered output, the rest by their input)."""
+    out = {}
+    for e in evs:
+        a = e.get('args') if isinstance(e.get('args'), dict) else {}
+        if e.get('ph') != 'X' or e.get('cat') != 'kernel' or 'Collective name' not in a or ns(e.get('dur', 0)) <= 0:
+            continue
+        name = a['Collective name']
+        gather = 'allgather' in name.replace('_', '').lower()
+        nelems = a.get('Out msg nelems' if gather else 'In msg nelems', -1)
+        size = DTYPE_BYTES.get(a.get('dtype'))
+        key = (name, a.get('dtype', ''), a.get('Group size', -1), nelems * size if size and nelems >= 0 else -1)
+        calls, t = out.get(key, (0, 0))
+        out[key] = (calls + 1, t + ns(e['dur']))
+    return out
+
+
 def micros(v):
     return ns(v)  # JSON writes exact decimal microseconds
 
@@ -269,6 +294,19 @@ class Checks(Tally):
             ours_prefix[r['kind'][:11]] = ours_prefix.get(r['kind'][:11], 0) + r['count']
         if by_prefix != ours_prefix:
             problems.append(f'copies per HTA kind {ours_prefix} != {by_prefix}')
+        # Collectives by message: each row from the kernels' args, and the bandwidth.
+        want_c = collective_sizes(evs)
+        got_c = {(r['collective'], r['dtype'], r['group_size'],
+                  -1 if r.get('message_bytes') is None else r['message_bytes']): r
+                 for r in j['collective_sizes']}
+        if set(want_c) != set(got_c):
+            problems.append(f'collective sizes {sorted(got_c)[:2]} != trace {sorted(want_c)[:2]}')
+        for key, (calls, t) in want_c.items():
+            r = got_c.get(key)
+            if not r or r['calls'] != calls or micros(r['time_us']) != t:
+                problems.append(f'collective {key}: ours {r}, trace {(calls, t)}')
+            elif key[3] >= 0 and abs(Decimal(r['algbw_gb_per_s']) - Decimal(key[3] * calls) / t) > Decimal('1e-4'):
+                problems.append(f'collective {key}: algbw {r["algbw_gb_per_s"]}')
         # Findings: those each trace must and must not raise, largest saving first.
         fired = [r['id'] for r in j['recommendations']]
         for f in MUST_FIRE.get(name, set()) - set(fired):
@@ -281,7 +319,7 @@ class Checks(Tally):
         hta_only, _, _ = launch_stats(evs, False)
         note = f'{len(j["idle_time"])} streams ({same} as HTA exactly), {kl["count"]} launches' + (
             f' ({len(hta_only)} of HTA\'s names)' if len(hta_only) != kl['count'] else '')
-        note += f', {len(mem)} kinds of copies'
+        note += f', {len(mem)} kinds of copies, {len(want_c)} collective sizes'
         self.report(f'{name}: idle time, launches and copies as HTA defines them; {note}', problems)
 
 

@@ -88,7 +88,6 @@ struct Interval {
 // (The correlation is Interval::link; a device event's device is its Lane::device.)
 struct EventArgs {
   int64_t external_id = -1;  // "External id" (or old "external id"); -1 when absent
-  int64_t bytes = -1;        // "bytes" of a copy or set on the device; -1 when absent
   uint32_t input_dims = 0;   // StringTable id of "Input Dims" as JSON text; 0 when absent
   float blocks_per_sm = -1;  // "blocks per SM"; < 0 when absent
   float occupancy = -1;      // "est. achieved occupancy %"; < 0 when absent
@@ -101,6 +100,16 @@ struct SequenceMark {
   int32_t
       fwd_thread;  // "Fwd thread id": the forward op's thread (profiler numbering) on backward nodes; 0 on forward ops
   int64_t sequence;  // "Sequence number"
+};
+
+// The message of a collective as PyTorch records it on NCCL kernels and
+// record_param_comms ("Collective name", "In msg nelems", "Out msg nelems", "Group
+// size", "dtype"; kept with LoadOptions::details).
+struct CollectiveArgs {
+  uint32_t interval;             // index into Trace::intervals
+  uint32_t name = 0, dtype = 0;  // StringTable ids; 0 when absent
+  int64_t in_nelems = -1, out_nelems = -1;
+  int32_t group_size = -1;
 };
 
 // A "[memory]" instant event (kept with LoadOptions::details).
@@ -177,9 +186,12 @@ struct Trace {
   // X events with dur 0 (end == start) in file order: those with a correlation
   // (zero-length launch calls) always, all of them with LoadOptions::details.
   std::vector<Interval> zero_length;
-  std::vector<Flow> flows;             // ac2g and fwdbwd flow events, file order
-  std::vector<SequenceMark> sequence;  // operators with a "Sequence number", in interval order
-  std::vector<MemoryEvent> memory;     // "[memory]" events in file order
+  std::vector<Flow> flows;                  // ac2g and fwdbwd flow events, file order
+  std::vector<SequenceMark> sequence;       // operators with a "Sequence number", in interval order
+  std::vector<CollectiveArgs> collectives;  // with details: events that name a collective, in interval order
+  // With details: "bytes" of copies and sets on the device, (interval, bytes) in interval order.
+  std::vector<std::pair<uint32_t, int64_t>> copy_bytes;
+  std::vector<MemoryEvent> memory;  // "[memory]" events in file order
   // With LoadOptions::details only:
   std::vector<EventArgs> args;              // parallel to intervals
   std::vector<EventArgs> zero_length_args;  // parallel to zero_length

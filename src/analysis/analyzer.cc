@@ -59,16 +59,16 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.whole_trace_step = s.whole_trace;
   a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
   // The device views read only the events: two halves side by side.
-  const size_t steps_n = a.steps.size();
-  auto streams = Beside(ex, [&ev, steps_n] {
-    return std::make_tuple(analysis::IdleTime(ev, steps_n), analysis::QueueLength(ev), analysis::Copies(ev),
+  const analysis::StepScope scope = s.scope;
+  auto streams = Beside(ex, [&ev, &scope] {
+    return std::make_tuple(analysis::IdleTime(ev, scope), analysis::QueueLength(ev), analysis::Copies(ev),
                            analysis::CollectiveSizes(ev));
   });
   a.kernel_launches = analysis::KernelLaunches(ev);
   analysis::KernelOpsResult kernel_ops = analysis::KernelsByOperator(ev, operators.launchers);
   a.kernels_by_operator = std::move(kernel_ops.rows);
   a.tensor_cores = std::move(kernel_ops.tensor_cores);
-  a.synchronizations = analysis::Synchronizations(ev, operators.launchers, steps_n);
+  a.synchronizations = analysis::Synchronizations(ev, operators.launchers, scope);
   a.annotations = analysis::Annotations(ev);
   std::tie(a.idle_time, a.queue_length, a.copies, a.collective_sizes) = streams.get();
   a.recommendations = analysis::Recommend(a);

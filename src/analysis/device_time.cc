@@ -28,7 +28,7 @@ void ByDeviceStream(std::vector<Row>& rows) {
 
 }  // namespace
 
-std::vector<IdleRow> IdleTime(const Events& ev, size_t steps) {
+std::vector<IdleRow> IdleTime(const Events& ev, const StepScope& scope) {
   const TraceModel& m = ev.model();
   const Trace& t = ev.trace();
   // The device work of each stream lane, by start (then end, then file order).
@@ -51,8 +51,7 @@ std::vector<IdleRow> IdleTime(const Events& ev, size_t steps) {
         // the step of the work that ends it.
         const int64_t gap = start - end;
         const Launch* l = m.LaunchOf(e);
-        const int64_t step = DeviceStepIndex(ev, e);
-        const bool in_steps = step >= 0 && static_cast<size_t>(step) < steps;
+        const bool in_steps = AnalysedDeviceStep(ev, e, scope) >= 0;
         if (l && l->ts_ns > end) {
           r.host_wait_ns += gap;
           if (in_steps) r.step_host_wait_ns += gap;

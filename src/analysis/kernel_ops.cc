@@ -139,13 +139,12 @@ bool IsSyncCall(std::string_view name) {
 }  // namespace
 
 std::vector<SyncRow> Synchronizations(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers,
-                                      size_t steps) {
+                                      const StepScope& scope) {
   std::map<std::pair<std::string_view, uint32_t>, SyncRow> by;
   for (size_t e = 0; e < ev.count(); ++e) {
     if (ev.RoleOf(e) != Role::kRuntime || !IsSyncCall(ev.Name(e))) continue;
     // The profiler's own synchronizations, when it starts and stops, fall outside the steps.
-    const int64_t step = StepIndex(ev, ev.Iv(e).lane, ev.Iv(e).start_ns);
-    if (step < 0 || static_cast<size_t>(step) >= steps) continue;
+    if (AnalysedHostStep(ev, ev.Iv(e).lane, ev.Iv(e).start_ns, scope) < 0) continue;
     SyncRow& r = by[{ev.Name(e), OperatorOf(launchers, static_cast<uint32_t>(e))}];
     ++r.count;
     r.total_ns += ev.Dur(e);

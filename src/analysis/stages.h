@@ -30,11 +30,24 @@ struct ModulesResult {
 };
 ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, Executor& ex);
 
+// Which steps are analysed, for the stages that count by step after Steps.
+struct StepScope {
+  size_t steps = 0;          // analysed: the first this many of the model's steps
+  bool whole_trace = false;  // no ProfilerStep: one step, the host-side work's span
+  int64_t host_start = 0, host_end = 0;
+};
+// The analysed step (an index into StepsResult::rows) of device event e, or -1: the
+// model's rule (DeviceStepOf); without steps, work launched inside the host-side span.
+int64_t AnalysedDeviceStep(const Events& ev, size_t e, const StepScope& scope);
+// The same for an instant on a host lane.
+int64_t AnalysedHostStep(const Events& ev, uint32_t lane, int64_t t, const StepScope& scope);
+
 // Steps and their breakdown (tb-semantics §3, §4).
 struct StepsResult {
   std::vector<StepRow> rows;
   bool whole_trace = false;                  // no ProfilerStep: one step over the trace
   std::pair<int64_t, int64_t> window{0, 0};  // first step start to last step end
+  StepScope scope;
 };
 StepsResult Steps(const Events& ev);
 
@@ -66,8 +79,8 @@ int64_t DeviceStepIndex(const Events& ev, size_t e);
 // Per device: busy and kernel time, and kernel time within the steps' window (§7).
 std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window);
 
-// Per device stream: its idle time by cause (IdleRow); steps: how many are analysed.
-std::vector<IdleRow> IdleTime(const Events& ev, size_t steps);
+// Per device stream: its idle time by cause (IdleRow), in all and in the analysed steps.
+std::vector<IdleRow> IdleTime(const Events& ev, const StepScope& scope);
 
 // Per device: its copies and sets by kind (CopyRow).
 std::vector<CopyRow> Copies(const Events& ev);
@@ -93,7 +106,7 @@ std::vector<AnnotationRow> Annotations(const Events& ev);
 // Host calls within the analysed steps that wait for the device, by call and launching
 // operator (SyncRow).
 std::vector<SyncRow> Synchronizations(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers,
-                                      size_t steps);
+                                      const StepScope& scope);
 
 // The launches of device work and their delays (LaunchStats).
 LaunchStats KernelLaunches(const Events& ev);

@@ -42,13 +42,8 @@ StepsResult Steps(const Events& ev) {
   // Each step's device work: the model's step of each device event (that of its launch,
   // else of the device-side step around it); in a trace without steps, what was launched
   // inside the whole-trace window.
-  auto step_of = [&](size_t e) -> int64_t {
-    if (result.whole_trace) {
-      const Launch* l = m.LaunchOf(static_cast<uint32_t>(e));
-      return l && l->ts_ns >= s[0].host_start && l->ts_ns < s[0].host_end ? 0 : -1;
-    }
-    return DeviceStepIndex(ev, e);
-  };
+  StepScope scope{s.size(), result.whole_trace, s[0].host_start, s[0].host_end};
+  auto step_of = [&](size_t e) { return AnalysedDeviceStep(ev, e, scope); };
   std::vector<bool> from_step(ev.count(), false);
   bool any = false;
   for (size_t e = 0; e < ev.count(); ++e) {
@@ -115,7 +110,24 @@ StepsResult Steps(const Events& ev) {
   if (!result.rows.empty()) {
     result.window = {result.rows.front().start_ns, result.rows.back().start_ns + result.rows.back().total_ns};
   }
+  scope.steps = result.rows.size();
+  result.scope = scope;
   return result;
+}
+
+int64_t AnalysedDeviceStep(const Events& ev, size_t e, const StepScope& scope) {
+  if (scope.whole_trace) {
+    const Launch* l = ev.model().LaunchOf(static_cast<uint32_t>(e));
+    return l && l->ts_ns >= scope.host_start && l->ts_ns < scope.host_end ? 0 : -1;
+  }
+  const int64_t k = DeviceStepIndex(ev, e);
+  return k >= 0 && static_cast<size_t>(k) < scope.steps ? k : -1;
+}
+
+int64_t AnalysedHostStep(const Events& ev, uint32_t lane, int64_t t, const StepScope& scope) {
+  if (scope.whole_trace) return t >= scope.host_start && t < scope.host_end ? 0 : -1;
+  const int64_t k = StepIndex(ev, lane, t);
+  return k >= 0 && static_cast<size_t>(k) < scope.steps ? k : -1;
 }
 
 }  // namespace torch2pprof::analysis

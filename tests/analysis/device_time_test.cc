@@ -282,6 +282,21 @@ TEST(DeviceTime, LaunchBoundAndHostBound) {
   EXPECT_EQ(h->saving_ns, 9 * 80 * us);
 }
 
+// Without ProfilerStep the one step is the host-side work's span, [0, 500) here: of the
+// nine 98 us host waits, those before the kernels launched inside it (the 2nd to 5th)
+// are the step's.
+TEST(DeviceTime, IdleInTheWholeTraceStep) {
+  std::string t = "[" + Op("aten::work", 0, 500, 0);
+  for (int i = 0; i < 10; ++i) {
+    t += "," + Runtime("cudaLaunchKernel", 100 * i + 10, 10, i + 1, 0) + "," + Kernel("k", 100 * i + 25, 2, i + 1);
+  }
+  Analysis a = AnalyzeText(t + "]");
+  ASSERT_TRUE(a.whole_trace_step);
+  ASSERT_EQ(a.idle_time.size(), 1u);
+  EXPECT_EQ(a.idle_time[0].host_wait_ns, 9 * 98 * us);
+  EXPECT_EQ(a.idle_time[0].step_host_wait_ns, 4 * 98 * us);
+}
+
 // gloo with a GPU in the trace: a finding with the steps' communication time; nccl: none.
 TEST(DeviceTime, GlooWithCudaTensors) {
   auto trace = [&](const char* backend) {

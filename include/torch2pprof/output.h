@@ -123,5 +123,7 @@ bool LooksLikeProfile(const std::string& path);
 // Whether a file starting with `head` is a rank summary (Summarize): a JSON object whose
 // first key is "torch2pprof_summary".
 bool LooksLikeSummary(std::string_view head);
+// The same for the file at path ("-", standard input, never is one).
+bool LooksLikeSummaryFile(const std::string& path);
 
 }  // namespace torch2pprof

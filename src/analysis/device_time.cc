@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/stages.h"
+#include "analysis/statistics.h"
 
 namespace torch2pprof::analysis {
 
@@ -151,9 +152,7 @@ Percentiles Distribution(std::vector<int64_t> v) {
   if (v.empty()) return p;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
-  // Nearest rank: the smallest value with at least q of the values at or below it.
-  auto at = [&](size_t q) { return v[std::max<size_t>(1, (n * q + 99) / 100) - 1]; };
-  p.p50 = at(50), p.p90 = at(90), p.p99 = at(99), p.max = v.back();
+  p.p50 = NearestRank(v, 50), p.p90 = NearestRank(v, 90), p.p99 = NearestRank(v, 99), p.max = v.back();
   __int128 sum = 0;
   for (int64_t x : v) sum += x;
   p.mean = static_cast<int64_t>(sum / static_cast<__int128>(n));

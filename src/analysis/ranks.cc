@@ -230,7 +230,7 @@ void FindSpreads(RanksAnalysis& out) {
     sp.min = v[sp.min_rank], sp.max = v[sp.max_rank];
     std::vector<double> sorted = v;
     std::sort(sorted.begin(), sorted.end());
-    sp.p90 = sorted[(sorted.size() * 9 + 9) / 10 - 1];  // nearest rank: a value some rank measured
+    sp.p90 = NearestRank(sorted, 90);
     sp.median = unit == RankSpread::kFraction ? Median(v) : static_cast<double>(Median(whole));
     out.spreads.push_back(std::move(sp));
   };

@@ -15,6 +15,15 @@ int64_t Median(std::vector<int64_t> v);
 // The same on doubles, unrounded (the bootstrap's resamples).
 double Median(std::vector<double> v);
 
+// The nearest-rank percentile (q in 1..100) of values sorted ascending, not empty: the
+// smallest value with at least q% of the values at or below it, so always one measured.
+template <typename T>
+T NearestRank(const std::vector<T>& sorted, size_t q) {
+  const size_t n = sorted.size();
+  const size_t rank = (n * q + 99) / 100;
+  return sorted[(rank < 1 ? 1 : rank) - 1];
+}
+
 // A 95% bootstrap interval of the change of a statistic ('m' the median, 'a' the mean)
 // from base's per-step values to next's: a fixed number of resamples from a seeded
 // generator, so the same values give the same interval.

@@ -345,14 +345,6 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages) {
 }
 
 // A summary's first bytes say what it is, whatever its name.
-bool IsSummaryFile(const std::string& path) {
-  if (path == "-") return false;
-  std::ifstream in(path, std::ios::binary);
-  char head[64];
-  in.read(head, sizeof head);
-  return LooksLikeSummary(std::string_view(head, static_cast<size_t>(in.gcount())));
-}
-
 SummaryFile ReadSummary(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) ThrowInput(path, -1, std::string("cannot open: ") + std::strerror(errno));
@@ -374,7 +366,7 @@ void AnalyzeRanksStages(const AnalyzeRanksOptions& options, Stages& stages, Anal
   std::vector<size_t> trace_slot;
   stages.Begin("read summaries");
   for (size_t i = 0; i < n; ++i) {
-    if (!IsSummaryFile(options.inputs[i])) {
+    if (!LooksLikeSummaryFile(options.inputs[i])) {
       NotAProfile(options.inputs[i]);
       traces.push_back(options.inputs[i]);
       trace_slot.push_back(i);

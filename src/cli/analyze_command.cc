@@ -29,14 +29,6 @@ std::vector<std::string> ExpandInputs(const std::vector<std::string>& inputs) {
 }
 
 // A rank summary (summarize) is a rank's part of the report over ranks, even alone.
-bool IsSummary(const std::string& path) {
-  if (path == "-") return false;
-  std::ifstream in(path, std::ios::binary);
-  char head[64];
-  in.read(head, sizeof head);
-  return LooksLikeSummary(std::string_view(head, static_cast<size_t>(in.gcount())));
-}
-
 void CheckTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what) {
   for (const std::string& t : tables) {
     if (t == table) return;
@@ -88,7 +80,7 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
   std::vector<std::string> inputs = ExpandInputs(args.inputs);
-  if (inputs.size() > 1 || IsSummary(inputs[0])) return RunAcrossRanks(args, inputs, out, err);
+  if (inputs.size() > 1 || LooksLikeSummaryFile(inputs[0])) return RunAcrossRanks(args, inputs, out, err);
   ReportOptions report = Report(args, "operators");
   if (args.format == "csv") CheckTable(report.table, CsvTables(), "");
   AnalyzeOptions options;

@@ -167,6 +167,35 @@ void PutRank(std::vector<Label>& labels, int64_t rank) {
   labels.insert(labels.begin() + static_cast<std::ptrdiff_t>(at), Label{"rank", "", rank, true});
 }
 
+// The comment that opens each input's lines in a profile, "torch2pprof V convert FILE"
+// with " (rank N)" where the rank is known, written by Finish and read back by
+// AddProfile: the format is decided here, both ways.
+std::string InputComment(const std::string& producer, const std::string& file, int64_t rank) {
+  return producer + " convert " + file + (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : "");
+}
+
+struct InputLine {
+  std::string producer, file;
+  int64_t rank = -1;
+};
+std::optional<InputLine> ParseInputComment(const std::string& c) {
+  const size_t convert = c.find(" convert ");
+  if (c.rfind("torch2pprof ", 0) != 0 || convert == std::string::npos) return std::nullopt;
+  InputLine l{c.substr(0, convert), c.substr(convert + 9)};
+  const size_t open = l.file.rfind(" (rank ");
+  if (open != std::string::npos && l.file.back() == ')') {
+    const std::string digits = l.file.substr(open + 7, l.file.size() - open - 8);
+    char* end = nullptr;
+    errno = 0;
+    const long long rank = std::strtoll(digits.c_str(), &end, 10);
+    if (!digits.empty() && *end == '\0' && errno == 0 && rank >= 0) {
+      l.rank = rank;
+      l.file.resize(open);
+    }
+  }
+  return l;
+}
+
 }  // namespace
 
 std::vector<int64_t> Aggregator::AddProfile(const Profile& in, const std::string& file) {
@@ -178,22 +207,11 @@ std::vector<int64_t> Aggregator::AddProfile(const Profile& in, const std::string
   const size_t first_input = s.inputs.size();
   std::vector<State::Input> blocks;
   for (const std::string& c : in.comments) {
-    const size_t convert = c.find(" convert ");
-    if (c.rfind("torch2pprof ", 0) == 0 && convert != std::string::npos) {
+    if (std::optional<InputLine> line = ParseInputComment(c)) {
       State::Input b;
-      b.producer = c.substr(0, convert);
-      b.file = c.substr(convert + 9);
-      const size_t open = b.file.rfind(" (rank ");
-      if (open != std::string::npos && b.file.back() == ')') {
-        const std::string digits = b.file.substr(open + 7, b.file.size() - open - 8);
-        char* end = nullptr;
-        errno = 0;
-        const long long rank = std::strtoll(digits.c_str(), &end, 10);
-        if (!digits.empty() && *end == '\0' && errno == 0 && rank >= 0) {
-          b.given_rank = rank;
-          b.file.resize(open);
-        }
-      }
+      b.producer = std::move(line->producer);
+      b.file = std::move(line->file);
+      b.given_rank = line->rank;
       blocks.push_back(std::move(b));
     } else if (!IsFoldsComment(c) && !blocks.empty()) {
       blocks.back().lines.push_back(c);
@@ -304,8 +322,7 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   for (size_t i = 0; i < s.inputs.size(); ++i) {
     State::Input& in = s.inputs[i];
     const int64_t rank = s.options.rank_labels ? ranks[i] : in.given_rank;
-    p.comments.push_back(in.producer + " convert " + base(in.file) +
-                         (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : ""));
+    p.comments.push_back(InputComment(in.producer, base(in.file), rank));
     for (std::string& line : in.lines) p.comments.push_back(std::move(line));
   }
   if (s.b.folds()) {

@@ -167,6 +167,8 @@ bool LooksLikeProfile(const std::string& path) {
   return StartsLikeProfile(Gzipped(head) ? InflatedHead(head, 256) : head);
 }
 
+bool LooksLikeSummaryFile(const std::string& path) { return path != "-" && LooksLikeSummary(ReadHead(path, 64)); }
+
 bool LooksLikeOutput(const std::string& path) {
   const std::string head = ReadHead(path, 1 << 20);
   if (head.empty()) return true;

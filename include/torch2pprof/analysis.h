@@ -158,6 +158,9 @@ struct CopyRow {
   int64_t bytes = 0;               // their bytes
   int64_t time_with_bytes_ns = 0;  // their time
   double peak_gb_per_s = 0;        // the most bandwidth of copies of this kind running at once
+  // Of them, those of the analysed steps (the step of the copy, AnalysedDeviceStep).
+  uint64_t step_count = 0;
+  int64_t step_time_ns = 0, step_bytes = 0;
   // Bytes per nanosecond (GB/s) over the copies with bytes; < 0 when none has them.
   double gb_per_s() const {
     return time_with_bytes_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(time_with_bytes_ns) : -1;
@@ -249,6 +252,7 @@ inline constexpr int64_t kSlowLaunchNs = 50'000;  // HTA's runtime_cutoff
 inline constexpr int64_t kLongDelayNs = 100'000;  // HTA's launch_delay_cutoff
 struct LaunchStats {
   uint64_t count = 0;
+  uint64_t step_count = 0;  // of them, launches of device work in the analysed steps
   Percentiles launch_delay, cpu_duration, gpu_duration;
   uint64_t short_kernels = 0;  // device events shorter than their launch call
   uint64_t slow_launches = 0;  // launch calls longer than kSlowLaunchNs

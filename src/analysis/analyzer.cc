@@ -61,10 +61,10 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // The device views read only the events: two halves side by side.
   const analysis::StepScope scope = s.scope;
   auto streams = Beside(ex, [&ev, &scope] {
-    return std::make_tuple(analysis::IdleTime(ev, scope), analysis::QueueLength(ev), analysis::Copies(ev),
+    return std::make_tuple(analysis::IdleTime(ev, scope), analysis::QueueLength(ev), analysis::Copies(ev, scope),
                            analysis::CollectiveSizes(ev));
   });
-  a.kernel_launches = analysis::KernelLaunches(ev);
+  a.kernel_launches = analysis::KernelLaunches(ev, scope);
   analysis::KernelOpsResult kernel_ops = analysis::KernelsByOperator(ev, operators.launchers);
   a.kernels_by_operator = std::move(kernel_ops.rows);
   a.tensor_cores = std::move(kernel_ops.tensor_cores);

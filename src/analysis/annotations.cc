@@ -17,22 +17,16 @@ std::vector<AnnotationRow> Annotations(const Events& ev) {
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   std::vector<std::vector<uint32_t>> spans(lanes), backward_roots(lanes);
-  bool any = false;
-  for (size_t e = 0; e < ev.count() && !any; ++e) any = ev.RoleOf(e) == Role::kUserAnnotation && !ev.IsStep(e);
-  if (!any) return {};
+  if (ev.AnnotationEvents().empty()) return {};
   // Runtime calls that launched work: (start, launched device time), with the call.
   std::vector<std::vector<std::pair<int64_t, uint32_t>>> calls(lanes);
   std::unordered_map<uint32_t, int64_t> launched;
-  for (size_t e = 0; e < ev.count(); ++e) {
-    const uint32_t lane = ev.Iv(e).lane;
-    if (ev.RoleOf(e) == Role::kUserAnnotation && !ev.IsStep(e)) {
-      spans[lane].push_back(static_cast<uint32_t>(e));
-    } else if (ev.RoleOf(e) == Role::kRuntime) {
-      const int64_t l = ev.LaunchedBy(e);
-      if (l <= 0) continue;
-      calls[lane].emplace_back(ev.Iv(e).start_ns, static_cast<uint32_t>(e));
-      launched[static_cast<uint32_t>(e)] = l;
-    }
+  for (const uint32_t e : ev.AnnotationEvents()) spans[ev.Iv(e).lane].push_back(e);
+  for (const uint32_t e : ev.RuntimeEvents()) {
+    const int64_t l = ev.LaunchedBy(e);
+    if (l <= 0) continue;
+    calls[ev.Iv(e).lane].emplace_back(ev.Iv(e).start_ns, e);
+    launched[e] = l;
   }
   for (const BackwardLink& b : m.backward) backward_roots[ev.Iv(b.backward).lane].push_back(b.backward);
   auto span = [&](uint32_t e) { return std::pair{ev.Iv(e).start_ns, ev.Iv(e).end_ns}; };

@@ -34,10 +34,10 @@ std::vector<IdleRow> IdleTime(const Events& ev, const StepScope& scope) {
   const Trace& t = ev.trace();
   // The device work of each stream lane, by start (then end, then file order).
   std::map<uint32_t, std::vector<std::tuple<int64_t, int64_t, uint32_t>>> work;
-  for (size_t e = 0; e < ev.count(); ++e) {
-    if (!IsDeviceRole(ev.RoleOf(e)) || ev.Dur(e) <= 0) continue;
+  for (const uint32_t e : ev.DeviceEvents()) {
+    if (ev.Dur(e) <= 0) continue;
     const Interval& iv = ev.Iv(e);
-    work[iv.lane].emplace_back(iv.start_ns, iv.end_ns, static_cast<uint32_t>(e));
+    work[iv.lane].emplace_back(iv.start_ns, iv.end_ns, e);
   }
   std::vector<IdleRow> rows;
   for (auto& [lane, items] : work) {
@@ -78,16 +78,18 @@ std::vector<IdleRow> IdleTime(const Events& ev, const StepScope& scope) {
   return rows;
 }
 
-std::vector<CopyRow> Copies(const Events& ev) {
+std::vector<CopyRow> Copies(const Events& ev, const StepScope& scope) {
   // By (device, kind): the copies, and the bandwidth steps of those with bytes.
   std::map<std::pair<std::string, std::string_view>, std::pair<CopyRow, std::vector<std::pair<int64_t, double>>>> by;
-  for (size_t e = 0; e < ev.count(); ++e) {
+  for (const uint32_t e : ev.DeviceEvents()) {
     const Role role = ev.RoleOf(e);
     if (role != Role::kMemcpy && role != Role::kMemset) continue;
     auto& [r, steps] = by[{DeviceName(ev, ev.Iv(e).lane), ev.Name(e)}];
     const int64_t dur = ev.Dur(e), bytes = ev.CopyBytes(e);
     ++r.count;
     r.time_ns += dur;
+    const bool in_steps = AnalysedDeviceStep(ev, e, scope) >= 0;
+    if (in_steps) ++r.step_count, r.step_time_ns += dur, r.step_bytes += std::max<int64_t>(bytes, 0);
     if (bytes < 0) continue;
     ++r.with_bytes;
     r.bytes += bytes;
@@ -161,7 +163,7 @@ Percentiles Distribution(std::vector<int64_t> v) {
 
 }  // namespace
 
-LaunchStats KernelLaunches(const Events& ev) {
+LaunchStats KernelLaunches(const Events& ev, const StepScope& scope) {
   std::vector<int64_t> delay, cpu, gpu;
   LaunchStats s;
   ForEachLaunch(ev, [&](const Launch& l, size_t e) {
@@ -173,6 +175,7 @@ LaunchStats KernelLaunches(const Events& ev) {
     s.short_kernels += work_ns < call_ns;
     s.slow_launches += call_ns > kSlowLaunchNs;
     s.long_delays += d > kLongDelayNs;
+    s.step_count += AnalysedDeviceStep(ev, e, scope) >= 0;
   });
   s.count = delay.size();
   s.launch_delay = Distribution(std::move(delay));

@@ -16,7 +16,7 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
   std::unordered_map<uint32_t, size_t> row_of;
   std::vector<double> bw, bsum, ow, osum;
   *total_ns = 0;
-  for (size_t e = 0; e < ev.count(); ++e) {
+  for (const uint32_t e : ev.DeviceEvents()) {
     if (ev.RoleOf(e) != Role::kKernel) continue;
     auto [it, added] = row_of.try_emplace(ev.Iv(e).name, rows.size());
     if (added) {
@@ -79,10 +79,10 @@ std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& device
   }
   // One pass over the events fills every device's busy and kernel spans.
   std::vector<Spans> busy(rows.size()), kernels(rows.size());
-  for (size_t e = 0; e < ev.count(); ++e) {
+  for (const uint32_t e : ev.DeviceEvents()) {
     Role r = ev.RoleOf(e);
     int32_t d = device_of_lane[ev.Iv(e).lane];
-    if (!IsDeviceRole(r) || d < 0) continue;
+    if (d < 0) continue;
     busy[static_cast<size_t>(d)].emplace_back(ev.Iv(e).start_ns, ev.Iv(e).end_ns);
     if (r == Role::kKernel) kernels[static_cast<size_t>(d)].push_back(busy[static_cast<size_t>(d)].back());
   }

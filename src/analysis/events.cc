@@ -22,6 +22,16 @@ Events::Events(const Trace& trace, const TraceModel& model)
     }
   }
   launched_.resize(out);
+  for (size_t e = 0; e < count_; ++e) {
+    const Role r = RoleOf(e);
+    if (IsDeviceRole(r)) {
+      device_.push_back(static_cast<uint32_t>(e));
+    } else if (r == Role::kRuntime) {
+      runtime_.push_back(static_cast<uint32_t>(e));
+    } else if (r == Role::kUserAnnotation && !IsStep(e)) {
+      annotations_.push_back(static_cast<uint32_t>(e));
+    }
+  }
 }
 
 const EventArgs& Events::Args(size_t e) const {

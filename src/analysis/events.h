@@ -55,12 +55,19 @@ class Events {
   // Device time launched by host event e (its runtime call's kernels, memcpys, memsets).
   int64_t LaunchedBy(size_t e) const;
 
+  // The events of the roles most stages read, by number, found in one pass: a stage
+  // walks its few instead of all (each walk of all costs a read of every interval).
+  const std::vector<uint32_t>& DeviceEvents() const { return device_; }  // kernels, memcpys, memsets
+  const std::vector<uint32_t>& RuntimeEvents() const { return runtime_; }
+  const std::vector<uint32_t>& AnnotationEvents() const { return annotations_; }  // user annotations, no step
+
  private:
   const Trace& t_;
   const TraceModel& m_;
   const size_t count_;
   const bool details_;
   std::vector<std::pair<uint32_t, int64_t>> launched_;  // (host event, device time), sorted
+  std::vector<uint32_t> device_, runtime_, annotations_;
 };
 
 }  // namespace torch2pprof::analysis

@@ -141,8 +141,8 @@ bool IsSyncCall(std::string_view name) {
 std::vector<SyncRow> Synchronizations(const Events& ev, const std::vector<std::pair<uint32_t, uint32_t>>& launchers,
                                       const StepScope& scope) {
   std::map<std::pair<std::string_view, uint32_t>, SyncRow> by;
-  for (size_t e = 0; e < ev.count(); ++e) {
-    if (ev.RoleOf(e) != Role::kRuntime || !IsSyncCall(ev.Name(e))) continue;
+  for (const uint32_t e : ev.RuntimeEvents()) {
+    if (!IsSyncCall(ev.Name(e))) continue;
     // The profiler's own synchronizations, when it starts and stops, fall outside the steps.
     if (AnalysedHostStep(ev, ev.Iv(e).lane, ev.Iv(e).start_ns, scope) < 0) continue;
     SyncRow& r = by[{ev.Name(e), OperatorOf(launchers, static_cast<uint32_t>(e))}];
@@ -174,9 +174,8 @@ KernelOpsResult KernelsByOperator(const Events& ev, const std::vector<std::pair<
   std::map<std::pair<uint32_t, uint32_t>, KernelOpRow> rows;  // (operator, kernel name)
   std::map<uint32_t, TensorCoreOp> ops;
   KernelOpsResult out;
-  for (size_t e = 0; e < ev.count(); ++e) {
+  for (const uint32_t e : ev.DeviceEvents()) {
     const Role role = ev.RoleOf(e);
-    if (!IsDeviceRole(role)) continue;
     const uint32_t op = op_of(e);
     const int64_t dur = ev.Dur(e);
     int8_t& known = tc_name[ev.Iv(e).name];

@@ -83,7 +83,7 @@ std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& device
 std::vector<IdleRow> IdleTime(const Events& ev, const StepScope& scope);
 
 // Per device: its copies and sets by kind (CopyRow).
-std::vector<CopyRow> Copies(const Events& ev);
+std::vector<CopyRow> Copies(const Events& ev, const StepScope& scope);
 
 // Whether a kernel runs on Tensor Cores, by its name: torch-tb-profiler's list and the
 // names of later GPUs (docs/reference.md).
@@ -109,7 +109,7 @@ std::vector<SyncRow> Synchronizations(const Events& ev, const std::vector<std::p
                                       const StepScope& scope);
 
 // The launches of device work and their delays (LaunchStats).
-LaunchStats KernelLaunches(const Events& ev);
+LaunchStats KernelLaunches(const Events& ev, const StepScope& scope);
 
 // Per device stream: its launch queue (QueueRow).
 std::vector<QueueRow> QueueLength(const Events& ev);

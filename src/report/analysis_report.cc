@@ -168,8 +168,10 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
         "the rest)\n";
   }
   if (a.kernel_launches.count > 0) {
-    out += Section("Kernel launches (" + Count(a.kernel_launches.count) +
-                   " launch calls to their device work; as HTA's launch statistics)");
+    const std::string per_step =
+        a.steps.empty() ? "" : ", " + Count(a.kernel_launches.step_count / a.steps.size()) + " per step";
+    out += Section("Kernel launches (" + Count(a.kernel_launches.count) + " launch calls to their device work" +
+                   per_step + "; as HTA's launch statistics)");
     const std::vector<LaunchRow> rows = LaunchRows(a.kernel_launches);
     out += WriteText(LaunchesTable(rows), 0);
     out += Section("Launch queue per stream (work launched, not yet started; as HTA's queue length)");

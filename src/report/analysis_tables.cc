@@ -6,6 +6,10 @@ namespace {
 
 // A sum over the analysed steps as its mean per step.
 Cell PerStep(int64_t sum_ns, uint64_t steps) { return steps ? Micros(sum_ns / static_cast<int64_t>(steps)) : Null(); }
+// A count or size over the analysed steps as its mean per step.
+Cell PerStepReal(uint64_t sum, uint64_t steps) {
+  return steps ? Real(static_cast<double>(sum) / static_cast<double>(steps), "%.1f") : Null();
+}
 
 }  // namespace
 
@@ -128,6 +132,7 @@ DataTable<IdleRow> IdleTimeTable(const Analysis& a) {
 }
 
 DataTable<CopyRow> CopiesTable(const Analysis& a) {
+  const uint64_t n = a.steps.size();
   return {"copies",
           a.copies,
           false,
@@ -138,7 +143,11 @@ DataTable<CopyRow> CopiesTable(const Analysis& a) {
            {"time_us", "time", [](const CopyRow& r) { return Micros(r.time_ns); }},
            {"gb_per_s", "GB/s", [](const CopyRow& r) { return Real(r.gb_per_s(), "%.2f"); }},
            {"peak_gb_per_s", "peak GB/s", [](const CopyRow& r) { return Real(r.peak_gb_per_s, "%.2f"); }},
-           {"with_bytes", "", [](const CopyRow& r) { return Int(static_cast<int64_t>(r.with_bytes)); }}}};
+           {"with_bytes", "", [](const CopyRow& r) { return Int(static_cast<int64_t>(r.with_bytes)); }},
+           {"count_per_step", "", [n](const CopyRow& r) { return PerStepReal(r.step_count, n); }},
+           {"time_per_step_us", "time/step", [n](const CopyRow& r) { return PerStep(r.step_time_ns, n); }},
+           {"bytes_per_step", "",
+            [n](const CopyRow& r) { return n ? ByteCount(r.step_bytes / static_cast<int64_t>(n)) : Null(); }}}};
 }
 
 DataTable<KernelOpRow> KernelsByOperatorTable(const Analysis& a) {
@@ -262,6 +271,7 @@ void WriteLaunchesJson(Json& j, const LaunchStats& s) {
   j.Key("kernel_launches");
   j.Open('{');
   j.FieldInt("count", static_cast<int64_t>(s.count));
+  j.FieldInt("step_count", static_cast<int64_t>(s.step_count));
   for (const LaunchRow& r : LaunchRows(s)) {
     j.Key(std::string(r.key) + "_us");
     j.Open('{');

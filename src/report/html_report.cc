@@ -423,15 +423,18 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
   std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze", file);
   out +=
-      "<nav><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a><a href=\"#operators\">Operators</a>"
-      "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a><a href=\"#idle\">Idle</a>"
-      "<a href=\"#copies\">Copies</a>"
+      "<nav><a href=\"#advice\">Recommendations</a><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a>"
+      "<a href=\"#idle\">Idle</a><a href=\"#copies\">Copies</a><a href=\"#operators\">Operators</a>"
+      "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a>"
       "<a href=\"#memory\">Memory</a>" +
       std::string(a.modules.empty() && a.python_functions.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
-      "<a href=\"#categories\">Categories</a><a href=\"#advice\">Recommendations</a></nav>\n<main>\n";
+      "<a href=\"#categories\">Categories</a></nav>\n<main>\n";
   out += Section("advice", "Recommendations", Advice(a));
   out += Section("overview", "Overview", Overview(a));
   out += Section("steps", a.whole_trace_step ? "Step breakdown (whole trace)" : "Step breakdown", Steps(a, o.top));
+  // Why the steps take what they take, beside them: idle time by cause, then copies.
+  out += Section("idle", "GPU idle time and launches", Idle(a, o.top));
+  out += Section("copies", "Copies, Tensor Cores and device work by operator", Copies(a, o.top));
   out += Section("operators", "Operators",
                  Note("By host total; host self leaves out child operators and their own launches. Click a heading "
                       "to sort.") +
@@ -440,8 +443,6 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   out += Section("kernels", "Kernels",
                  a.kernels.empty() ? Note("(no kernels)") : HtmlTable("kernels-table", KernelsTable(a), o.top, true));
   out += Section("gpu", "GPU", Gpu(a, o.top));
-  out += Section("idle", "GPU idle time and launches", Idle(a, o.top));
-  out += Section("copies", "Copies, Tensor Cores and device work by operator", Copies(a, o.top));
   out += Section("memory", "Memory", Memory(a, o.top));
   if (!a.modules.empty() || !a.python_functions.empty()) {
     std::string body = Note(

@@ -180,8 +180,15 @@ TEST(DeviceTime, CopiesByKindWithBandwidth) {
   EXPECT_NE(json.find("\"bytes\": 3500000,"), std::string::npos);
   ReportOptions csv;
   csv.table = "copies";
-  EXPECT_EQ(RenderCsv(a, csv).substr(0, 73),
-            "device,kind,count,bytes,time_us,gb_per_s,peak_gb_per_s,with_bytes\ncuda:0,");
+  // The one step is aten::copy_'s span [50, 150): c1 and c2 were launched in it.
+  EXPECT_EQ(p.step_count, 2u);
+  EXPECT_EQ(p.step_time_ns, 200 * us);
+  EXPECT_EQ(p.step_bytes, 3000000);
+  const std::string table = RenderCsv(a, csv);
+  EXPECT_EQ(table.substr(0, table.find('\n', table.find('\n') + 1)),
+            "device,kind,count,bytes,time_us,gb_per_s,peak_gb_per_s,with_bytes,count_per_step,time_per_step_us,"
+            "bytes_per_step\n"
+            "cuda:0,Memcpy DtoH (Device -> Pageable),4,3500000,300,14,30,3,2,200,3000000");
   // The pageable copies are a finding. c4 records no bytes, so the time pinned memory
   // would take is unknown: the bound is the copies' whole time.
   const Recommendation* pageable = nullptr;
@@ -295,6 +302,35 @@ TEST(DeviceTime, IdleInTheWholeTraceStep) {
   ASSERT_EQ(a.idle_time.size(), 1u);
   EXPECT_EQ(a.idle_time[0].host_wait_ns, 9 * 98 * us);
   EXPECT_EQ(a.idle_time[0].step_host_wait_ns, 4 * 98 * us);
+}
+
+// Python frames in the trace (with_stack=True): a caveat, last and with no saving; a
+// kernel without a correlation belongs to no operator; a step without DataLoader time
+// raises no dataloader finding.
+TEST(DeviceTime, WithStackCaveatAndWorkWithoutALaunch) {
+  auto trace = [&](bool python) {
+    return AnalyzeText(
+        "[" + Step(1000) + "," + Op("aten::mm", 10, 100, 1) + "," + Runtime("cudaLaunchKernel", 20, 5, 1, 1) + "," +
+        Kernel("sm80_xmma_gemm_f32f32_ffma", 30, 900, 1) + "," +
+        R"({"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 7, "ts": 940, "dur": 5, "args": {}})" +
+        (python ? std::string(",") +
+                      R"({"ph": "X", "cat": "python_function", "name": "train.py(3): step", "pid": 1, "tid": 1,
+                          "ts": 0, "dur": 1000, "args": {"Python id": 1, "Python parent id": null}})"
+                : std::string()) +
+        "]");
+  };
+  Analysis a = trace(true);
+  ASSERT_GE(a.recommendations.size(), 2u);
+  EXPECT_EQ(a.recommendations.front().id, "tensor_cores");
+  EXPECT_EQ(a.recommendations.back().id, "with_stack");
+  EXPECT_EQ(a.recommendations.back().saving_ns, 0);
+  EXPECT_EQ(Finding(a, "dataloader"), nullptr);
+  Analysis b = trace(false);
+  EXPECT_EQ(Finding(b, "with_stack"), nullptr);
+  ASSERT_EQ(b.kernels_by_operator.size(), 2u);
+  EXPECT_EQ(b.kernels_by_operator[1].op, "(no operator)");
+  EXPECT_EQ(b.kernels_by_operator[1].kernel, "orphan");
+  EXPECT_EQ(b.tensor_cores.kernel_ns, 905 * us);
 }
 
 // gloo with a GPU in the trace: a finding with the steps' communication time; nccl: none.

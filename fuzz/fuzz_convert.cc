@@ -1,8 +1,8 @@
 // libFuzzer target over the whole pipeline: the loader (both thread modes, strict
 // and lenient, with and without details; ranges cut on workers against one thread), the lane builder, the aggregator,
 // the pprof, folded and pstats writers, the analyzer with its renderers, ranks and compare; and the same bytes as
-// convert's and analyze's other inputs, a profile to merge and a rank summary. Bad input must end in a
-// torch2pprof::Error, never in a crash, a hang or a sanitizer report.
+// convert's and analyze's other inputs, a profile to merge, a rank summary and a memory snapshot's pickle. Bad input
+// must end in a torch2pprof::Error, never in a crash, a hang or a sanitizer report.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +12,8 @@
 #include "analysis/ranks.h"
 #include "analysis/summary_file.h"
 #include "convert/aggregator.h"
+#include "load/byte_source.h"
+#include "load/pickle_reader.h"
 #include "model/build.h"
 #include "model/lane_builder.h"
 #include "torch2pprof/error.h"
@@ -64,6 +66,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     RenderRanksText(ranks, all);
     RenderRanksJson(ranks, all);
     if (EncodeSummary(DecodeSummary("again", EncodeSummary(s))) != EncodeSummary(s)) __builtin_trap();
+  } catch (const Error&) {
+  }
+  try {  // a memory snapshot's pickle: read, then walked over a bounded number of nodes
+    ByteSource source(input, "fuzz.pickle");
+    PickleData d = ReadPickle(source);
+    std::vector<PickleData::Node> todo = {d.root()};
+    for (size_t visits = 0; !todo.empty() && visits < 100000; ++visits) {
+      const PickleData::Node n = todo.back();
+      todo.pop_back();
+      if (n >= d.size()) __builtin_trap();
+      d.Str(n), d.Int(n), d.Float(n), d.Get(n, "frames");
+      for (PickleData::Node c : d.Items(n)) todo.push_back(c);
+    }
   } catch (const Error&) {
   }
   // The first byte picks the options, so one corpus covers every mode.

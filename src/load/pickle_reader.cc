@@ -1,0 +1,354 @@
+#include "load/pickle_reader.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "load/byte_source.h"
+#include "torch2pprof/error.h"
+
+namespace torch2pprof {
+
+double PickleData::Float(Node n) const {
+  if (nodes_[n].kind != Kind::kFloat) return 0;
+  double d;
+  std::memcpy(&d, &nodes_[n].value, sizeof d);
+  return d;
+}
+
+std::string_view PickleData::Str(Node n) const {
+  const Item& i = nodes_[n];
+  return i.kind == Kind::kString || i.kind == Kind::kBytes ? strings_.Get(i.ref) : std::string_view();
+}
+
+const std::vector<PickleData::Node>& PickleData::Items(Node n) const {
+  static const std::vector<Node> kNone;
+  const Item& i = nodes_[n];
+  return i.kind == Kind::kList || i.kind == Kind::kTuple || i.kind == Kind::kDict ? items_[i.ref] : kNone;
+}
+
+std::optional<PickleData::Node> PickleData::Get(Node dict, std::string_view key) const {
+  if (kind(dict) != Kind::kDict) return std::nullopt;
+  const std::vector<Node>& kv = items_[nodes_[dict].ref];
+  for (size_t i = 0; i + 1 < kv.size(); i += 2) {
+    if (kind(kv[i]) == Kind::kString && Str(kv[i]) == key) return kv[i + 1];
+  }
+  return std::nullopt;
+}
+
+class PickleReader {
+ public:
+  explicit PickleReader(ByteSource& source) : source_(source), buf_(1 << 20) {}
+
+  PickleData Read() {
+    for (;;) {
+      op_offset_ = offset_;
+      const uint8_t op = Byte();
+      switch (op) {
+        case 0x80:  // PROTO
+          if (Byte() < 2) Fail("a pickle of protocol 0 or 1; memory snapshots are written with protocol 2 or later");
+          break;
+        case 0x95:  // FRAME: a length hint only
+          Bytes(8);
+          break;
+        case '.':  // STOP
+          if (stack_.size() != 1 || !marks_.empty()) Fail("STOP with " + std::to_string(stack_.size()) + " values");
+          d_.root_ = stack_.back();
+          return std::move(d_);
+        case '(':  // MARK
+          marks_.push_back(stack_.size());
+          break;
+        case '}':  // EMPTY_DICT
+          Push(Container(PickleData::Kind::kDict));
+          break;
+        case ']':  // EMPTY_LIST
+          Push(Container(PickleData::Kind::kList));
+          break;
+        case ')':  // EMPTY_TUPLE
+          Push(Container(PickleData::Kind::kTuple));
+          break;
+        case 't': {  // TUPLE: the items since the mark
+          const size_t from = PopMark();
+          Tuple(from);
+          break;
+        }
+        case 0x85:  // TUPLE1
+        case 0x86:  // TUPLE2
+        case 0x87:  // TUPLE3
+          Need(op - 0x84u);
+          Tuple(stack_.size() - (op - 0x84u));
+          break;
+        case 'a': {  // APPEND
+          Need(2);
+          const Node v = Pop();
+          Items(Top(), PickleData::Kind::kList).push_back(v);
+          break;
+        }
+        case 'e': {  // APPENDS
+          const size_t from = PopMark();
+          if (from == 0) Fail("APPENDS without a list");
+          std::vector<Node>& items = Items(stack_[from - 1], PickleData::Kind::kList);
+          items.insert(items.end(), stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
+          stack_.resize(from);
+          break;
+        }
+        case 's': {  // SETITEM
+          Need(3);
+          const Node v = Pop(), k = Pop();
+          std::vector<Node>& items = Items(Top(), PickleData::Kind::kDict);
+          items.push_back(k), items.push_back(v);
+          break;
+        }
+        case 'u': {  // SETITEMS
+          const size_t from = PopMark();
+          if (from == 0 || (stack_.size() - from) % 2) Fail("SETITEMS without a dict or with an odd count");
+          std::vector<Node>& items = Items(stack_[from - 1], PickleData::Kind::kDict);
+          items.insert(items.end(), stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
+          stack_.resize(from);
+          break;
+        }
+        case 'J': {  // BININT: 4 bytes, signed
+          int32_t v;
+          std::memcpy(&v, Bytes(4), 4);
+          Push(Value(PickleData::Kind::kInt, v));
+          break;
+        }
+        case 'K':  // BININT1
+          Push(Value(PickleData::Kind::kInt, Byte()));
+          break;
+        case 'M': {  // BININT2
+          const uint8_t* b = Bytes(2);
+          Push(Value(PickleData::Kind::kInt, b[0] | b[1] << 8));
+          break;
+        }
+        case 0x8a:  // LONG1
+          Push(Long(Byte()));
+          break;
+        case 0x8b: {  // LONG4
+          uint32_t n;
+          std::memcpy(&n, Bytes(4), 4);
+          Push(Long(n));
+          break;
+        }
+        case 'G': {  // BINFLOAT: big-endian double
+          const uint8_t* b = Bytes(8);
+          uint64_t bits = 0;
+          for (int i = 0; i < 8; ++i) bits = bits << 8 | b[i];
+          Push(Value(PickleData::Kind::kFloat, static_cast<int64_t>(bits)));
+          break;
+        }
+        case 0x88:  // NEWTRUE
+        case 0x89:  // NEWFALSE
+          Push(Value(PickleData::Kind::kBool, op == 0x88));
+          break;
+        case 'N':  // NONE
+          Push(Value(PickleData::Kind::kNone, 0));
+          break;
+        case 0x8c:  // SHORT_BINUNICODE
+          Push(Text(PickleData::Kind::kString, Byte()));
+          break;
+        case 'X': {  // BINUNICODE
+          uint32_t n;
+          std::memcpy(&n, Bytes(4), 4);
+          Push(Text(PickleData::Kind::kString, n));
+          break;
+        }
+        case 0x8d:    // BINUNICODE8
+        case 0x8e: {  // BINBYTES8
+          uint64_t n;
+          std::memcpy(&n, Bytes(8), 8);
+          Push(Text(op == 0x8d ? PickleData::Kind::kString : PickleData::Kind::kBytes, n));
+          break;
+        }
+        case 'C':  // SHORT_BINBYTES
+          Push(Text(PickleData::Kind::kBytes, Byte()));
+          break;
+        case 'B': {  // BINBYTES
+          uint32_t n;
+          std::memcpy(&n, Bytes(4), 4);
+          Push(Text(PickleData::Kind::kBytes, n));
+          break;
+        }
+        case 'q':  // BINPUT
+          Put(Byte());
+          break;
+        case 'r': {  // LONG_BINPUT
+          uint32_t i;
+          std::memcpy(&i, Bytes(4), 4);
+          Put(i);
+          break;
+        }
+        case 0x94:  // MEMOIZE: the next memo index
+          Put(static_cast<uint32_t>(memo_.size()));
+          break;
+        case 'h':  // BINGET
+          Get(Byte());
+          break;
+        case 'j': {  // LONG_BINGET
+          uint32_t i;
+          std::memcpy(&i, Bytes(4), 4);
+          Get(i);
+          break;
+        }
+        case '0':  // POP
+          if (!marks_.empty() && marks_.back() == stack_.size()) {
+            marks_.pop_back();
+          } else {
+            Need(1), Pop();
+          }
+          break;
+        case '1':  // POP_MARK
+          stack_.resize(PopMark());
+          break;
+        case '2':  // DUP
+          Need(1);
+          Push(Top());
+          break;
+        default:
+          Fail(Forbidden(op));
+      }
+    }
+  }
+
+ private:
+  using Node = PickleData::Node;
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    ThrowInput(source_.name(), static_cast<int64_t>(op_offset_), "not a memory snapshot: " + what);
+  }
+
+  // What an opcode outside the whitelist is, for its error line.
+  static std::string Forbidden(uint8_t op) {
+    struct Named {
+      uint8_t op;
+      const char* name;
+    };
+    static constexpr Named kCode[] = {{'c', "GLOBAL"},     {0x93, "STACK_GLOBAL"}, {'R', "REDUCE"},
+                                      {'b', "BUILD"},      {'i', "INST"},          {'o', "OBJ"},
+                                      {0x81, "NEWOBJ"},    {0x92, "NEWOBJ_EX"},    {'P', "PERSID"},
+                                      {'Q', "BINPERSID"},  {0x82, "EXT1"},         {0x83, "EXT2"},
+                                      {0x84, "EXT4"},      {0x97, "NEXT_BUFFER"},  {0x98, "READONLY_BUFFER"},
+                                      {0x8f, "EMPTY_SET"}, {0x90, "ADDITEMS"},     {0x91, "FROZENSET"}};
+    for (const Named& n : kCode) {
+      if (n.op == op) {
+        return std::string("opcode ") + n.name +
+               " builds objects or reads outside the stream; a snapshot holds "
+               "plain data only, and nothing in a file is executed";
+      }
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex = "0x";
+    hex += kHex[op >> 4], hex += kHex[op & 15];
+    return "opcode " + hex + " is not one of protocol 2-5's plain-data opcodes";
+  }
+
+  uint8_t Byte() { return *Bytes(1); }
+
+  // n contiguous bytes of the stream (n <= the buffer's size).
+  const uint8_t* Bytes(size_t n) {
+    if (end_ - pos_ < n) Refill(n);
+    const uint8_t* p = buf_.data() + pos_;
+    pos_ += n, offset_ += n;
+    return p;
+  }
+
+  void Refill(size_t n) {
+    std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+    end_ -= pos_, pos_ = 0;
+    while (end_ < n) {
+      const size_t got = source_.Read(reinterpret_cast<char*>(buf_.data()) + end_, buf_.size() - end_);
+      if (got == 0) Fail("the stream ends inside a value (a truncated file)");
+      end_ += got;
+    }
+  }
+
+  Node Add(PickleData::Item item) {
+    d_.nodes_.push_back(item);
+    return static_cast<Node>(d_.nodes_.size() - 1);
+  }
+  Node Value(PickleData::Kind kind, int64_t v) { return Add({kind, 0, v}); }
+  Node Container(PickleData::Kind kind) {
+    d_.items_.emplace_back();
+    return Add({kind, static_cast<uint32_t>(d_.items_.size() - 1), 0});
+  }
+
+  // A string or bytes of n bytes, read in pieces as they arrive (a length the file does
+  // not hold fails at its end, not in an allocation).
+  Node Text(PickleData::Kind kind, uint64_t n) {
+    std::string s;
+    while (s.size() < n) {
+      const size_t piece = static_cast<size_t>(std::min<uint64_t>(n - s.size(), buf_.size()));
+      const uint8_t* p = Bytes(piece);
+      s.append(reinterpret_cast<const char*>(p), piece);
+    }
+    return Add({kind, d_.strings_.Intern(s), 0});
+  }
+
+  // LONG1/LONG4: n bytes of two's complement, little-endian; beyond 64 bits is refused.
+  Node Long(uint64_t n) {
+    if (n > 8) {
+      // Sign extension bytes beyond the 8th may only repeat the sign.
+      if (n > 64) Fail("an integer beyond 64 bits");
+    }
+    const uint8_t* b = Bytes(static_cast<size_t>(n));
+    uint64_t v = 0;
+    for (size_t i = 0; i < n && i < 8; ++i) v |= uint64_t{b[i]} << (8 * i);
+    const bool negative = n > 0 && (b[n - 1] & 0x80);
+    if (n < 8 && negative) v |= ~uint64_t{0} << (8 * n);
+    for (size_t i = 8; i < n; ++i) {
+      if (b[i] != (negative ? 0xff : 0x00)) Fail("an integer beyond 64 bits");
+    }
+    if (n >= 8 && ((v >> 63) != 0) != negative) Fail("an integer beyond 64 bits");
+    return Value(PickleData::Kind::kInt, static_cast<int64_t>(v));
+  }
+
+  void Push(Node n) { stack_.push_back(n); }
+  Node Pop() {
+    const Node n = stack_.back();
+    stack_.pop_back();
+    return n;
+  }
+  Node Top() const { return stack_.back(); }
+  // At least n values above the innermost mark.
+  void Need(size_t n) const {
+    const size_t floor = marks_.empty() ? 0 : marks_.back();
+    if (stack_.size() < floor + n) Fail("an opcode without its operands");
+  }
+  size_t PopMark() {
+    if (marks_.empty()) Fail("an opcode that needs a MARK without one");
+    const size_t from = marks_.back();
+    marks_.pop_back();
+    return from;
+  }
+  void Tuple(size_t from) {
+    const Node t = Container(PickleData::Kind::kTuple);
+    d_.items_[d_.nodes_[t].ref].assign(stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
+    stack_.resize(from);
+    Push(t);
+  }
+  std::vector<Node>& Items(Node n, PickleData::Kind want) {
+    if (d_.nodes_[n].kind != want) Fail(want == PickleData::Kind::kList ? "APPEND to no list" : "SETITEM on no dict");
+    return d_.items_[d_.nodes_[n].ref];
+  }
+  void Put(uint32_t index) {
+    Need(1);
+    memo_[index] = Top();
+  }
+  void Get(uint32_t index) {
+    auto it = memo_.find(index);
+    if (it == memo_.end()) Fail("a memo reference to nothing stored");
+    Push(it->second);
+  }
+
+  ByteSource& source_;
+  std::vector<uint8_t> buf_;
+  size_t pos_ = 0, end_ = 0;
+  uint64_t offset_ = 0, op_offset_ = 0;
+  std::vector<Node> stack_;
+  std::vector<size_t> marks_;
+  std::unordered_map<uint32_t, Node> memo_;
+  PickleData d_;
+};
+
+PickleData ReadPickle(ByteSource& source) { return PickleReader(source).Read(); }
+
+}  // namespace torch2pprof

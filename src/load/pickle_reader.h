@@ -1,0 +1,56 @@
+// Reads a pickle of plain data (what torch.cuda.memory._dump_snapshot writes) without
+// executing anything: protocols 2-5, a whitelist of opcodes, shared objects kept shared.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "torch2pprof/stages/trace.h"
+
+namespace torch2pprof {
+
+class ByteSource;
+
+// The values of a pickle as nodes: a memo reference (BINGET) is the node it names, not
+// a copy, so a frame repeated on a thousand stacks is one node; equal strings are one
+// string, however often they were written out.
+class PickleData {
+ public:
+  enum class Kind : uint8_t { kNone, kBool, kInt, kFloat, kString, kBytes, kList, kTuple, kDict };
+  using Node = uint32_t;
+
+  Node root() const { return root_; }
+  size_t size() const { return nodes_.size(); }
+  Kind kind(Node n) const { return nodes_[n].kind; }
+  // The value of a kBool or kInt node (others: 0); of a kFloat node, Float.
+  int64_t Int(Node n) const { return nodes_[n].kind == Kind::kFloat ? 0 : nodes_[n].value; }
+  double Float(Node n) const;
+  // The text of a kString or kBytes node ("" for others).
+  std::string_view Str(Node n) const;
+  // The items of a list or tuple; a dict's keys and values, alternating. Empty for others.
+  const std::vector<Node>& Items(Node n) const;
+  // A dict's value under a string key, or none.
+  std::optional<Node> Get(Node dict, std::string_view key) const;
+
+ private:
+  friend class PickleReader;
+  struct Item {
+    Kind kind;
+    uint32_t ref;   // kString, kBytes: string id; containers: index into items_
+    int64_t value;  // kBool, kInt; kFloat: the double's bits
+  };
+  std::vector<Item> nodes_;
+  std::vector<std::vector<Node>> items_;
+  StringTable strings_;
+  Node root_ = 0;
+};
+
+// Reads the whole pickle from source. Any opcode outside plain data (GLOBAL, REDUCE,
+// BUILD, INST, OBJ, ..., and protocols 0 and 1) is an Error naming it and its byte
+// offset; so are a truncated or malformed stream and integers beyond 64 bits.
+PickleData ReadPickle(ByteSource& source);
+
+}  // namespace torch2pprof

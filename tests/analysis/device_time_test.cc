@@ -341,10 +341,11 @@ TEST(DeviceTime, GlooWithCudaTensors) {
                        Op("gloo:all_reduce", 100, 400, 9) + "," + Runtime("cudaLaunchKernel", 600, 5, 1, 0) + "," +
                        Kernel("k", 610, 300, 1) + "]}");
   };
-  const Recommendation* g = Finding(trace("gloo"), "gloo_cuda");
+  const Analysis gloo = trace("gloo"), nccl = trace("nccl");
+  const Recommendation* g = Finding(gloo, "gloo_cuda");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->saving_ns, 400 * us);
-  EXPECT_EQ(Finding(trace("nccl"), "gloo_cuda"), nullptr);
+  EXPECT_EQ(Finding(nccl, "gloo_cuda"), nullptr);
 }
 
 std::string Nccl(const char* collective, int ts, int dur, int64_t in, int64_t out, const char* dtype, int group) {

@@ -99,7 +99,7 @@ TEST(Report, LongAdviceAndPathsStayWithinTheWidth) {
   std::string text = RenderText(a, ReportOptions{});
   std::istringstream lines(text.substr(text.find("Recommendations")));
   std::string line, joined;
-  while (std::getline(lines, line)) {
+  while (std::getline(lines, line) && !line.empty()) {  // the section, up to the blank line after it
     EXPECT_LE(line.size(), 120u) << line;
     EXPECT_NE(line.back(), ' ') << line;
     if (line.rfind("- ", 0) == 0 || line.rfind("  ", 0) == 0) joined += line.substr(2) + " ";

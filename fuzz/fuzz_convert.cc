@@ -12,8 +12,10 @@
 #include "analysis/ranks.h"
 #include "analysis/summary_file.h"
 #include "convert/aggregator.h"
+#include "convert/snapshot_profile.h"
 #include "load/byte_source.h"
 #include "load/pickle_reader.h"
+#include "load/snapshot.h"
 #include "model/build.h"
 #include "model/lane_builder.h"
 #include "torch2pprof/error.h"
@@ -79,6 +81,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       d.Str(n), d.Int(n), d.Float(n), d.Get(n, "frames");
       for (PickleData::Node c : d.Items(n)) todo.push_back(c);
     }
+    // And as a snapshot: its profile must be one pprof can read.
+    const Profile p = SnapshotProfile(ReadSnapshot(d, "fuzz.pickle"), SnapshotProfileOptions{});
+    if (!ValidateProfile(p).empty()) __builtin_trap();
+    EncodeProfile(p);
   } catch (const Error&) {
   }
   // The first byte picks the options, so one corpus covers every mode.

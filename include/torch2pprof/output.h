@@ -119,6 +119,9 @@ bool LooksLikeOutput(const std::string& path);
 // Whether the file at path is a pprof profile (gzipped or not): it opens with a sample
 // type, as profile.proto does; trace text never does.
 bool LooksLikeProfile(const std::string& path);
+// Whether the file (gzipped or not) starts as a pickle of protocol 2-5: a CUDA memory
+// snapshot for convert and analyze, whatever its name. Standard input is read as a trace.
+bool LooksLikeSnapshot(const std::string& path);
 
 // Whether a file starting with `head` is a rank summary (Summarize): a JSON object whose
 // first key is "torch2pprof_summary".

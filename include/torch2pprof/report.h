@@ -52,4 +52,16 @@ std::string FormatMicros(int64_t ns);
 // For people: "850ns", "12.3us", "4.56ms", "1.23s".
 std::string FormatDuration(int64_t ns);
 
+// analyze on a CUDA memory snapshot (AnalyzeSnapshot): devices, the peak, OOMs. CSV
+// tables: SnapshotCsvTables(); HTML: one offline page with the timeline.
+std::string RenderSnapshotText(const SnapshotAnalysis& analysis, const ReportOptions& options);
+std::string RenderSnapshotJson(const SnapshotAnalysis& analysis, const ReportOptions& options);
+std::string RenderSnapshotCsv(const SnapshotAnalysis& analysis, const ReportOptions& options);
+std::string RenderSnapshotHtml(const SnapshotAnalysis& analysis, const ReportOptions& options);
+const std::vector<std::string>& SnapshotCsvTables();
+// compare on two memory snapshots.
+std::string RenderSnapshotCompareText(const SnapshotComparison& comparison, const ReportOptions& options);
+std::string RenderSnapshotCompareMarkdown(const SnapshotComparison& comparison, const ReportOptions& options);
+std::string RenderSnapshotCompareJson(const SnapshotComparison& comparison, const ReportOptions& options);
+
 }  // namespace torch2pprof

@@ -38,14 +38,18 @@ struct Progress {
 };
 
 struct ConvertOptions {
-  std::vector<std::string> inputs;  // traces (.json, .json.gz, "-" for stdin); several: one profile, labelled rank
-  std::string output;               // also write the profile here (.pb.gz, atomically; "-" stdout); "" none
-  int threads = 0;                  // 0: all cores; the output never depends on it
-  bool strict = false;              // an unreadable event is an error
-  bool allow_truncated = false;     // a trace cut off mid-write keeps its complete events
+  // Traces (.json, .json.gz, "-" for stdin); several: one profile, labelled rank. Or one
+  // CUDA memory snapshot (a pickle, found by its first bytes; .pickle.gz too): bytes by
+  // allocation stack (docs/reference.md, "Memory snapshots").
+  std::vector<std::string> inputs;
+  std::string output;            // also write the profile here (.pb.gz, atomically; "-" stdout); "" none
+  int threads = 0;               // 0: all cores; the output never depends on it
+  bool strict = false;           // an unreadable event is an error
+  bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
   // Stacks as each thread ran them. By default a backward node's subtree hangs under the
   // forward op that created it, below a "[backward] Node" frame.
   bool thread_stacks = false;
+  bool all_frames = false;  // memory snapshots: keep the interpreter's and the allocator's own frames
   StepLabels step_labels = StepLabels::kAuto;
   uint32_t max_depth = 2048;  // frames per stack; deeper ones fold into one "[deeper frames truncated]"
   OutputFormat format = OutputFormat::kPprof;
@@ -85,6 +89,20 @@ struct AnalyzeResult {
 };
 
 AnalyzeResult Analyze(const AnalyzeOptions& options);
+
+// A CUDA memory snapshot analysed: per device the segments at the dump, the replayed
+// peak and out-of-memory events with the code holding memory there (docs/reference.md,
+// "Memory snapshots"). Throws Error (kInput) for a file that is no snapshot.
+struct AnalyzeSnapshotOptions {
+  std::string input;             // a snapshot (.pickle, .pickle.gz)
+  Progress* progress = nullptr;  // where given, kept up to date
+};
+struct AnalyzeSnapshotResult {
+  SnapshotAnalysis analysis;
+  std::vector<std::string> warnings;
+  std::vector<StageTime> stages;
+};
+AnalyzeSnapshotResult AnalyzeSnapshot(const AnalyzeSnapshotOptions& options);
 
 // Several ranks' traces side by side. They stream through: at most `threads` traces
 // are in memory at once, each reduced to its RankSummary before the next is read.

@@ -366,4 +366,61 @@ Comparison Compare(const Analysis& base, const Analysis& next, const CompareOpti
   return c;
 }
 
+SnapshotComparison CompareSnapshots(const SnapshotAnalysis& base, const SnapshotAnalysis& next,
+                                    const CompareOptions& options) {
+  SnapshotComparison c;
+  c.base_file = base.file;
+  c.next_file = next.file;
+  std::map<std::string, std::pair<const SnapshotDevice*, const SnapshotDevice*>> devices;
+  for (const SnapshotDevice& d : base.devices) devices[d.device].first = &d;
+  for (const SnapshotDevice& d : next.devices) devices[d.device].second = &d;
+  int64_t base_peak = 0, next_peak = 0;
+  for (const auto& [name, pair] : devices) {
+    SnapshotDeviceChange d;
+    d.device = name;
+    if (pair.first) {
+      d.peak_bytes.base = pair.first->peak_bytes, d.reserved_bytes.base = pair.first->reserved_bytes;
+      d.allocated_bytes.base = pair.first->allocated_bytes;
+      base_peak = std::max(base_peak, pair.first->peak_bytes);
+    }
+    if (pair.second) {
+      d.peak_bytes.next = pair.second->peak_bytes, d.reserved_bytes.next = pair.second->reserved_bytes;
+      d.allocated_bytes.next = pair.second->allocated_bytes;
+      next_peak = std::max(next_peak, pair.second->peak_bytes);
+    }
+    c.devices.push_back(d);
+  }
+  std::map<std::string, Delta> sites;
+  for (const SnapshotDevice& d : base.devices) {
+    for (const SnapshotSite& site : d.peak_sites) sites[site.site].base += site.bytes;
+  }
+  for (const SnapshotDevice& d : next.devices) {
+    for (const SnapshotSite& site : d.peak_sites) sites[site.site].next += site.bytes;
+  }
+  for (const auto& [site, delta] : sites) {
+    if (delta.change() != 0) c.sites.push_back(SiteChange{site, delta});
+  }
+  std::stable_sort(c.sites.begin(), c.sites.end(), [](const SiteChange& a, const SiteChange& b) {
+    return std::llabs(a.bytes.change()) > std::llabs(b.bytes.change());
+  });
+  for (const Rule& rule : options.rules) {
+    if (rule.metric != "memory_peak") {
+      throw Error(Error::Kind::kUsage, "", -1,
+                  "--fail-on " + rule.text + ": memory snapshots compare by memory_peak only (e.g. memory_peak>+5%)");
+    }
+    RuleResult r;
+    r.rule = rule;
+    Measured m;
+    m.base = static_cast<double>(base_peak), m.next = static_cast<double>(next_peak), m.one_value = true;
+    Judge(rule, &m);
+    r.base = m.base, r.next = m.next, r.change = m.change, r.one_value = true;
+    r.base_steps = r.next_steps = 1;
+    r.crossed = m.crossed;
+    r.fired = m.crossed;  // one value a snapshot: the threshold decides
+    c.rules.push_back(r);
+    c.regressed |= r.fired;
+  }
+  return c;
+}
+
 }  // namespace torch2pprof

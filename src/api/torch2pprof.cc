@@ -16,10 +16,13 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/ranks.h"
+#include "analysis/snapshot_analysis.h"
 #include "analysis/summary_file.h"
 #include "base/executor.h"
 #include "convert/aggregator.h"
+#include "convert/snapshot_profile.h"
 #include "load/loader.h"
+#include "load/snapshot.h"
 #include "model/build.h"
 #include "model/lane_builder.h"
 #include "torch2pprof/output.h"
@@ -236,8 +239,62 @@ int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardwar
 
 namespace {
 
+// The profile to options.output, in its format, atomically.
+void WriteOutput(const ConvertOptions& options, const Profile& profile, Stages& stages) {
+  if (options.output.empty()) return;
+  stages.Begin("encode and write");
+  WriteOptions write;
+  write.inputs = options.inputs;
+  write.force = options.force;
+  write.remove_on_signal = options.remove_output_on_signal;
+  OutputFile out(options.output, write);
+  if (options.format == OutputFormat::kFolded) {
+    WriteFolded(profile, options.sample_type, options.folded_root, [&](std::string_view part) { out.Write(part); });
+  } else {
+    out.Write(options.format == OutputFormat::kPstats ? WritePstats(profile, options.sample_type)
+                                                      : Gzip(EncodeProfile(profile)));
+  }
+  out.Commit();
+}
+
+// The sample type asked for is checked before anything is written; for pprof it is the
+// type pprof shows first.
+void ApplySampleType(const ConvertOptions& options, Profile& profile) {
+  if (options.sample_type.empty()) return;
+  SampleTypeIndex(profile, options.sample_type);
+  if (options.format == OutputFormat::kPprof) profile.default_sample_type = options.sample_type;
+}
+
+// A memory snapshot: bytes by allocation stack (docs/reference.md, "Memory snapshots").
+void ConvertSnapshot(const ConvertOptions& options, Stages& stages, ConvertResult& result,
+                     std::atomic<uint64_t>* bytes_read) {
+  if (options.format == OutputFormat::kPstats) {
+    throw Error(Error::Kind::kUsage, "", -1,
+                "pstats holds call times: a memory snapshot converts to pprof (.pb.gz) or folded stacks (.folded)");
+  }
+  stages.Begin("read and parse");
+  const MemorySnapshot snapshot = LoadSnapshot(options.inputs[0], bytes_read);
+  stages.Begin("aggregate");
+  SnapshotProfileOptions profile_options;
+  profile_options.all_frames = options.all_frames;
+  result.profile = SnapshotProfile(snapshot, profile_options);
+  for (const DevicePeak& peak : DevicePeaks(snapshot)) {
+    if (!peak.consistent) result.warnings.push_back("warning: " + DisagreeLine("cuda:" + std::to_string(peak.device)));
+  }
+  ApplySampleType(options, result.profile);
+  WriteOutput(options, result.profile, stages);
+}
+
 void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult& result) {
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, options.inputs);
+  for (const std::string& input : options.inputs) {
+    if (!LooksLikeSnapshot(input)) continue;
+    if (options.inputs.size() > 1) {
+      throw Error(Error::Kind::kUsage, input, -1,
+                  "a memory snapshot converts alone (convert SNAPSHOT OUT), not merged with other inputs");
+    }
+    return ConvertSnapshot(options, stages, result, bytes_read);
+  }
   // The call's threads, all of them: nothing below starts another.
   Executor ex(options.threads > 0 ? options.threads : DefaultThreads());
   const bool merged = options.inputs.size() > 1;
@@ -302,30 +359,25 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
                               "their time (--max-depth)");
   }
   result.profile = std::move(aggregator).Finish(merged ? ranks : std::vector<int64_t>{});
-  if (!options.sample_type.empty()) {
-    // Checked before anything is written; for pprof it is the type pprof shows first.
-    SampleTypeIndex(result.profile, options.sample_type);
-    if (options.format == OutputFormat::kPprof) result.profile.default_sample_type = options.sample_type;
-  }
-  if (!options.output.empty()) {
-    stages.Begin("encode and write");
-    WriteOptions write;
-    write.inputs = options.inputs;
-    write.force = options.force;
-    write.remove_on_signal = options.remove_output_on_signal;
-    OutputFile out(options.output, write);
-    if (options.format == OutputFormat::kFolded) {
-      WriteFolded(result.profile, options.sample_type, options.folded_root,
-                  [&](std::string_view part) { out.Write(part); });
-    } else {
-      out.Write(options.format == OutputFormat::kPstats ? WritePstats(result.profile, options.sample_type)
-                                                        : Gzip(EncodeProfile(result.profile)));
-    }
-    out.Commit();
-  }
+  ApplySampleType(options, result.profile);
+  WriteOutput(options, result.profile, stages);
 }
 
 }  // namespace
+
+AnalyzeSnapshotResult AnalyzeSnapshot(const AnalyzeSnapshotOptions& options) {
+  return RunStages<AnalyzeSnapshotResult>(
+      options.progress, options.input, [&](Stages& stages, AnalyzeSnapshotResult& result) {
+        std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
+        stages.Begin("read and parse");
+        const MemorySnapshot snapshot = LoadSnapshot(options.input, bytes_read);
+        stages.Begin("analyze");
+        result.analysis = AnalyzeMemorySnapshot(snapshot);
+        for (const SnapshotDevice& d : result.analysis.devices) {
+          if (!d.consistent) result.warnings.push_back("warning: " + DisagreeLine(d.device));
+        }
+      });
+}
 
 ConvertResult Convert(const ConvertOptions& options) {
   return RunStages<ConvertResult>(

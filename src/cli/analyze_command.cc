@@ -73,6 +73,27 @@ int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inpu
   return kExitOk;
 }
 
+int RunSnapshot(const AnalyzeArgs& args, const std::string& input, std::ostream& out, std::ostream& err) {
+  ReportOptions report = Report(args, "devices");
+  if (args.format == "csv") CheckTable(report.table, SnapshotCsvTables(), "for a memory snapshot, ");
+  if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with a trace");
+  AnalyzeSnapshotOptions options;
+  options.input = input;
+  AnalyzeSnapshotResult result = WithProgress(options, args.in, [](const auto& o) { return AnalyzeSnapshot(o); });
+  PrintWarnings(result.warnings, args.in, err);
+  if (args.format == "json") {
+    out << RenderSnapshotJson(result.analysis, report);
+  } else if (args.format == "csv") {
+    out << RenderSnapshotCsv(result.analysis, report);
+  } else if (args.format == "html") {
+    out << RenderSnapshotHtml(result.analysis, report);
+  } else {
+    out << RenderSnapshotText(result.analysis, report);
+  }
+  if (args.stats) PrintStats(result.stages, err);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
@@ -80,6 +101,13 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
   std::vector<std::string> inputs = ExpandInputs(args.inputs);
+  for (const std::string& input : inputs) {
+    if (!LooksLikeSnapshot(input)) continue;
+    if (inputs.size() > 1) {
+      throw Error(Error::Kind::kUsage, input, -1, "a memory snapshot is analysed alone (analyze SNAPSHOT)");
+    }
+    return RunSnapshot(args, input, out, err);
+  }
   if (inputs.size() > 1 || LooksLikeSummaryFile(inputs[0])) return RunAcrossRanks(args, inputs, out, err);
   ReportOptions report = Report(args, "operators");
   if (args.format == "csv") CheckTable(report.table, CsvTables(), "");

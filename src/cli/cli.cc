@@ -155,6 +155,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "  torch2pprof trace.json out.pb.gz        (same as convert)\n"
       "  torch2pprof convert - out.pb.gz < trace.json\n"
       "  torch2pprof convert -o job.pb.gz rank*.pt.trace.json.gz   (many ranks, one profile; label rank)\n"
+      "  torch2pprof convert snapshot.pickle mem.pb.gz   (a CUDA memory snapshot: bytes by stack at the peak)\n"
       "  torch2pprof analyze -top 50 trace.json.gz      (also --format json, --format csv --table kernels)\n"
       "  torch2pprof compare --fail-on 'step_time>+5%' base.json.gz new.json.gz\n"
       "  torch2pprof summarize rank7.json.gz -o rank7.summary.json; torch2pprof analyze *.summary.json\n"
@@ -165,7 +166,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   ConvertArgs convert;
   CLI::App* conv = app.add_subcommand("convert", "Convert a trace into a gzipped pprof profile");
   conv->add_option("files", convert.files,
-                   "IN OUT: a trace (.json or .json.gz; '-' reads standard input) and the profile to write "
+                   "IN OUT: a trace (.json or .json.gz; '-' reads standard input) or a CUDA memory snapshot "
+                   "(.pickle[.gz]), and the profile to write "
                    "(.pb.gz; '-' writes standard output); with -o: the traces, and profiles convert wrote")
       ->required();
   conv->add_option("-o,--output", convert.output,
@@ -176,6 +178,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   conv->add_flag("--thread-stacks", convert.thread_stacks,
                  "Stacks exactly as each thread ran them (default: a backward node's work hangs under the forward op "
                  "that created it, below a [backward] frame)");
+  conv->add_flag("--all-frames", convert.all_frames,
+                 "Memory snapshots: keep the interpreter's and the allocator's own frames (default: hidden, as "
+                 "torch's _memory_viz hides them)");
   conv->add_option("--step-labels", convert.step_labels,
                    "Label samples with their step: on, off, or auto (default: on for traces of at most 10 steps; "
                    "each stack is one sample per step it ran in)")

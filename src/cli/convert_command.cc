@@ -63,6 +63,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.thread_stacks = args.thread_stacks;
+  options.all_frames = args.all_frames;
   options.step_labels = args.step_labels == "on"    ? StepLabels::kOn
                         : args.step_labels == "off" ? StepLabels::kOff
                                                     : StepLabels::kAuto;

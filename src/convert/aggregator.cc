@@ -167,13 +167,7 @@ void PutRank(std::vector<Label>& labels, int64_t rank) {
   labels.insert(labels.begin() + static_cast<std::ptrdiff_t>(at), Label{"rank", "", rank, true});
 }
 
-// The comment that opens each input's lines in a profile, "torch2pprof V convert FILE"
-// with " (rank N)" where the rank is known, written by Finish and read back by
-// AddProfile: the format is decided here, both ways.
-std::string InputComment(const std::string& producer, const std::string& file, int64_t rank) {
-  return producer + " convert " + file + (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : "");
-}
-
+// An InputComment read back.
 struct InputLine {
   std::string producer, file;
   int64_t rank = -1;
@@ -197,6 +191,12 @@ std::optional<InputLine> ParseInputComment(const std::string& c) {
 }
 
 }  // namespace
+
+// The format is decided here, both ways: written by Finish (and SnapshotProfile), read
+// back by AddProfile.
+std::string InputComment(const std::string& producer, const std::string& file, int64_t rank) {
+  return producer + " convert " + file + (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : "");
+}
 
 std::vector<int64_t> Aggregator::AddProfile(const Profile& in, const std::string& file) {
   State& s = *s_;

@@ -15,6 +15,10 @@
 
 namespace torch2pprof {
 
+// The comment that opens each input's lines in a profile: "torch2pprof V convert FILE",
+// with " (rank N)" where the rank is known (rank < 0: none).
+std::string InputComment(const std::string& producer, const std::string& file, int64_t rank);
+
 struct AggregateOptions {
   // Stacks exactly as each thread ran them. By default a backward node's subtree (its
   // evaluate_function wrapper and all under it) hangs under the full stack of the forward

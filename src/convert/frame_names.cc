@@ -8,8 +8,8 @@ namespace {
 bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Python paths are long and mostly the same prefix; the readable name keeps what
-// follows the last site-packages/ (the module path), the full path stays in filename.
+}  // namespace
+
 std::string_view ShortPath(std::string_view path) {
   for (std::string_view marker : {"site-packages/", "dist-packages/"}) {
     size_t at = path.rfind(marker);
@@ -17,8 +17,6 @@ std::string_view ShortPath(std::string_view path) {
   }
   return path;
 }
-
-}  // namespace
 
 std::string_view WithoutParameters(std::string_view s) {
   if (s.empty() || s.back() != ')') return s;

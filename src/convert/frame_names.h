@@ -14,6 +14,10 @@ namespace torch2pprof {
 // different steps (and of runs with other step numbers) aggregate; the step label keeps N.
 std::string FrameSystemName(std::string_view event_name);
 
+// Python paths are long and mostly the same prefix; the readable name keeps what
+// follows the last site-packages/ (the module path), the full path stays in filename.
+std::string_view ShortPath(std::string_view path);
+
 // A frame for a (cleaned) event name, its names decided here for every output: Python
 // frames "path.py(123): func" get file, line, the function "func" and the name
 // "func path:123" (the path after site-packages/); any other frame is named as the event.

@@ -371,4 +371,76 @@ std::string RenderCompareJson(const Comparison& c, const ReportOptions& o) {
   return j.out + "\n";
 }
 
+namespace {
+
+Cell ChangeBytes(const Delta& d) { return Cell{Cell::kNumber, std::to_string(d.change()), SignedBytes(d.change())}; }
+
+DataTable<SnapshotDeviceChange> SnapshotDevices(const SnapshotComparison& c) {
+  using R = SnapshotDeviceChange;
+  return {"devices",
+          c.devices,
+          false,
+          {{"device", "device", [](const R& d) { return Text(d.device); }},
+           {"base_peak_bytes", "peak base", [](const R& d) { return ByteCount(d.peak_bytes.base); }},
+           {"new_peak_bytes", "peak new", [](const R& d) { return ByteCount(d.peak_bytes.next); }},
+           {"change_bytes", "change", [](const R& d) { return ChangeBytes(d.peak_bytes); }},
+           {"change", "", [](const R& d) { return Relative(d.peak_bytes.relative()); }},
+           {"base_reserved_bytes", "reserved base", [](const R& d) { return ByteCount(d.reserved_bytes.base); }},
+           {"new_reserved_bytes", "reserved new", [](const R& d) { return ByteCount(d.reserved_bytes.next); }},
+           {"base_allocated_bytes", "", [](const R& d) { return ByteCount(d.allocated_bytes.base); }},
+           {"new_allocated_bytes", "", [](const R& d) { return ByteCount(d.allocated_bytes.next); }}}};
+}
+
+DataTable<SiteChange> SiteChanges(const SnapshotComparison& c) {
+  return {"sites",
+          c.sites,
+          true,
+          {{"site", "site", [](const SiteChange& s) { return Text(s.site); }},
+           {"base_bytes", "base", [](const SiteChange& s) { return ByteCount(s.bytes.base); }},
+           {"new_bytes", "new", [](const SiteChange& s) { return ByteCount(s.bytes.next); }},
+           {"change_bytes", "change", [](const SiteChange& s) { return ChangeBytes(s.bytes); }}}};
+}
+
+std::string SnapshotRuns(const SnapshotComparison& c, const std::string& indent) {
+  return indent + "base: " + VisibleText(c.base_file) + "\n" + indent + "new:  " + VisibleText(c.next_file) + "\n";
+}
+
+}  // namespace
+
+std::string RenderSnapshotCompareText(const SnapshotComparison& c, const ReportOptions& o) {
+  auto section = [](const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; };
+  std::string out = "torch2pprof compare: CUDA memory snapshots\n" + SnapshotRuns(c, "  ");
+  out +=
+      section("Devices (peak: allocated bytes, as asked for; reserved at the dump)") + WriteText(SnapshotDevices(c), 0);
+  out += section("Live at the peak, by site (largest change first; all devices)");
+  out += c.sites.empty() ? "(no change)\n" : WriteText(SiteChanges(c), o.top);
+  if (!c.rules.empty()) out += section("Rules (--fail-on)") + WriteText(Rules(c.rules, "rules"), 0);
+  return VisibleLines(out);
+}
+
+std::string RenderSnapshotCompareMarkdown(const SnapshotComparison& c, const ReportOptions& o) {
+  std::string out = "## torch2pprof compare: CUDA memory snapshots\n\n" + SnapshotRuns(c, "- ");
+  out += "\n### Devices\n\n" + WriteMarkdown(SnapshotDevices(c), 0);
+  if (!c.sites.empty()) out += "\n### Live at the peak, by site\n\n" + WriteMarkdown(SiteChanges(c), o.top);
+  if (!c.rules.empty()) out += "\n### Rules\n\n" + WriteMarkdown(Rules(c.rules, "rules"), 0);
+  return VisibleLines(out);
+}
+
+std::string RenderSnapshotCompareJson(const SnapshotComparison& c, const ReportOptions& o) {
+  Json j;
+  j.Open('{');
+  j.Field("base_file", c.base_file);
+  j.Field("new_file", c.next_file);
+  WriteJson(j, SnapshotDevices(c), 0);
+  WriteJson(j, SiteChanges(c), o.rows);
+  std::vector<RuleResult> fired;
+  for (const RuleResult& r : c.rules) {
+    if (r.fired) fired.push_back(r);
+  }
+  WriteJson(j, Rules(fired, "regressions"), 0);
+  WriteJson(j, Rules(c.rules, "rules"), 0);
+  j.Close('}');
+  return j.out + "\n";
+}
+
 }  // namespace torch2pprof

@@ -5,6 +5,7 @@
 
 #include "report/analysis_tables.h"
 #include "report/ranks_tables.h"
+#include "report/snapshot_tables.h"
 #include "report/svg_chart.h"
 #include "torch2pprof/report.h"
 
@@ -514,6 +515,58 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
                                        : HtmlTable("collectives-table", CollectivesTable(a), o.top, true));
   out += Section("alignment", "Step alignment (step N on every rank)",
                  a.steps.empty() ? Note("(no steps)") : HtmlTable("alignment-table", AlignmentTable(a), o.top, true));
+  return out + PageEnd();
+}
+
+std::string RenderSnapshotHtml(const SnapshotAnalysis& a, const ReportOptions& o) {
+  const size_t slash = a.file.find_last_of('/');
+  const std::string base = slash == std::string::npos ? a.file : a.file.substr(slash + 1);
+  std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze: CUDA memory snapshot", a.file);
+  out +=
+      "<nav><a href=\"#devices\">Devices</a><a href=\"#timeline\">Timeline</a><a href=\"#peak\">Peak</a>"
+      "<a href=\"#oom\">Out of memory</a></nav>\n<main>\n";
+  std::string devices =
+      Note(
+          "At the dump. Free space as torch's _memory_viz segment summary splits it: rounding to the block size is "
+          "internal, cached free blocks external; blocks whose free waits for their stream are pending.") +
+      HtmlTable("devices-table", DevicesTable(a), 0, false);
+  if (a.overflowed) devices += Note("The ring of allocator actions overflowed: the window starts at its oldest entry.");
+  out += Section("devices", "Devices", devices);
+  std::string timeline = Note(
+      "Allocated (bytes asked for) over the recorded window, from its first entry; the dot "
+      "is the peak. Reserved below it.");
+  for (const SnapshotDevice& d : a.devices) {
+    timeline += "<h3>" + Html(PeakSentence(d)) + "</h3>\n";
+    if (d.timeline.empty()) continue;
+    std::vector<AreaPoint> allocated, reserved;
+    int64_t most_reserved = 0, most_reserved_at = 0;
+    for (size_t i = 0; i < d.timeline.size(); ++i) {
+      const SnapshotLevel& l = d.timeline[i];
+      const int64_t start = l.time_us * 1000;
+      const int64_t end = i + 1 < d.timeline.size() ? d.timeline[i + 1].time_us * 1000 : start + 1000;
+      allocated.push_back({start, std::max(end, start + 1), l.allocated_bytes});
+      reserved.push_back({start, std::max(end, start + 1), l.reserved_bytes});
+      if (l.reserved_bytes > most_reserved) most_reserved = l.reserved_bytes, most_reserved_at = start;
+    }
+    const int64_t origin = d.timeline.front().time_us * 1000;
+    timeline += BytesOverTime(allocated, origin, d.peak_time_us * 1000, d.peak_bytes, {});
+    timeline += "<h3>" + Html(d.device + ": reserved") + "</h3>\n" +
+                BytesOverTime(reserved, origin, most_reserved_at, most_reserved, {});
+  }
+  out += Section("timeline", "Timeline", timeline);
+  const std::vector<SiteRow> peak = PeakSiteRows(a);
+  out += Section("peak", "Live at the peak",
+                 Note("By the code that allocated it: the innermost Python frame of the allocation stack. go tool "
+                      "pprof on the profile convert writes has the whole stacks.") +
+                     (peak.empty() ? Note("(nothing allocated)")
+                                   : HtmlTable("peak-table", SitesTable("peak_sites", peak, false), o.top, true)));
+  const std::vector<OomRow> ooms = OomRows(a);
+  const std::vector<SiteRow> oom_sites = OomSiteRows(a);
+  out +=
+      Section("oom", "Out of memory",
+              ooms.empty() ? Note("(no oom entry in the ring)")
+                           : HtmlTable("oom-table", OomsTable(ooms), 0, false) + "<h3>Live at each</h3>\n" +
+                                 HtmlTable("oom-sites-table", SitesTable("oom_sites", oom_sites, true), o.top, true));
   return out + PageEnd();
 }
 

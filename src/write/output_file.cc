@@ -167,6 +167,14 @@ bool LooksLikeProfile(const std::string& path) {
   return StartsLikeProfile(Gzipped(head) ? InflatedHead(head, 256) : head);
 }
 
+bool LooksLikeSnapshot(const std::string& path) {
+  if (path == "-") return false;
+  std::string head = ReadHead(path, 1 << 16);
+  if (Gzipped(head)) head = InflatedHead(head, 16);
+  // pickle's PROTO opcode and a protocol that pickles plain data as torch writes it.
+  return head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5;
+}
+
 bool LooksLikeSummaryFile(const std::string& path) { return path != "-" && LooksLikeSummary(ReadHead(path, 64)); }
 
 bool LooksLikeOutput(const std::string& path) {

@@ -689,7 +689,7 @@ def label_checks(c, testdata, tmp):
 def readme_checks(c, testdata, tmp):
     """Every `go tool pprof` command of the README's and docs/reference.md's code blocks, run as written on real
     profiles: lm_train for out.pb.gz, before.pb.gz and lm_train.pb.gz, the two DDP ranks
-    merged for job.pb.gz, with the README's placeholder ids put to ids those traces have.
+    merged for job.pb.gz, the CS336 training step's snapshot for mem.pb.gz, with the README's placeholder ids put to ids those traces have.
     Where the README shows a command's output ("$ go tool pprof ..." and the lines after
     it), each line shown must be in what pprof prints."""
     import shlex
@@ -700,6 +700,8 @@ def readme_checks(c, testdata, tmp):
     c.convert(['convert', os.path.join(d, 'lm_train.pt.trace.json.gz'), out])
     c.convert(['convert', '-o', job, os.path.join(d, 'ddp_gloo_2ranks_rank0.pt.trace.json.gz'),
                os.path.join(d, 'ddp_gloo_2ranks_rank1.pt.trace.json.gz')])
+    mem = os.path.join(tmp, 'readme_mem.pb.gz')  # the README's memory snapshot example
+    c.convert(['convert', os.path.join(testdata, 'snapshots', 'cs336__medium_ctx128_training_step.pickle.gz'), mem])
     commands, in_code = [], False  # (command, [output lines shown])
     for line in (x for doc in docs for x in open(doc)):
         line = line.rstrip('\n')
@@ -717,7 +719,7 @@ def readme_checks(c, testdata, tmp):
     commands = [(line, shown or []) for line, shown in commands if line]
     if len(commands) < 8:
         c.report('README pprof examples found', [f'only {len(commands)}'])
-    subst = {'out.pb.gz': out, 'lm_train.pb.gz': out, 'job.pb.gz': job, '-tagfocus=tid=1234': '-tagfocus=tid=439',
+    subst = {'out.pb.gz': out, 'lm_train.pb.gz': out, 'job.pb.gz': job, 'mem.pb.gz': mem, '-tagfocus=tid=1234': '-tagfocus=tid=439',
              '-tagfocus=step=5': '-tagfocus=step=3', '-tagfocus=rank=3': '-tagfocus=rank=1',
              '-diff_base=before.pb.gz': '-diff_base=' + out}
     for line, shown in commands:

@@ -222,6 +222,40 @@ class Checks(Tally):
                 problems.append(f'screenshot {png}: exit {s.returncode}, {os.path.getsize(png)} bytes')
         self.report(name, problems)
 
+    def check_snapshot(self, snapshot):
+        """A memory snapshot's page: the script runs, nothing is wider than the window, the
+        devices and peak tables hold JSON's numbers, and each device has its two charts."""
+        name = os.path.basename(snapshot).split('.')[0]
+        problems = []
+        r = self.analyze('--format', 'html', '-top', str(TOP), snapshot)
+        j = self.analyze('--format', 'json', snapshot)
+        if r.returncode or j.returncode:
+            return self.report(name, [f'exit {r.returncode}/{j.returncode}: {r.stderr.strip()[:200]}'])
+        report = json.loads(j.stdout)
+        page = os.path.join(self.work, name + '.html')
+        with open(page, 'w') as f:
+            f.write(r.stdout.replace('</body>', PROBE + '</body>'))
+        b, console = browse(self.browser, page, os.path.join(self.work, 'profile'), '--dump-dom')
+        if b.returncode:
+            return self.report(name, [f'chromium exit {b.returncode}: {b.stderr[-300:]}'])
+        dom = Dom()
+        dom.feed(b.stdout)
+        if console:
+            problems.append(f'console: {console[0][-200:]}')
+        if dom.body.get('data-ready') != '1' or dom.body.get('data-errors'):
+            problems.append(f'script did not finish: {dom.body.get("data-errors")}')
+        if int(dom.body.get('data-overflow', '1')) > 0:
+            problems.append(f'page is {dom.body.get("data-overflow")} px wider than the window')
+        devices = [c[0] for h, c in dom.tables.get('devices-table', [])]
+        if devices != [d['device'] for d in report['devices']]:
+            problems.append(f'devices table {devices}')
+        peak = [(c[0], h) for h, c in dom.tables.get('peak-table', [])]
+        if len(peak) != len(report['peak_sites']) or any(h for _, h in peak[:TOP]):
+            problems.append(f'peak table: {len(peak)} rows, JSON {len(report["peak_sites"])}')
+        if dom.charts != 2 * len(report['devices']):
+            problems.append(f'{dom.charts} charts, want {2 * len(report["devices"])}')
+        self.report(name, problems)
+
     def check_ranks(self, name, inputs):
         """The report over ranks: its tables hold JSON's numbers for every rank, the
         straggler is named, and the bars are drawn up to 16 ranks (none past)."""
@@ -292,6 +326,11 @@ def main():
                 c.check(t)
             except Exception as e:  # a crash of a check is a failure too
                 c.report(os.path.basename(t), [f'{type(e).__name__}: {e}'])
+        for snapshot in ('oom_train.pickle.gz', 'cs336__medium_ctx128_training_step.pickle.gz'):
+            try:
+                c.check_snapshot(os.path.join(a.testdata, 'snapshots', snapshot))
+            except Exception as e:
+                c.report(snapshot, [f'{type(e).__name__}: {e}'])
         late = [os.path.join(d, f'ddp_gloo_4ranks_late2_rank{r}.pt.trace.json.gz') for r in range(4)]
         many = []
         try:  # 40 ranks, as their summaries: copies of the four with their own ranks

@@ -1,0 +1,104 @@
+#include "analysis/snapshot_analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "model/memory_replay.h"
+
+namespace torch2pprof {
+
+namespace {
+
+// Stretches of the ring the timeline keeps at most: enough for a chart's width.
+constexpr size_t kTimelinePoints = 2000;
+
+// The blocks live after a ring entry, summed by site, most bytes first.
+std::vector<SnapshotSite> Sites(const MemorySnapshot& s, int32_t device, int64_t entry) {
+  std::map<std::string, SnapshotSite> by;
+  for (const LiveBlock& b : LiveAfter(s, device, entry)) {
+    std::string site = StackSite(s, b.stack);
+    if (b.kind == LiveBlock::kFreedLater) site = "[before the window; freed at] " + site;
+    SnapshotSite& row = by[site];
+    row.site = site;
+    row.bytes += b.bytes;
+    row.blocks += 1;
+  }
+  std::vector<SnapshotSite> out;
+  for (auto& [site, row] : by) out.push_back(std::move(row));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SnapshotSite& a, const SnapshotSite& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+}  // namespace
+
+SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
+  SnapshotAnalysis a;
+  a.file = s.file;
+  a.overflowed = s.overflowed;
+  for (const DevicePeak& peak : DevicePeaks(s)) {
+    SnapshotDevice d;
+    d.device = "cuda:" + std::to_string(peak.device);
+    for (const SnapshotSegment& seg : s.segments) {
+      if (seg.device != peak.device) continue;
+      ++d.segments;
+      d.reserved_bytes += seg.total_size;
+      for (const SnapshotBlock& b : seg.blocks) {
+        if (b.state == BlockState::kActiveAllocated) {
+          d.allocated_bytes += Requested(b);
+          d.rounding_bytes += b.size - Requested(b);
+        } else if (b.state == BlockState::kActivePendingFree) {
+          d.pending_free_bytes += b.size;
+        } else {
+          d.free_bytes += b.size;
+          d.largest_free_bytes = std::max(d.largest_free_bytes, b.size);
+        }
+      }
+    }
+    const std::vector<SnapshotEvent>& ring = Ring(s, peak.device);
+    d.ring_entries = static_cast<int64_t>(ring.size());
+    d.peak_bytes = peak.peak_bytes;
+    d.peak_entry = peak.peak_entry;
+    d.peak_time_us = peak.peak_time_us;
+    d.before_bytes = peak.before_bytes;
+    d.peak_sites = Sites(s, peak.device, peak.peak_entry);
+    d.consistent = peak.consistent;
+    if (!ring.empty()) d.first_time_us = ring.front().time_us, d.last_time_us = ring.back().time_us;
+    // Replayed forwards from the levels before the ring, as DevicePeaks replays.
+    int64_t net_reserved = 0;
+    for (const SnapshotEvent& e : ring) net_reserved += ReservedChange(e);
+    int64_t allocated = peak.before_bytes, reserved = peak.reserved_bytes - net_reserved;
+    const size_t stretch = (ring.size() + kTimelinePoints - 1) / kTimelinePoints;
+    d.timeline.push_back(SnapshotLevel{d.first_time_us, allocated, reserved});
+    for (size_t i = 0; i < ring.size(); ++i) {
+      const SnapshotEvent& e = ring[i];
+      allocated += AllocatedChange(e), reserved += ReservedChange(e);
+      d.allocs += e.action == SnapshotAction::kAlloc;
+      d.frees += e.action == SnapshotAction::kFreeCompleted;
+      d.segment_allocs += e.action == SnapshotAction::kSegmentAlloc || e.action == SnapshotAction::kSegmentMap;
+      d.segment_frees += e.action == SnapshotAction::kSegmentFree || e.action == SnapshotAction::kSegmentUnmap;
+      if (i % stretch == 0) {
+        d.timeline.push_back(SnapshotLevel{e.time_us, allocated, reserved});
+      } else {
+        SnapshotLevel& last = d.timeline.back();
+        last.allocated_bytes = std::max(last.allocated_bytes, allocated);
+        last.reserved_bytes = std::max(last.reserved_bytes, reserved);
+      }
+      if (e.action == SnapshotAction::kOom) {
+        SnapshotOom oom;
+        oom.entry = static_cast<int64_t>(i);
+        oom.time_us = e.time_us;
+        oom.requested_bytes = e.size;
+        oom.device_free_bytes = e.device_free;
+        oom.allocated_bytes = allocated;
+        oom.sites = Sites(s, peak.device, oom.entry);
+        d.ooms.push_back(std::move(oom));
+      }
+    }
+    a.devices.push_back(std::move(d));
+  }
+  return a;
+}
+
+}  // namespace torch2pprof

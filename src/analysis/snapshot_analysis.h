@@ -1,0 +1,12 @@
+// analyze's stage for memory snapshots: the dump's segments summed per device, the
+// replayed peak and out-of-memory events with the code holding memory there.
+#pragma once
+
+#include "load/snapshot.h"
+#include "torch2pprof/analysis.h"
+
+namespace torch2pprof {
+
+SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s);
+
+}  // namespace torch2pprof

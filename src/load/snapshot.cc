@@ -1,0 +1,216 @@
+#include "load/snapshot.h"
+
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "load/byte_source.h"
+#include "torch2pprof/error.h"
+
+namespace torch2pprof {
+
+namespace {
+
+using Kind = PickleData::Kind;
+using Node = PickleData::Node;
+
+class SnapshotBuilder {
+ public:
+  SnapshotBuilder(const PickleData& d, const std::string& file) : d_(d) {
+    s_.file = file;
+    s_.stacks.emplace_back();  // 0: no stack
+  }
+
+  MemorySnapshot Build() {
+    const Node root = d_.root();
+    if (d_.kind(root) != Kind::kDict) Fail("", "a dict");
+    const std::optional<Node> segments = d_.Get(root, "segments");
+    if (!segments || d_.kind(*segments) != Kind::kList) Fail("segments", "a list");
+    for (Node seg : d_.Items(*segments)) s_.segments.push_back(Segment(seg));
+    if (std::optional<Node> traces = d_.Get(root, "device_traces")) {
+      if (d_.kind(*traces) != Kind::kList) Fail("device_traces", "a list");
+      for (Node device : d_.Items(*traces)) {
+        if (d_.kind(device) != Kind::kList) Fail("device_traces[]", "a list");
+        std::vector<SnapshotEvent>& events = s_.traces.emplace_back();
+        for (Node e : d_.Items(device)) events.push_back(Event(e));
+      }
+    }
+    if (std::optional<Node> marks = d_.Get(root, "external_annotations")) {
+      for (Node m : d_.Items(*marks)) {
+        if (d_.kind(m) != Kind::kDict) continue;
+        const std::string_view stage = Word(m, "stage");
+        if (stage != "START" && stage != "END") continue;
+        s_.annotations.push_back(SnapshotAnnotation{static_cast<int32_t>(Int(m, "device", 0, "annotation")),
+                                                    stage == "START", Text(m, "name", "annotation"),
+                                                    Int(m, "time_us", 0, "annotation")});
+      }
+    }
+    if (std::optional<Node> settings = d_.Get(root, "allocator_settings")) {
+      if (std::optional<Node> o = d_.Get(*settings, "trace_alloc_overflowed")) s_.overflowed = d_.Int(*o) != 0;
+      if (std::optional<Node> m = d_.Get(*settings, "trace_alloc_max_entries")) s_.max_entries = d_.Int(*m);
+    }
+    return std::move(s_);
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& field, const std::string& want) const {
+    ThrowInput(s_.file, -1,
+               "not a memory snapshot: " + (field.empty() ? std::string("the pickle") : "\"" + field + "\"") +
+                   " is not " + want);
+  }
+
+  int64_t Int(Node dict, const char* key, int64_t absent, const char* where) const {
+    const std::optional<Node> v = d_.Get(dict, key);
+    if (!v) return absent;
+    if (d_.kind(*v) == Kind::kNone) return absent;
+    if (d_.kind(*v) != Kind::kInt && d_.kind(*v) != Kind::kBool) Fail(std::string(where) + "." + key, "an integer");
+    return d_.Int(*v);
+  }
+
+  // A byte count: at most 2^48 each, and all of them together at most 2^62, so that no
+  // sum the profile makes of them (with either sign) leaves 64 bits.
+  int64_t Size(Node dict, const char* key, int64_t absent, const char* where) {
+    const int64_t v = Int(dict, key, absent, where);
+    if (v < 0 || v > (int64_t{1} << 48)) Fail(std::string(where) + "." + key, "a byte count (0 to 2^48)");
+    sizes_ += v;
+    if (sizes_ > (int64_t{1} << 62)) Fail(std::string(where) + "." + key, "within 2^62 bytes with all other sizes");
+    return v;
+  }
+
+  // A string field's text, "" when absent or of another type (then no known word).
+  std::string_view Word(Node dict, const char* key) const {
+    const std::optional<Node> v = d_.Get(dict, key);
+    return v && d_.kind(*v) == Kind::kString ? d_.Str(*v) : std::string_view();
+  }
+
+  uint32_t Text(Node dict, const char* key, const char* where) {
+    const std::optional<Node> v = d_.Get(dict, key);
+    if (!v || d_.kind(*v) == Kind::kNone) return 0;
+    if (d_.kind(*v) != Kind::kString) Fail(std::string(where) + "." + key, "a string");
+    return s_.strings.Intern(d_.Str(*v));
+  }
+
+  // A frames list as a stack id: lists and frames shared in the pickle are looked up
+  // once, equal stacks are one.
+  uint32_t Stack(std::optional<Node> frames, const char* where) {
+    if (!frames || d_.kind(*frames) == Kind::kNone) return 0;
+    if (d_.kind(*frames) != Kind::kList) Fail(std::string(where) + ".frames", "a list");
+    auto known = stack_of_node_.find(*frames);
+    if (known != stack_of_node_.end()) return known->second;
+    std::vector<uint32_t> ids;
+    for (Node f : d_.Items(*frames)) ids.push_back(Frame(f, where));
+    auto [it, added] = stack_of_frames_.try_emplace(ids, static_cast<uint32_t>(s_.stacks.size()));
+    if (added) s_.stacks.push_back(std::move(ids));
+    stack_of_node_[*frames] = it->second;
+    return it->second;
+  }
+
+  uint32_t Frame(Node f, const char* where) {
+    auto known = frame_of_node_.find(f);
+    if (known != frame_of_node_.end()) return known->second;
+    if (d_.kind(f) != Kind::kDict) Fail(std::string(where) + ".frames[]", "a dict");
+    SnapshotFrame frame{Text(f, "name", "frame"), Text(f, "filename", "frame"), Int(f, "line", 0, "frame")};
+    auto [it, added] = frame_of_text_.try_emplace(std::make_tuple(frame.name, frame.filename, frame.line),
+                                                  static_cast<uint32_t>(s_.frames.size()));
+    if (added) s_.frames.push_back(frame);
+    frame_of_node_[f] = it->second;
+    return it->second;
+  }
+
+  SnapshotSegment Segment(Node seg) {
+    if (d_.kind(seg) != Kind::kDict) Fail("segments[]", "a dict");
+    SnapshotSegment s;
+    s.device = static_cast<int32_t>(Int(seg, "device", 0, "segment"));
+    s.address = Int(seg, "address", 0, "segment");
+    s.total_size = Size(seg, "total_size", 0, "segment");
+    s.stream = Int(seg, "stream", 0, "segment");
+    s.segment_type = Text(seg, "segment_type", "segment");
+    s.expandable = Int(seg, "is_expandable", 0, "segment") != 0;
+    s.stack = Stack(d_.Get(seg, "frames"), "segment");
+    if (std::optional<Node> pool = d_.Get(seg, "segment_pool_id")) {
+      // (0, 0) is the default pool; a CUDA graph's or FSDP's private pool is another pair.
+      const std::vector<Node>& ids = d_.Items(*pool);
+      if (ids.size() == 2 && (d_.Int(ids[0]) != 0 || d_.Int(ids[1]) != 0)) {
+        s.pool = s_.strings.Intern("(" + std::to_string(d_.Int(ids[0])) + ", " + std::to_string(d_.Int(ids[1])) + ")");
+      }
+    }
+    std::optional<Node> blocks = d_.Get(seg, "blocks");
+    if (blocks && d_.kind(*blocks) != Kind::kList) Fail("segment.blocks", "a list");
+    if (blocks) {
+      for (Node b : d_.Items(*blocks)) s.blocks.push_back(Block(b));
+    }
+    return s;
+  }
+
+  SnapshotBlock Block(Node b) {
+    if (d_.kind(b) != Kind::kDict) Fail("segment.blocks[]", "a dict");
+    SnapshotBlock block;
+    block.address = Int(b, "address", 0, "block");
+    block.size = Size(b, "size", 0, "block");
+    block.requested_size = Size(b, "requested_size", block.size, "block");
+    const std::string_view state = Word(b, "state");
+    block.state = state == "active_allocated"      ? BlockState::kActiveAllocated
+                  : state == "active_pending_free" ? BlockState::kActivePendingFree
+                  : state == "inactive"            ? BlockState::kInactive
+                                                   : BlockState::kOther;
+    block.stack = Stack(d_.Get(b, "frames"), "block");
+    // Older snapshots keep the stack and the requested size in history[0].
+    if (std::optional<Node> history = d_.Get(b, "history")) {
+      const std::vector<Node>& h = d_.Items(*history);
+      if (!h.empty() && d_.kind(h[0]) == Kind::kDict) {
+        if (block.stack == 0) block.stack = Stack(d_.Get(h[0], "frames"), "block.history");
+        block.requested_size = Size(h[0], "real_size", block.requested_size, "block.history");
+      }
+    }
+    return block;
+  }
+
+  SnapshotEvent Event(Node e) {
+    if (d_.kind(e) != Kind::kDict) Fail("device_traces[][]", "a dict");
+    static const std::map<std::string_view, SnapshotAction> kActions = {
+        {"alloc", SnapshotAction::kAlloc},
+        {"free_requested", SnapshotAction::kFreeRequested},
+        {"free_completed", SnapshotAction::kFreeCompleted},
+        {"segment_alloc", SnapshotAction::kSegmentAlloc},
+        {"segment_free", SnapshotAction::kSegmentFree},
+        {"segment_map", SnapshotAction::kSegmentMap},
+        {"segment_unmap", SnapshotAction::kSegmentUnmap},
+        {"snapshot", SnapshotAction::kSnapshot},
+        {"oom", SnapshotAction::kOom}};
+    SnapshotEvent ev;
+    const auto action = kActions.find(Word(e, "action"));
+    ev.action = action == kActions.end() ? SnapshotAction::kOther : action->second;
+    ev.addr = Int(e, "addr", 0, "trace entry");
+    ev.size = Size(e, "size", 0, "trace entry");
+    ev.stream = Int(e, "stream", 0, "trace entry");
+    ev.time_us = Int(e, "time_us", 0, "trace entry");
+    ev.device_free = Int(e, "device_free", -1, "trace entry");
+    ev.stack = Stack(d_.Get(e, "frames"), "trace entry");
+    ev.compile_context = Text(e, "compile_context", "trace entry");
+    // torch writes "N/A" where no torch.compile context was in force: no label.
+    if (ev.compile_context && s_.strings.Get(ev.compile_context) == "N/A") ev.compile_context = 0;
+    return ev;
+  }
+
+  const PickleData& d_;
+  MemorySnapshot s_;
+  int64_t sizes_ = 0;
+  std::unordered_map<Node, uint32_t> stack_of_node_, frame_of_node_;
+  std::map<std::vector<uint32_t>, uint32_t> stack_of_frames_;
+  std::map<std::tuple<uint32_t, uint32_t, int64_t>, uint32_t> frame_of_text_;
+};
+
+}  // namespace
+
+MemorySnapshot ReadSnapshot(const PickleData& data, const std::string& file) {
+  return SnapshotBuilder(data, file).Build();
+}
+
+MemorySnapshot LoadSnapshot(const std::string& path, std::atomic<uint64_t>* bytes_read) {
+  ByteSource source(path);
+  source.set_read_counter(bytes_read);
+  const PickleData data = ReadPickle(source);
+  return ReadSnapshot(data, path);
+}
+
+}  // namespace torch2pprof

@@ -1,0 +1,88 @@
+// A CUDA memory snapshot (torch.cuda.memory._dump_snapshot) as plain data: the
+// segments and blocks at the dump, each device's ring of allocator actions, the stacks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "load/pickle_reader.h"
+#include "torch2pprof/stages/trace.h"
+
+namespace torch2pprof {
+
+// One frame as the snapshot records it; C++ frames have line 0.
+struct SnapshotFrame {
+  uint32_t name = 0, filename = 0;  // MemorySnapshot::strings
+  int64_t line = 0;
+};
+
+enum class BlockState : uint8_t { kActiveAllocated, kActivePendingFree, kInactive, kOther };
+
+struct SnapshotBlock {
+  int64_t address = 0, size = 0, requested_size = 0;
+  BlockState state = BlockState::kOther;
+  uint32_t stack = 0;  // MemorySnapshot::stacks; 0 is the empty stack
+};
+
+struct SnapshotSegment {
+  int32_t device = 0;
+  int64_t address = 0, total_size = 0, stream = 0;
+  uint32_t segment_type = 0;  // "small", "large"
+  uint32_t pool = 0;          // segment_pool_id as text, "" for the default pool
+  bool expandable = false;
+  uint32_t stack = 0;
+  std::vector<SnapshotBlock> blocks;
+};
+
+enum class SnapshotAction : uint8_t {
+  kAlloc,
+  kFreeRequested,
+  kFreeCompleted,
+  kSegmentAlloc,
+  kSegmentFree,
+  kSegmentMap,
+  kSegmentUnmap,
+  kSnapshot,
+  kOom,
+  kOther
+};
+
+// One entry of a device's ring buffer of allocator actions.
+struct SnapshotEvent {
+  SnapshotAction action = SnapshotAction::kOther;
+  int64_t addr = 0, size = 0, stream = 0, time_us = 0;
+  int64_t device_free = -1;  // oom: bytes free on the device; -1 absent
+  uint32_t stack = 0;
+  uint32_t compile_context = 0;  // strings; 0 absent
+};
+
+// A record_function range's start or end (external_annotations).
+struct SnapshotAnnotation {
+  int32_t device = 0;
+  bool start = true;
+  uint32_t name = 0;  // strings
+  int64_t time_us = 0;
+};
+
+struct MemorySnapshot {
+  std::string file;
+  StringTable strings;
+  std::vector<SnapshotFrame> frames;
+  std::vector<std::vector<uint32_t>> stacks;  // frame ids, innermost first; [0] is empty
+  std::vector<SnapshotSegment> segments;
+  std::vector<std::vector<SnapshotEvent>> traces;  // by device
+  std::vector<SnapshotAnnotation> annotations;
+  bool overflowed = false;   // allocator_settings' trace_alloc_overflowed
+  int64_t max_entries = -1;  // the ring's trace_alloc_max_entries; -1 unknown
+};
+
+// The snapshot in a pickle. A value of the wrong type where the format has one is an
+// Error naming the field; fields a version of torch did not write are absent, not errors.
+MemorySnapshot ReadSnapshot(const PickleData& data, const std::string& file);
+// The snapshot in the file at path (gzipped or not), its bytes as read added to
+// *bytes_read where given. Throws Error (kInput) with the byte offset where one applies.
+MemorySnapshot LoadSnapshot(const std::string& path, std::atomic<uint64_t>* bytes_read = nullptr);
+
+}  // namespace torch2pprof

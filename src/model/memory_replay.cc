@@ -1,0 +1,213 @@
+#include "model/memory_replay.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "convert/frame_names.h"
+
+namespace torch2pprof {
+
+bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_t line) {
+  // torch/cuda/_memory_viz.py's _frame_filter: the same parts of names and file names.
+  static constexpr std::string_view kFunctions[] = {"unwind::unwind",    "CapturedTraceback::gather",
+                                                    "gather_with_cpp",   "_start",
+                                                    "__libc_start_main", "PyEval_",
+                                                    "PyObject_",         "PyFunction_"};
+  static constexpr std::string_view kFiles[] = {"core/boxing",
+                                                "/Register",
+                                                "/Redispatch",
+                                                "pythonrun.c",
+                                                "Modules/main.c",
+                                                "Objects/call.c",
+                                                "Objects/methodobject.c",
+                                                "pycore_ceval.h",
+                                                "ceval.c",
+                                                "cpython/abstract.h"};
+  for (std::string_view f : kFunctions) {
+    if (name.find(f) != std::string_view::npos) return true;
+  }
+  for (std::string_view f : kFiles) {
+    if (filename.find(f) != std::string_view::npos) return true;
+  }
+  // More than _memory_viz hides (docs/reference.md): the caching allocator's own frames
+  // and ATen's tensor factories below the operator, so that a stack ends at the operator
+  // that asked for memory; the generated dispatch
+  // wrappers where the file name has no directory ("RegisterCUDA_0.cpp"); and, among C++
+  // frames, the rest of the interpreter's C API (PyMethod_New, _PyObject_MakeTpCall,
+  // Py_RunMain) and the C library's start, which _memory_viz leaves between Python frames.
+  if (name.find("CachingAllocator::") != std::string_view::npos) return true;
+  if (name.find("at::detail::empty") != std::string_view::npos) return true;  // the tensor factories
+  if (name.find("at::detail::_empty") != std::string_view::npos) return true;
+  if (filename.rfind("Register", 0) == 0 || filename.rfind("Redispatch", 0) == 0) return true;
+  if (line == 0) {
+    if (name.rfind("Py", 0) == 0 || name.rfind("_Py", 0) == 0 || name.rfind("__libc_", 0) == 0) return true;
+  }
+  return false;
+}
+
+int64_t Requested(const SnapshotBlock& b) { return std::clamp<int64_t>(b.requested_size, 0, b.size); }
+
+std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s) {
+  std::map<int32_t, DevicePeak> by;
+  for (const SnapshotSegment& seg : s.segments) {
+    DevicePeak& p = by[seg.device];
+    p.device = seg.device;
+    p.reserved_bytes += seg.total_size;
+    for (const SnapshotBlock& b : seg.blocks) {
+      // The ring records the bytes asked for, not the block's rounded size: the level is
+      // replayed in the ring's unit (the rounding shows in dump_space).
+      if (b.state == BlockState::kActiveAllocated || b.state == BlockState::kActivePendingFree) {
+        p.dump_bytes += Requested(b);
+      }
+    }
+  }
+  // A device with no segments and an empty ring is no device of the snapshot's.
+  for (size_t d = 0; d < s.traces.size(); ++d) {
+    if (!s.traces[d].empty()) by[static_cast<int32_t>(d)].device = static_cast<int32_t>(d);
+  }
+  std::vector<DevicePeak> out;
+  for (auto& [device, p] : by) {
+    const std::vector<SnapshotEvent>* ring =
+        device >= 0 && static_cast<size_t>(device) < s.traces.size() ? &s.traces[static_cast<size_t>(device)] : nullptr;
+    // Allocated: alloc adds, free_completed takes away (free_requested is no free yet).
+    // Reserved: segment_alloc and segment_map add, segment_free and segment_unmap take away.
+    auto allocated = AllocatedChange;
+    auto reserved = ReservedChange;
+    int64_t net = 0, net_reserved = 0;
+    if (ring) {
+      for (const SnapshotEvent& e : *ring) net += allocated(e), net_reserved += reserved(e);
+    }
+    p.before_bytes = p.dump_bytes - net;
+    p.peak_bytes = p.before_bytes;
+    int64_t level = p.before_bytes, reserve = p.reserved_bytes - net_reserved;
+    // The replays must agree: never less than nothing allocated, and a peak no higher
+    // than the most ever reserved. (Moment by moment they need not: the ring logs a
+    // block's alloc and its segment's in either order around a retry.)
+    int64_t most_reserved = reserve;
+    p.consistent = level >= 0;
+    if (ring) {
+      for (size_t i = 0; i < ring->size(); ++i) {
+        const SnapshotEvent& e = (*ring)[i];
+        level += allocated(e), reserve += reserved(e);
+        most_reserved = std::max(most_reserved, reserve);
+        if (level < 0) p.consistent = false;
+        if (level > p.peak_bytes) {
+          p.peak_bytes = level;
+          p.peak_entry = static_cast<int64_t>(i);
+          p.peak_time_us = e.time_us;
+        }
+      }
+    }
+    if (p.peak_bytes > most_reserved) p.consistent = false;
+    // And the blocks live at the peak must make up its level.
+    int64_t live = 0;
+    for (const LiveBlock& b : LiveAfter(s, device, p.peak_entry)) live += b.bytes;
+    if (live != p.peak_bytes) p.consistent = false;
+    out.push_back(p);
+  }
+  return out;
+}
+
+int64_t AllocatedChange(const SnapshotEvent& e) {
+  // free_requested is no free yet: the block waits for its stream.
+  return e.action == SnapshotAction::kAlloc ? e.size : e.action == SnapshotAction::kFreeCompleted ? -e.size : 0;
+}
+
+int64_t ReservedChange(const SnapshotEvent& e) {
+  const SnapshotAction a = e.action;
+  return a == SnapshotAction::kSegmentAlloc || a == SnapshotAction::kSegmentMap    ? e.size
+         : a == SnapshotAction::kSegmentFree || a == SnapshotAction::kSegmentUnmap ? -e.size
+                                                                                   : 0;
+}
+
+std::string FrameName(const MemorySnapshot& s, uint32_t frame) {
+  const SnapshotFrame& f = s.frames[frame];
+  std::string name(s.strings.Get(f.name));
+  if (f.line > 0) name += " " + std::string(ShortPath(s.strings.Get(f.filename))) + ":" + std::to_string(f.line);
+  return name;
+}
+
+std::string StackSite(const MemorySnapshot& s, uint32_t stack) {
+  const std::vector<uint32_t>& frames = s.stacks[stack];  // innermost first
+  for (uint32_t f : frames) {
+    if (s.frames[f].line > 0) return FrameName(s, f);
+  }
+  // No Python frame (the autograd engine's threads, C++ callers): the backward node that
+  // ran, else the operator called, else the innermost frame shown; a C++ name without
+  // its parameter list.
+  auto name = [&](uint32_t f) { return s.strings.Get(s.frames[f].name); };
+  auto bare = [](std::string_view n) { return std::string(WithoutParameters(n)); };
+  static constexpr std::string_view kNode = "torch::autograd::generated::", kOp = "at::_ops::";
+  for (uint32_t f : frames) {
+    const std::string_view n = name(f);
+    if (n.rfind(kNode, 0) == 0 && n.find("::apply(") != std::string_view::npos) {
+      const std::string node = bare(n.substr(kNode.size()));
+      return "[backward] " + node.substr(0, node.rfind("::apply"));
+    }
+  }
+  for (uint32_t f : frames) {
+    const std::string_view n = name(f);
+    if (n.rfind(kOp, 0) == 0 && n.find("::call(") != std::string_view::npos) return bare(n);
+  }
+  for (uint32_t f : frames) {
+    const SnapshotFrame& sf = s.frames[f];
+    if (!IsSnapshotPlumbing(name(f), s.strings.Get(sf.filename), sf.line)) return bare(name(f));
+  }
+  return "[no stack recorded]";
+}
+
+std::string DisagreeLine(const std::string& device) {
+  return device +
+         ": the ring and the segments disagree: replayed back from the dump, the ring frees more than was "
+         "allocated, allocates more than was reserved, or leaves bytes no block explains (a synthetic or edited "
+         "snapshot?); the peak is the replay's";
+}
+
+const std::vector<SnapshotEvent>& Ring(const MemorySnapshot& s, int32_t device) {
+  static const std::vector<SnapshotEvent> kNone;
+  return device >= 0 && static_cast<size_t>(device) < s.traces.size() ? s.traces[static_cast<size_t>(device)] : kNone;
+}
+
+std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device, int64_t entry) {
+  // Live: the ring's allocs not freed by then; the blocks allocated before the ring and
+  // freed after the moment (the ring frees an address it never allocated); the blocks
+  // active at the dump whose address the ring never allocates.
+  const std::vector<SnapshotEvent>& ring = Ring(s, device);
+  std::unordered_map<int64_t, size_t> open;  // by address: the ring's alloc not yet freed
+  std::unordered_set<int64_t> touched;       // addresses the ring allocates
+  std::vector<LiveBlock> out;
+  for (size_t i = 0; i < ring.size(); ++i) {
+    const SnapshotEvent& e = ring[i];
+    const bool by_then = static_cast<int64_t>(i) <= entry;
+    if (e.action == SnapshotAction::kAlloc) {
+      touched.insert(e.addr);
+      if (by_then) open[e.addr] = i;
+    } else if (e.action == SnapshotAction::kFreeCompleted) {
+      if (by_then) {
+        open.erase(e.addr);
+      } else if (!touched.count(e.addr)) {
+        out.push_back(LiveBlock{LiveBlock::kFreedLater, e.size, e.stack, static_cast<int64_t>(i), nullptr});
+      }
+    }
+  }
+  std::vector<size_t> allocs;
+  for (const auto& [addr, i] : open) allocs.push_back(i);
+  std::sort(allocs.begin(), allocs.end());
+  for (size_t i : allocs) {
+    out.push_back(LiveBlock{LiveBlock::kRingAlloc, ring[i].size, ring[i].stack, static_cast<int64_t>(i), nullptr});
+  }
+  for (const SnapshotSegment& seg : s.segments) {
+    if (seg.device != device) continue;
+    for (const SnapshotBlock& blk : seg.blocks) {
+      if (blk.state != BlockState::kActiveAllocated && blk.state != BlockState::kActivePendingFree) continue;
+      if (touched.count(blk.address)) continue;
+      out.push_back(LiveBlock{LiveBlock::kStillActive, Requested(blk), blk.stack, -1, &seg});
+    }
+  }
+  return out;
+}
+
+}  // namespace torch2pprof

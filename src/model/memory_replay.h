@@ -1,0 +1,75 @@
+// The allocator's history in a memory snapshot, replayed: each device's allocated bytes
+// through the recorded window, its peak, and the blocks live at any moment of it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "load/snapshot.h"
+
+namespace torch2pprof {
+
+// Each device's allocated memory through the recorded window: the level before the
+// ring's first entry, then after each entry; its peak and when.
+struct DevicePeak {
+  int32_t device = 0;
+  int64_t dump_bytes = 0;    // bytes asked for by the blocks active at the dump (the ring's unit)
+  int64_t before_bytes = 0;  // before the ring's first entry (dump less the ring's net allocation)
+  int64_t peak_bytes = 0;
+  int64_t peak_entry = -1;  // index of the ring entry after which the peak holds; -1 before the ring
+  int64_t peak_time_us = 0;
+  int64_t reserved_bytes = 0;  // the segments' total_size at the dump
+  // False where the replay goes below zero, above the most ever reserved, or to a peak
+  // the blocks live there do not make up: the ring and the segments disagree.
+  bool consistent = true;
+};
+// By device, in order; a device with no segments and an empty ring is none.
+std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s);
+
+// A block's bytes as asked for (requested_size, at most its size).
+int64_t Requested(const SnapshotBlock& b);
+
+// What an entry of the ring does to the allocated bytes (alloc +, free_completed -) and to
+// the reserved bytes (segment_alloc and segment_map +, segment_free and segment_unmap -).
+int64_t AllocatedChange(const SnapshotEvent& e);
+int64_t ReservedChange(const SnapshotEvent& e);
+
+// A frame as every output names it, as a trace's Python frames are named: Python frames
+// "function path:line" (the path after site-packages/), C++ frames their name as recorded.
+std::string FrameName(const MemorySnapshot& s, uint32_t frame);
+// The code a stack's allocation is put down to in analyze: its innermost Python frame;
+// else the autograd node that ran ("[backward] MeanBackward0"), else the operator called
+// ("at::_ops::div_Tensor::call"), else its innermost frame not hidden (C++ names without
+// their parameters); else "[no stack recorded]".
+std::string StackSite(const MemorySnapshot& s, uint32_t stack);
+
+// What the comments and warnings say of a device whose ring and segments disagree.
+std::string DisagreeLine(const std::string& device);
+
+// The device's ring (empty where it has none).
+const std::vector<SnapshotEvent>& Ring(const MemorySnapshot& s, int32_t device);
+
+// A block live at a moment of the window, by the way it came to be live.
+struct LiveBlock {
+  enum Kind : uint8_t {
+    kRingAlloc,    // an alloc of the ring not yet freed; entry is the alloc
+    kFreedLater,   // allocated before the ring, freed by it later; entry is the free, its stack the free's
+    kStillActive,  // allocated before the ring, active at the dump; block and segment say which
+  } kind;
+  int64_t bytes = 0;
+  uint32_t stack = 0;
+  int64_t entry = -1;
+  const SnapshotSegment* segment = nullptr;
+};
+// The blocks live on the device after ring entry `entry` (-1: before the ring's first),
+// replayed from the dump: their bytes add up to the level there where the ring and the
+// segments agree. In the ring's order, then the dump's.
+std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device, int64_t entry);
+
+// Whether a frame is the interpreter's or the allocator's own, hidden by default as
+// torch.cuda._memory_viz hides it (_frame_filter), and a few more (line 0: a C++ frame).
+bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_t line);
+
+}  // namespace torch2pprof

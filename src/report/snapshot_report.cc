@@ -1,0 +1,233 @@
+// analyze on a memory snapshot: per device the dump's segments (reserved, allocated,
+// fragmentation), the peak and the out-of-memory events with the code holding memory
+// there; each table described once (table.h) and written as text, JSON and CSV.
+#include "report/snapshot_tables.h"
+#include "torch2pprof/error.h"
+#include "torch2pprof/report.h"
+
+namespace torch2pprof {
+
+using namespace report;
+
+namespace report {
+
+namespace {
+
+// A site as people read it: an absolute path in it keeps its last two parts
+// ("step …/cs336_basics/optimizer.py:73"); JSON and CSV keep it whole.
+Cell SiteCell(const std::string& site) {
+  Cell cell = Text(site);
+  const size_t path = cell.display.find(" /");
+  if (path == std::string::npos || Columns(cell.display) <= 60) return cell;
+  const size_t last = cell.display.rfind('/');
+  const size_t before = last == 0 ? std::string::npos : cell.display.rfind('/', last - 1);
+  if (before == std::string::npos || before <= path + 1) return cell;
+  cell.display = cell.display.substr(0, path + 1) + "\xE2\x80\xA6" + cell.display.substr(before);
+  return cell;
+}
+
+}  // namespace
+
+std::vector<SiteRow> PeakSiteRows(const SnapshotAnalysis& a) {
+  std::vector<SiteRow> rows;
+  for (const SnapshotDevice& d : a.devices) {
+    for (const SnapshotSite& s : d.peak_sites) rows.push_back(SiteRow{d.device, -1, d.peak_bytes, &s});
+  }
+  return rows;
+}
+
+std::vector<SiteRow> OomSiteRows(const SnapshotAnalysis& a) {
+  std::vector<SiteRow> rows;
+  for (const SnapshotDevice& d : a.devices) {
+    for (const SnapshotOom& o : d.ooms) {
+      for (const SnapshotSite& s : o.sites) rows.push_back(SiteRow{d.device, o.entry, o.allocated_bytes, &s});
+    }
+  }
+  return rows;
+}
+
+std::vector<OomRow> OomRows(const SnapshotAnalysis& a) {
+  std::vector<OomRow> rows;
+  for (const SnapshotDevice& d : a.devices) {
+    for (const SnapshotOom& o : d.ooms) rows.push_back(OomRow{&d, &o});
+  }
+  return rows;
+}
+
+std::vector<LevelRow> LevelRows(const SnapshotAnalysis& a) {
+  std::vector<LevelRow> rows;
+  for (const SnapshotDevice& d : a.devices) {
+    for (const SnapshotLevel& l : d.timeline) rows.push_back(LevelRow{d.device, &l});
+  }
+  return rows;
+}
+
+DataTable<SnapshotDevice> DevicesTable(const SnapshotAnalysis& a) {
+  return {
+      "devices",
+      a.devices,
+      false,
+      {{"device", "device", [](const SnapshotDevice& d) { return Text(d.device); }},
+       {"segments", "segments", [](const SnapshotDevice& d) { return Int(d.segments); }},
+       {"reserved_bytes", "reserved", [](const SnapshotDevice& d) { return ByteCount(d.reserved_bytes); }},
+       {"allocated_bytes", "allocated", [](const SnapshotDevice& d) { return ByteCount(d.allocated_bytes); }},
+       {"rounding_bytes", "rounding", [](const SnapshotDevice& d) { return ByteCount(d.rounding_bytes); }},
+       {"pending_free_bytes", "pending free", [](const SnapshotDevice& d) { return ByteCount(d.pending_free_bytes); }},
+       {"free_bytes", "cached free", [](const SnapshotDevice& d) { return ByteCount(d.free_bytes); }},
+       {"largest_free_bytes", "largest free", [](const SnapshotDevice& d) { return ByteCount(d.largest_free_bytes); }},
+       {"free_internal_share", "internal",
+        [](const SnapshotDevice& d) { return Share(d.rounding_bytes, d.rounding_bytes + d.free_bytes); }},
+       {"peak_bytes", "peak", [](const SnapshotDevice& d) { return ByteCount(d.peak_bytes); }},
+       {"peak_entry", "", [](const SnapshotDevice& d) { return SignedInt(d.peak_entry); }},
+       {"peak_time_us", "", [](const SnapshotDevice& d) { return SignedInt(d.peak_time_us); }},
+       {"before_bytes", "", [](const SnapshotDevice& d) { return ByteCount(d.before_bytes); }},
+       {"ring_entries", "", [](const SnapshotDevice& d) { return Int(d.ring_entries); }},
+       {"allocs", "", [](const SnapshotDevice& d) { return Int(d.allocs); }},
+       {"frees", "", [](const SnapshotDevice& d) { return Int(d.frees); }},
+       {"segment_allocs", "", [](const SnapshotDevice& d) { return Int(d.segment_allocs); }},
+       {"segment_frees", "", [](const SnapshotDevice& d) { return Int(d.segment_frees); }},
+       {"first_time_us", "", [](const SnapshotDevice& d) { return SignedInt(d.first_time_us); }},
+       {"last_time_us", "", [](const SnapshotDevice& d) { return SignedInt(d.last_time_us); }},
+       {"consistent", "",
+        [](const SnapshotDevice& d) {
+          return Cell{Cell::kNumber, d.consistent ? "true" : "false", ""};
+        },
+        false}}};
+}
+
+DataTable<SiteRow> SitesTable(const std::string& name, const std::vector<SiteRow>& rows, bool oom) {
+  std::vector<Column<SiteRow>> columns = {
+      {"site", "site", [](const SiteRow& r) { return SiteCell(r.site->site); }},
+      {"device", "", [](const SiteRow& r) { return Text(r.device); }},
+      {"bytes", "bytes", [](const SiteRow& r) { return ByteCount(r.site->bytes); }},
+      {"share", "share", [](const SiteRow& r) { return Share(r.site->bytes, r.whole); }},
+      {"blocks", "blocks", [](const SiteRow& r) { return Int(r.site->blocks); }}};
+  if (oom) columns.insert(columns.begin() + 2, {"oom_entry", "", [](const SiteRow& r) { return SignedInt(r.oom); }});
+  return {name, rows, true, std::move(columns)};
+}
+
+DataTable<OomRow> OomsTable(const std::vector<OomRow>& rows) {
+  return {
+      "ooms",
+      rows,
+      false,
+      {{"device", "device", [](const OomRow& r) { return Text(r.device->device); }},
+       {"entry", "ring entry", [](const OomRow& r) { return SignedInt(r.oom->entry); }},
+       {"time_us", "", [](const OomRow& r) { return SignedInt(r.oom->time_us); }},
+       {"", "at",
+        [](const OomRow& r) { return Text("+" + FormatDuration((r.oom->time_us - r.device->first_time_us) * 1000)); }},
+       {"requested_bytes", "asked for", [](const OomRow& r) { return ByteCount(r.oom->requested_bytes); }},
+       {"device_free_bytes", "free on device",
+        [](const OomRow& r) { return r.oom->device_free_bytes < 0 ? Null() : ByteCount(r.oom->device_free_bytes); }},
+       {"allocated_bytes", "allocated", [](const OomRow& r) { return ByteCount(r.oom->allocated_bytes); }}}};
+}
+
+DataTable<LevelRow> TimelineTable(const std::vector<LevelRow>& rows) {
+  return {"timeline",
+          rows,
+          false,
+          {{"device", "device", [](const LevelRow& r) { return Text(r.device); }},
+           {"time_us", "time_us", [](const LevelRow& r) { return SignedInt(r.level->time_us); }},
+           {"allocated_bytes", "allocated", [](const LevelRow& r) { return ByteCount(r.level->allocated_bytes); }},
+           {"reserved_bytes", "reserved", [](const LevelRow& r) { return ByteCount(r.level->reserved_bytes); }}}};
+}
+
+std::string PeakSentence(const SnapshotDevice& d) {
+  std::string at = d.peak_entry < 0
+                       ? std::string("before the recorded window")
+                       : "after ring entry " + std::to_string(d.peak_entry) + " of " +
+                             Count(static_cast<uint64_t>(d.ring_entries)) + " (+" +
+                             FormatDuration((d.peak_time_us - d.first_time_us) * 1000) + " into the window)";
+  return d.device + ": peak " + Bytes(d.peak_bytes) + " allocated " + at + "; " + Bytes(d.before_bytes) +
+         " were allocated before the window";
+}
+
+}  // namespace report
+
+namespace {
+
+std::string Section(const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; }
+
+}  // namespace
+
+const std::vector<std::string>& SnapshotCsvTables() {
+  static const std::vector<std::string> tables = {"devices", "peak_sites", "ooms", "oom_sites", "timeline"};
+  return tables;
+}
+
+std::string RenderSnapshotText(const SnapshotAnalysis& a, const ReportOptions& o) {
+  std::string out = "torch2pprof analyze: " + FitLeft(VisibleText(a.file), kWidth - 60) + " (CUDA memory snapshot, " +
+                    std::to_string(a.devices.size()) + " device" + (a.devices.size() == 1 ? "" : "s") + ")\n";
+  out += Section(
+      "Devices at the dump (free as torch's _memory_viz segment summary: rounding is internal, cached "
+      "free external)");
+  out += WriteText(DevicesTable(a), 0);
+  if (a.overflowed) out += "The ring of allocator actions overflowed: the window starts at its oldest entry.\n";
+  for (const SnapshotDevice& d : a.devices) {
+    if (!d.consistent) {
+      out += d.device +
+             ": the ring and the segments disagree (a synthetic or edited snapshot?): the peak is the "
+             "ring's replay\n";
+    }
+  }
+  std::vector<SiteRow> peak = PeakSiteRows(a);
+  for (const SnapshotDevice& d : a.devices) {
+    out += Section("Live at the peak, by the code that allocated it (innermost Python frame)");
+    out += Wrap(PeakSentence(d), "", "  ") + "\n";
+    std::vector<SiteRow> rows;
+    for (const SiteRow& r : peak) {
+      if (r.device == d.device) rows.push_back(r);
+    }
+    out += rows.empty() ? "(nothing allocated)\n" : WriteText(SitesTable("peak_sites", rows, false), o.top);
+    if (rows.size() > Limit(rows.size(), o.top)) {
+      out += "(" + std::to_string(rows.size() - Limit(rows.size(), o.top)) + " more; -top 0 shows all)\n";
+    }
+  }
+  const std::vector<OomRow> ooms = OomRows(a);
+  out += Section("Out of memory");
+  if (ooms.empty()) {
+    out += "(no oom entry in the ring)\n";
+  } else {
+    out += WriteText(OomsTable(ooms), 0);
+    const OomRow& last = ooms.back();
+    std::vector<SiteRow> rows;
+    for (const SnapshotSite& s : last.oom->sites) {
+      rows.push_back(SiteRow{last.device->device, last.oom->entry, last.oom->allocated_bytes, &s});
+    }
+    out += "\nLive at the last: " + last.device->device + " asked for " + Bytes(last.oom->requested_bytes) + " with " +
+           Bytes(last.oom->allocated_bytes) + " allocated\n";
+    out += WriteText(SitesTable("oom_sites", rows, false), o.top);
+  }
+  return VisibleLines(out);
+}
+
+std::string RenderSnapshotJson(const SnapshotAnalysis& a, const ReportOptions& o) {
+  Json j;
+  j.Open('{');
+  j.Field("file", a.file);
+  j.Key("overflowed");
+  j.Raw(a.overflowed ? "true" : "false");
+  WriteJson(j, DevicesTable(a), o.rows);
+  WriteJson(j, SitesTable("peak_sites", PeakSiteRows(a), false), o.rows);
+  const std::vector<OomRow> ooms = OomRows(a);
+  WriteJson(j, OomsTable(ooms), o.rows);
+  WriteJson(j, SitesTable("oom_sites", OomSiteRows(a), true), o.rows);
+  const std::vector<LevelRow> levels = LevelRows(a);
+  WriteJson(j, TimelineTable(levels), 0);
+  j.Close('}');
+  return j.out + "\n";
+}
+
+std::string RenderSnapshotCsv(const SnapshotAnalysis& a, const ReportOptions& o) {
+  if (o.table == "devices") return WriteCsv(DevicesTable(a), o.rows);
+  if (o.table == "peak_sites") return WriteCsv(SitesTable("peak_sites", PeakSiteRows(a), false), o.rows);
+  if (o.table == "ooms") return WriteCsv(OomsTable(OomRows(a)), o.rows);
+  if (o.table == "oom_sites") return WriteCsv(SitesTable("oom_sites", OomSiteRows(a), true), o.rows);
+  if (o.table == "timeline") return WriteCsv(TimelineTable(LevelRows(a)), o.rows);
+  std::string names;
+  for (const std::string& n : SnapshotCsvTables()) names += (names.empty() ? "" : ", ") + n;
+  throw Error(Error::Kind::kUsage, "", -1,
+              "for a memory snapshot, --table must be one of " + names + " (got '" + o.table + "')");
+}
+
+}  // namespace torch2pprof

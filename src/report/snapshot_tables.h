@@ -1,0 +1,42 @@
+// The tables of analyze on a memory snapshot, described once (table.h) for text, JSON,
+// CSV and HTML.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/table.h"
+#include "torch2pprof/analysis.h"
+
+namespace torch2pprof::report {
+
+// A site with its device: live at the peak (oom -1) or at the OOM of that ring entry.
+struct SiteRow {
+  std::string device;
+  int64_t oom = -1;
+  int64_t whole = 0;  // the bytes live at that moment, for the share
+  const SnapshotSite* site = nullptr;
+};
+struct OomRow {
+  const SnapshotDevice* device = nullptr;
+  const SnapshotOom* oom = nullptr;
+};
+struct LevelRow {
+  std::string device;
+  const SnapshotLevel* level = nullptr;
+};
+
+std::vector<SiteRow> PeakSiteRows(const SnapshotAnalysis& a);
+std::vector<SiteRow> OomSiteRows(const SnapshotAnalysis& a);
+std::vector<OomRow> OomRows(const SnapshotAnalysis& a);
+std::vector<LevelRow> LevelRows(const SnapshotAnalysis& a);
+
+DataTable<SnapshotDevice> DevicesTable(const SnapshotAnalysis& a);
+DataTable<SiteRow> SitesTable(const std::string& name, const std::vector<SiteRow>& rows, bool oom);
+DataTable<OomRow> OomsTable(const std::vector<OomRow>& rows);
+DataTable<LevelRow> TimelineTable(const std::vector<LevelRow>& rows);
+
+// "cuda:0: peak 6.53 GiB allocated after ring entry 9966 of 19,136 (+1.2s into the window); ..."
+std::string PeakSentence(const SnapshotDevice& d);
+
+}  // namespace torch2pprof::report

@@ -1,0 +1,66 @@
+// The replay of a snapshot's ring: what is live at any moment, by the three ways a
+// block is live, and the frame rule the profile and the analysis share.
+#include "model/memory_replay.h"
+
+#include <gtest/gtest.h>
+
+namespace torch2pprof {
+namespace {
+
+SnapshotEvent Event(SnapshotAction a, int64_t addr, int64_t size, uint32_t stack = 0) {
+  SnapshotEvent e;
+  e.action = a, e.addr = addr, e.size = size, e.stack = stack;
+  return e;
+}
+
+TEST(MemoryReplay, LiveAfterEachEntry) {
+  MemorySnapshot s;
+  SnapshotSegment seg;
+  seg.blocks.push_back(SnapshotBlock{0, 512, 500, BlockState::kActiveAllocated, 1});      // before the ring
+  seg.blocks.push_back(SnapshotBlock{512, 512, 100, BlockState::kActivePendingFree, 2});  // the ring's
+  s.segments.push_back(seg);
+  s.traces.push_back({Event(SnapshotAction::kAlloc, 512, 100, 2), Event(SnapshotAction::kAlloc, 4096, 30, 3),
+                      Event(SnapshotAction::kFreeCompleted, 4096, 30, 3),
+                      Event(SnapshotAction::kFreeCompleted, 9999, 7, 4)});  // allocated before the ring
+  auto bytes = [&](int64_t entry) {
+    int64_t sum = 0;
+    for (const LiveBlock& b : LiveAfter(s, 0, entry)) sum += b.bytes;
+    return sum;
+  };
+  EXPECT_EQ(bytes(-1), 500 + 7);
+  EXPECT_EQ(bytes(0), 500 + 7 + 100);
+  EXPECT_EQ(bytes(1), 500 + 7 + 100 + 30);
+  EXPECT_EQ(bytes(2), 500 + 7 + 100);
+  EXPECT_EQ(bytes(3), 500 + 100);  // the dump
+  const std::vector<LiveBlock> before = LiveAfter(s, 0, -1);
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(before[0].kind, LiveBlock::kFreedLater);
+  EXPECT_EQ(before[0].stack, 4u);  // the free's
+  EXPECT_EQ(before[1].kind, LiveBlock::kStillActive);
+  const std::vector<DevicePeak> peaks = DevicePeaks(s);
+  ASSERT_EQ(peaks.size(), 1u);
+  EXPECT_EQ(peaks[0].peak_bytes, bytes(1));
+  EXPECT_EQ(peaks[0].peak_entry, 1);
+}
+
+TEST(MemoryReplay, HidesTheInterpreterAndTheAllocator) {
+  // _memory_viz's own rules.
+  EXPECT_TRUE(IsSnapshotPlumbing("torch::unwind::unwind()", "??", 0));
+  EXPECT_TRUE(IsSnapshotPlumbing("_PyEval_EvalFrameDefault", "??", 0));
+  EXPECT_TRUE(IsSnapshotPlumbing("f", "aten/src/ATen/core/boxing/impl.h", 0));
+  // More than _memory_viz hides.
+  EXPECT_TRUE(
+      IsSnapshotPlumbing("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long)",
+                         "CUDACachingAllocator.cpp", 0));
+  EXPECT_TRUE(IsSnapshotPlumbing("wrap_kernel_functor_unboxed_", "RegisterCUDA_0.cpp", 0));
+  EXPECT_TRUE(IsSnapshotPlumbing("PyMethod_New", "??", 0));
+  EXPECT_TRUE(IsSnapshotPlumbing("__libc_init_first", "??", 0));
+  EXPECT_TRUE(IsSnapshotPlumbing("at::detail::empty_strided_generic(c10::ArrayRef<long>)", "??", 0));
+  // Kept: the operator that asked, and Python frames whatever their name.
+  EXPECT_FALSE(IsSnapshotPlumbing("at::meta::structured_bmm::meta(at::Tensor const&, at::Tensor const&)", "??", 0));
+  EXPECT_FALSE(IsSnapshotPlumbing("PyTorchModule", "model.py", 12));
+  EXPECT_FALSE(IsSnapshotPlumbing("forward", "model.py", 39));
+}
+
+}  // namespace
+}  // namespace torch2pprof

@@ -10,6 +10,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/ranks.h"
+#include "analysis/snapshot_analysis.h"
 #include "analysis/summary_file.h"
 #include "convert/aggregator.h"
 #include "convert/snapshot_profile.h"
@@ -82,9 +83,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (PickleData::Node c : d.Items(n)) todo.push_back(c);
     }
     // And as a snapshot: its profile must be one pprof can read.
-    const Profile p = SnapshotProfile(ReadSnapshot(d, "fuzz.pickle"), SnapshotProfileOptions{});
+    const MemorySnapshot snapshot = ReadSnapshot(d, "fuzz.pickle");
+    const Profile p = SnapshotProfile(snapshot, DevicePeaks(snapshot), SnapshotProfileOptions{});
     if (!ValidateProfile(p).empty()) __builtin_trap();
     EncodeProfile(p);
+    const SnapshotAnalysis analysis = AnalyzeMemorySnapshot(snapshot);
+    RenderSnapshotText(analysis, ReportOptions{});
+    RenderSnapshotJson(analysis, ReportOptions{});
   } catch (const Error&) {
   }
   // The first byte picks the options, so one corpus covers every mode.

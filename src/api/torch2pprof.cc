@@ -277,8 +277,9 @@ void ConvertSnapshot(const ConvertOptions& options, Stages& stages, ConvertResul
   stages.Begin("aggregate");
   SnapshotProfileOptions profile_options;
   profile_options.all_frames = options.all_frames;
-  result.profile = SnapshotProfile(snapshot, profile_options);
-  for (const DevicePeak& peak : DevicePeaks(snapshot)) {
+  const std::vector<DevicePeak> peaks = DevicePeaks(snapshot);
+  result.profile = SnapshotProfile(snapshot, peaks, profile_options);
+  for (const DevicePeak& peak : peaks) {
     if (!peak.consistent) result.warnings.push_back("warning: " + DisagreeLine("cuda:" + std::to_string(peak.device)));
   }
   ApplySampleType(options, result.profile);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "convert/aggregator.h"
@@ -30,6 +31,9 @@ class Builder {
   // The leaf node of a stack (root to leaf), with an optional pseudo-frame above the
   // stack's root (`root`) or below its leaf (`leaf`).
   uint32_t Node(uint32_t stack, const std::string& root = "", const std::string& leaf = "") {
+    // Most samples are a stack alone, and stacks repeat: walked once each.
+    const bool plain = root.empty() && leaf.empty();
+    if (plain && stack < plain_node_.size() && plain_node_[stack] != 0) return plain_node_[stack];
     uint32_t node = 0;
     if (!root.empty()) node = Child(node, Pseudo(root));
     const std::vector<uint32_t>& frames = s_.stacks[stack];
@@ -39,6 +43,10 @@ class Builder {
     }
     if (node == 0) node = Child(node, Pseudo("[no stack recorded]"));
     if (!leaf.empty()) node = Child(node, Pseudo(leaf));
+    if (plain) {
+      if (plain_node_.size() <= stack) plain_node_.resize(s_.stacks.size(), 0);
+      plain_node_[stack] = node;
+    }
     return node;
   }
 
@@ -47,6 +55,11 @@ class Builder {
   // force where it is an alloc of the ring (ids into the snapshot's strings, 0: none).
   uint32_t Labels(int32_t device, int64_t stream, uint32_t segment_type = 0, uint32_t pool = 0,
                   uint32_t compile_context = 0, uint32_t annotation = 0) {
+    // Looked up by the ids first: a snapshot's millions of entries share a few label sets.
+    const std::tuple<int32_t, int64_t, uint32_t, uint32_t, uint32_t, uint32_t> ids{
+        device, stream, segment_type, pool, compile_context, annotation};
+    auto known = labels_of_ids_.find(ids);
+    if (known != labels_of_ids_.end()) return known->second;
     std::vector<Label> l;
     l.push_back({"device", "cuda:" + std::to_string(device), 0, false});
     l.push_back({"stream", std::to_string(stream), 0, false});
@@ -61,6 +74,7 @@ class Builder {
     for (const Label& x : l) key += x.key + "=" + x.str + "\n";
     auto [it, added] = labels_.try_emplace(key, static_cast<uint32_t>(p_.label_sets.size()));
     if (added) p_.label_sets.push_back(std::move(l));
+    labels_of_ids_.emplace(ids, it->second);
     return it->second;
   }
 
@@ -106,8 +120,10 @@ class Builder {
   const MemorySnapshot& s_;
   const SnapshotProfileOptions& o_;
   Profile& p_;
-  std::vector<int32_t> frame_of_;  // by snapshot frame: profile frame, -1 not yet, -2 hidden
+  std::vector<int32_t> frame_of_;     // by snapshot frame: profile frame, -1 not yet, -2 hidden
+  std::vector<uint32_t> plain_node_;  // by snapshot stack: its leaf node without pseudo-frames; 0 not yet
   std::unordered_map<std::string, uint32_t> pseudo_, labels_;
+  std::map<std::tuple<int32_t, int64_t, uint32_t, uint32_t, uint32_t, uint32_t>, uint32_t> labels_of_ids_;
   std::unordered_map<uint64_t, uint32_t> children_, samples_;
 };
 
@@ -154,7 +170,8 @@ std::vector<uint32_t> Annotations(const MemorySnapshot& s, int32_t device, const
 
 }  // namespace
 
-Profile SnapshotProfile(const MemorySnapshot& s, const SnapshotProfileOptions& options) {
+Profile SnapshotProfile(const MemorySnapshot& s, const std::vector<DevicePeak>& peaks,
+                        const SnapshotProfileOptions& options) {
   Profile p;
   Builder b(s, options, &p);
   p.source_file = s.file.substr(s.file.find_last_of('/') == std::string::npos ? 0 : s.file.find_last_of('/') + 1);
@@ -178,7 +195,6 @@ Profile SnapshotProfile(const MemorySnapshot& s, const SnapshotProfileOptions& o
     if (seg.total_size > covered) b.Add(b.Node(0, kUncovered), labels, kDumpSpace, seg.total_size - covered);
   }
   // The window: every alloc; and each device's allocations live at its peak.
-  std::vector<DevicePeak> peaks = DevicePeaks(s);
   for (const DevicePeak& peak : peaks) {
     const std::vector<SnapshotEvent>& ring = Ring(s, peak.device);
     const std::vector<uint32_t> annotation = Annotations(s, peak.device, ring);

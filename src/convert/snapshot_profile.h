@@ -16,6 +16,8 @@ struct SnapshotProfileOptions {
 // Sample types inuse_space/inuse_objects (at each device's peak; default),
 // dump_space/dump_objects (at the dump, summing to the reserved bytes) and
 // alloc_space/alloc_objects (every alloc of the ring).
-Profile SnapshotProfile(const MemorySnapshot& s, const SnapshotProfileOptions& options);
+// peaks: DevicePeaks(s), computed once by the caller (it also warns from them).
+Profile SnapshotProfile(const MemorySnapshot& s, const std::vector<DevicePeak>& peaks,
+                        const SnapshotProfileOptions& options);
 
 }  // namespace torch2pprof

@@ -274,6 +274,10 @@ class PickleReader {
   // A string or bytes of n bytes, read in pieces as they arrive (a length the file does
   // not hold fails at its end, not in an allocation).
   Node Text(PickleData::Kind kind, uint64_t n) {
+    if (n <= buf_.size()) {  // in the buffer whole: interned from there
+      const uint8_t* p = Bytes(static_cast<size_t>(n));
+      return Add({kind, d_.strings_.Intern(std::string_view(reinterpret_cast<const char*>(p), n)), 0});
+    }
     std::string s;
     while (s.size() < n) {
       const size_t piece = static_cast<size_t>(std::min<uint64_t>(n - s.size(), buf_.size()));
@@ -329,14 +333,18 @@ class PickleReader {
     if (d_.nodes_[n].kind != want) Fail(want == PickleData::Kind::kList ? "APPEND to no list" : "SETITEM on no dict");
     return d_.items_[d_.nodes_[n].ref];
   }
+  // The memo by index: a pickler numbers what it stores from 0 (MEMOIZE) and never past
+  // the objects written, so an index beyond the values read so far is refused, and the
+  // table stays as small as the data.
   void Put(uint32_t index) {
     Need(1);
+    if (index > d_.nodes_.size()) Fail("a memo index beyond the values read");
+    if (index >= memo_.size()) memo_.resize(static_cast<size_t>(index) + 1, kNoNode);
     memo_[index] = Top();
   }
   void Get(uint32_t index) {
-    auto it = memo_.find(index);
-    if (it == memo_.end()) Fail("a memo reference to nothing stored");
-    Push(it->second);
+    if (index >= memo_.size() || memo_[index] == kNoNode) Fail("a memo reference to nothing stored");
+    Push(memo_[index]);
   }
 
   ByteSource& source_;
@@ -345,7 +353,8 @@ class PickleReader {
   uint64_t offset_ = 0, op_offset_ = 0;
   std::vector<Node> stack_;
   std::vector<size_t> marks_;
-  std::unordered_map<uint32_t, Node> memo_;
+  static constexpr Node kNoNode = ~Node{0};
+  std::vector<Node> memo_;
   PickleData d_;
 };
 

@@ -30,6 +30,10 @@ class PickleData {
   double Float(Node n) const;
   // The text of a kString or kBytes node ("" for others).
   std::string_view Str(Node n) const;
+  // A kString or kBytes node's string id: equal strings have one id.
+  uint32_t StrId(Node n) const { return nodes_[n].ref; }
+  // The id of a string the pickle holds, else -1.
+  int64_t FindString(std::string_view s) const { return strings_.Find(s); }
   // The items of a list or tuple; a dict's keys and values, alternating. Empty for others.
   const std::vector<Node>& Items(Node n) const;
   // A dict's value under a string key, or none.

@@ -16,7 +16,7 @@ using Node = PickleData::Node;
 
 class SnapshotBuilder {
  public:
-  SnapshotBuilder(const PickleData& d, const std::string& file) : d_(d) {
+  SnapshotBuilder(const PickleData& d, const std::string& file) : d_(d), keys_(KeyIds()) {
     s_.file = file;
     s_.stacks.emplace_back();  // 0: no stack
   }
@@ -70,10 +70,12 @@ class SnapshotBuilder {
   // A byte count: at most 2^48 each, and all of them together at most 2^62, so that no
   // sum the profile makes of them (with either sign) leaves 64 bits.
   int64_t Size(Node dict, const char* key, int64_t absent, const char* where) {
-    const int64_t v = Int(dict, key, absent, where);
-    if (v < 0 || v > (int64_t{1} << 48)) Fail(std::string(where) + "." + key, "a byte count (0 to 2^48)");
+    return CheckSize(Int(dict, key, absent, where), (std::string(where) + "." + key).c_str());
+  }
+  int64_t CheckSize(int64_t v, const char* where) {
+    if (v < 0 || v > (int64_t{1} << 48)) Fail(where, "a byte count (0 to 2^48)");
     sizes_ += v;
-    if (sizes_ > (int64_t{1} << 62)) Fail(std::string(where) + "." + key, "within 2^62 bytes with all other sizes");
+    if (sizes_ > (int64_t{1} << 62)) Fail(where, "within 2^62 bytes with all other sizes");
     return v;
   }
 
@@ -92,6 +94,7 @@ class SnapshotBuilder {
 
   // A frames list as a stack id: lists and frames shared in the pickle are looked up
   // once, equal stacks are one.
+  uint32_t Stack(Node frames, const char* where) { return Stack(std::optional<Node>(frames), where); }
   uint32_t Stack(std::optional<Node> frames, const char* where) {
     if (!frames || d_.kind(*frames) == Kind::kNone) return 0;
     if (d_.kind(*frames) != Kind::kList) Fail(std::string(where) + ".frames", "a list");
@@ -177,23 +180,61 @@ class SnapshotBuilder {
         {"segment_unmap", SnapshotAction::kSegmentUnmap},
         {"snapshot", SnapshotAction::kSnapshot},
         {"oom", SnapshotAction::kOom}};
+    // The entries are most of a snapshot: their fields are read in one pass, each key
+    // told by its interned string (the pickle's strings are interned once each).
     SnapshotEvent ev;
-    const auto action = kActions.find(Word(e, "action"));
-    ev.action = action == kActions.end() ? SnapshotAction::kOther : action->second;
-    ev.addr = Int(e, "addr", 0, "trace entry");
-    ev.size = Size(e, "size", 0, "trace entry");
-    ev.stream = Int(e, "stream", 0, "trace entry");
-    ev.time_us = Int(e, "time_us", 0, "trace entry");
-    ev.device_free = Int(e, "device_free", -1, "trace entry");
-    ev.stack = Stack(d_.Get(e, "frames"), "trace entry");
-    ev.compile_context = Text(e, "compile_context", "trace entry");
-    // torch writes "N/A" where no torch.compile context was in force: no label.
-    if (ev.compile_context && s_.strings.Get(ev.compile_context) == "N/A") ev.compile_context = 0;
+    const std::vector<Node>& kv = d_.Items(e);
+    for (size_t i = 0; i + 1 < kv.size(); i += 2) {
+      if (d_.kind(kv[i]) != Kind::kString) continue;
+      const uint32_t key = d_.StrId(kv[i]);
+      const Node v = kv[i + 1];
+      if (key == keys_.action) {
+        const auto action = kActions.find(d_.kind(v) == Kind::kString ? d_.Str(v) : std::string_view());
+        ev.action = action == kActions.end() ? SnapshotAction::kOther : action->second;
+      } else if (key == keys_.addr) {
+        ev.addr = Number(v, 0, "trace entry.addr");
+      } else if (key == keys_.size) {
+        ev.size = CheckSize(Number(v, 0, "trace entry.size"), "trace entry.size");
+      } else if (key == keys_.stream) {
+        ev.stream = Number(v, 0, "trace entry.stream");
+      } else if (key == keys_.time_us) {
+        ev.time_us = Number(v, 0, "trace entry.time_us");
+      } else if (key == keys_.device_free) {
+        ev.device_free = Number(v, -1, "trace entry.device_free");
+      } else if (key == keys_.frames) {
+        ev.stack = Stack(v, "trace entry");
+      } else if (key == keys_.compile_context) {
+        if (d_.kind(v) != Kind::kNone && d_.kind(v) != Kind::kString) Fail("trace entry.compile_context", "a string");
+        // torch writes "N/A" where no torch.compile context was in force: no label.
+        if (d_.kind(v) == Kind::kString && d_.Str(v) != "N/A") ev.compile_context = s_.strings.Intern(d_.Str(v));
+      }
+    }
     return ev;
+  }
+
+  // An integer value (None: absent).
+  int64_t Number(Node v, int64_t absent, const char* where) const {
+    if (d_.kind(v) == Kind::kNone) return absent;
+    if (d_.kind(v) != Kind::kInt && d_.kind(v) != Kind::kBool) Fail(where, "an integer");
+    return d_.Int(v);
+  }
+
+  // The pickle's ids of the entries' keys (none: a key the pickle never holds).
+  struct Keys {
+    uint32_t action, addr, size, stream, time_us, device_free, frames, compile_context;
+  };
+  Keys KeyIds() const {
+    auto id = [&](std::string_view k) {
+      const int64_t found = d_.FindString(k);
+      return found < 0 ? ~uint32_t{0} : static_cast<uint32_t>(found);
+    };
+    return {id("action"),  id("addr"),        id("size"),   id("stream"),
+            id("time_us"), id("device_free"), id("frames"), id("compile_context")};
   }
 
   const PickleData& d_;
   MemorySnapshot s_;
+  Keys keys_;
   int64_t sizes_ = 0;
   std::unordered_map<Node, uint32_t> stack_of_node_, frame_of_node_;
   std::map<std::vector<uint32_t>, uint32_t> stack_of_frames_;

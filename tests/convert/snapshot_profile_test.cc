@@ -63,7 +63,7 @@ TEST(SnapshotProfile, PeakAndWhatIsLiveThere) {
   EXPECT_EQ(peaks[0].peak_bytes, 4700);
   EXPECT_EQ(peaks[0].peak_entry, 1);  // the alloc of "temp"; free_requested after it frees nothing
   EXPECT_TRUE(peaks[0].consistent);
-  const Profile p = SnapshotProfile(b.s, SnapshotProfileOptions{});
+  const Profile p = SnapshotProfile(b.s, DevicePeaks(b.s), SnapshotProfileOptions{});
   EXPECT_EQ(ValidateProfile(p), "");
   const std::map<std::string, int64_t> want = {
       {"old x.py:1", 500},
@@ -81,7 +81,7 @@ TEST(SnapshotProfile, ARingThatFreesWhatWasNeverThereDisagrees) {
   const std::vector<DevicePeak> peaks = DevicePeaks(b.s);
   ASSERT_EQ(peaks.size(), 1u);
   EXPECT_FALSE(peaks[0].consistent);
-  const Profile p = SnapshotProfile(b.s, SnapshotProfileOptions{});
+  const Profile p = SnapshotProfile(b.s, DevicePeaks(b.s), SnapshotProfileOptions{});
   bool said = false;
   for (const std::string& c : p.comments) said |= c.find("disagree") != std::string::npos;
   EXPECT_TRUE(said);

@@ -130,6 +130,9 @@ TEST(PickleReader, BrokenStreamsAreOneLineErrors) {
                 .find("APPEND to no list"),
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string("\x80\x02K\x01K\x02.", 7)).find("STOP with 2 values"), std::string::npos);
+  // A memo index past the values read (LONG_BINPUT 2^32-1 after one value): refused, not
+  // a table of 2^32 entries.
+  EXPECT_NE(ErrorOf(std::string("\x80\x02K\x01r\xff\xff\xff\xff.", 10)).find("memo index beyond"), std::string::npos);
   // Integers: 2**63 does not fit; -2**63 does; a length beyond the file fails at its end.
   EXPECT_NE(ErrorOf(std::string("\x80\x02\x8a\x09\0\0\0\0\0\0\0\x80\0.", 14)).find("beyond 64 bits"),
             std::string::npos);

@@ -82,8 +82,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       d.Str(n), d.Int(n), d.Float(n), d.Get(n, "frames");
       for (PickleData::Node c : d.Items(n)) todo.push_back(c);
     }
-    // And as a snapshot: its profile must be one pprof can read.
+    // And as a snapshot, read from the values and as it streams in (the rings' entries
+    // taken on the way; a hostile stream may read differently there, never unsafely);
+    // the profile must be one pprof can read.
     const MemorySnapshot snapshot = ReadSnapshot(d, "fuzz.pickle");
+    try {
+      ByteSource again(input, "fuzz.pickle");
+      ReadSnapshot(again, "fuzz.pickle");
+    } catch (const Error&) {
+    }
     const Profile p = SnapshotProfile(snapshot, DevicePeaks(snapshot), SnapshotProfileOptions{});
     if (!ValidateProfile(p).empty()) __builtin_trap();
     EncodeProfile(p);

@@ -1,5 +1,6 @@
 #include "load/pickle_reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -9,19 +10,21 @@
 namespace torch2pprof {
 
 double PickleData::Float(Node n) const {
-  if (nodes_[n].kind != Kind::kFloat) return 0;
+  if (kind(n) != Kind::kFloat) return 0;
   double d;
   std::memcpy(&d, &nodes_[n].value, sizeof d);
   return d;
 }
 
 std::string_view PickleData::Str(Node n) const {
+  if (n & kEntryBit || n >= nodes_.size()) return {};
   const Item& i = nodes_[n];
   return i.kind == Kind::kString || i.kind == Kind::kBytes ? strings_.Get(i.ref) : std::string_view();
 }
 
 const std::vector<PickleData::Node>& PickleData::Items(Node n) const {
   static const std::vector<Node> kNone;
+  if (n & kEntryBit || n >= nodes_.size()) return kNone;
   const Item& i = nodes_[n];
   return i.kind == Kind::kList || i.kind == Kind::kTuple || i.kind == Kind::kDict ? items_[i.ref] : kNone;
 }
@@ -37,7 +40,7 @@ std::optional<PickleData::Node> PickleData::Get(Node dict, std::string_view key)
 
 class PickleReader {
  public:
-  explicit PickleReader(ByteSource& source) : source_(source), buf_(1 << 20) {}
+  PickleReader(ByteSource& source, PickleSink* sink) : source_(source), buf_(1 << 20), sink_(sink) {}
 
   PickleData Read() {
     for (;;) {
@@ -79,16 +82,13 @@ class PickleReader {
           break;
         case 'a': {  // APPEND
           Need(2);
-          const Node v = Pop();
-          Items(Top(), PickleData::Kind::kList).push_back(v);
+          Append(stack_.size() - 1);
           break;
         }
         case 'e': {  // APPENDS
           const size_t from = PopMark();
           if (from == 0) Fail("APPENDS without a list");
-          std::vector<Node>& items = Items(stack_[from - 1], PickleData::Kind::kList);
-          items.insert(items.end(), stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
-          stack_.resize(from);
+          Append(from);
           break;
         }
         case 's': {  // SETITEM
@@ -262,6 +262,8 @@ class PickleReader {
   }
 
   Node Add(PickleData::Item item) {
+    if (d_.nodes_.size() >= PickleData::kEntryBit - 2) Fail("more than 2^31 values");
+    ++made_;
     d_.nodes_.push_back(item);
     return static_cast<Node>(d_.nodes_.size() - 1);
   }
@@ -330,7 +332,7 @@ class PickleReader {
     Push(t);
   }
   std::vector<Node>& Items(Node n, PickleData::Kind want) {
-    if (d_.nodes_[n].kind != want) Fail(want == PickleData::Kind::kList ? "APPEND to no list" : "SETITEM on no dict");
+    if (d_.kind(n) != want) Fail(want == PickleData::Kind::kList ? "APPEND to no list" : "SETITEM on no dict");
     return d_.items_[d_.nodes_[n].ref];
   }
   // The memo by index: a pickler numbers what it stores from 0 (MEMOIZE) and never past
@@ -338,13 +340,71 @@ class PickleReader {
   // table stays as small as the data.
   void Put(uint32_t index) {
     Need(1);
-    if (index > d_.nodes_.size()) Fail("a memo index beyond the values read");
+    if (index > made_) Fail("a memo index beyond the values read");
     if (index >= memo_.size()) memo_.resize(static_cast<size_t>(index) + 1, kNoNode);
     memo_[index] = Top();
+    if (sink_) puts_.push_back({index, Top()});
   }
   void Get(uint32_t index) {
     if (index >= memo_.size() || memo_[index] == kNoNode) Fail("a memo reference to nothing stored");
+    if (memo_[index] == kTaken) Fail("a memo reference to a trace entry already read");
     Push(memo_[index]);
+  }
+
+  // The values stack_[from...] appended to the list below them; the sink takes what dicts
+  // it wants. Where it took them all, the values made for them since the first (its
+  // numbers, strings and lists that nothing remembers) are dropped and their numbers reused.
+  void Append(size_t from) {
+    std::vector<Node>& items = Items(stack_[from - 1], PickleData::Kind::kList);
+    bool all = sink_ != nullptr;
+    Node first = kNoNode;
+    for (size_t i = from; i < stack_.size(); ++i) {
+      const Node v = stack_[i];
+      if (sink_ && d_.kind(v) == PickleData::Kind::kDict && sink_->Take(d_, v)) {
+        items.push_back(PickleData::kEntryBit | taken_++);
+        if (taken_ >= PickleData::kEntryBit) Fail("more than 2^31 trace entries");
+        first = std::min(first, v);
+        taken_nodes_.push_back(v);
+      } else {
+        items.push_back(v);
+        all = false;
+      }
+    }
+    stack_.resize(from);
+    std::sort(taken_nodes_.begin(), taken_nodes_.end());
+    if (all && first != kNoNode) Reclaim(first);
+    taken_nodes_.clear();
+  }
+
+  void Reclaim(Node first) {
+    // What the memo holds from `first` on: the taken dicts (no reference may reach them
+    // now) and values made inside them that later ones may name (kept: the cut is after).
+    Node keep = first;
+    size_t p = puts_.size();
+    while (p > 0 && puts_[p - 1].node >= first) {
+      --p;
+      const MemoStore& put = puts_[p];
+      if (std::binary_search(taken_nodes_.begin(), taken_nodes_.end(), put.node)) {
+        memo_[put.index] = kTaken;
+      } else if (memo_[put.index] == put.node) {
+        keep = std::max(keep, put.node + 1);
+      }
+    }
+    puts_.resize(p);
+    for (Node n : stack_) {
+      if (!(n & PickleData::kEntryBit)) keep = std::max(keep, n + 1);  // the stack's values stay
+    }
+    if (keep >= d_.nodes_.size()) return;
+    size_t items_cut = d_.items_.size();
+    for (size_t n = keep; n < d_.nodes_.size(); ++n) {
+      const PickleData::Kind k = d_.nodes_[n].kind;
+      if (k == PickleData::Kind::kList || k == PickleData::Kind::kTuple || k == PickleData::Kind::kDict) {
+        items_cut = std::min<size_t>(items_cut, d_.nodes_[n].ref);
+      }
+    }
+    d_.nodes_.resize(keep);
+    d_.items_.resize(items_cut);
+    sink_->Forget(keep);
   }
 
   ByteSource& source_;
@@ -354,10 +414,20 @@ class PickleReader {
   std::vector<Node> stack_;
   std::vector<size_t> marks_;
   static constexpr Node kNoNode = ~Node{0};
+  static constexpr Node kTaken = ~Node{0} - 1;  // a memo entry of a dict the sink took
   std::vector<Node> memo_;
+  PickleSink* sink_;
+  uint32_t taken_ = 0;
+  uint64_t made_ = 0;              // values made, those dropped included: what the memo's indices may reach
+  std::vector<Node> taken_nodes_;  // by the current Append, in increasing order
+  struct MemoStore {
+    uint32_t index;
+    Node node;
+  };
+  std::vector<MemoStore> puts_;  // with a sink: the memo's stores in order, since the last reclaim
   PickleData d_;
 };
 
-PickleData ReadPickle(ByteSource& source) { return PickleReader(source).Read(); }
+PickleData ReadPickle(ByteSource& source, PickleSink* sink) { return PickleReader(source, sink).Read(); }
 
 }  // namespace torch2pprof

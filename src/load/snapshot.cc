@@ -14,30 +14,68 @@ namespace {
 using Kind = PickleData::Kind;
 using Node = PickleData::Node;
 
-class SnapshotBuilder {
+// Reads the snapshot out of the pickle's values; as a sink, takes the ring's entries while
+// the pickle is read (most of a snapshot), so that their values need not be held.
+class SnapshotBuilder : public PickleSink {
  public:
-  SnapshotBuilder(const PickleData& d, const std::string& file) : d_(d), keys_(KeyIds()) {
+  explicit SnapshotBuilder(const std::string& file) {
     s_.file = file;
     s_.stacks.emplace_back();  // 0: no stack
   }
 
-  MemorySnapshot Build() {
-    const Node root = d_.root();
-    if (d_.kind(root) != Kind::kDict) Fail("", "a dict");
-    const std::optional<Node> segments = d_.Get(root, "segments");
-    if (!segments || d_.kind(*segments) != Kind::kList) Fail("segments", "a list");
-    for (Node seg : d_.Items(*segments)) s_.segments.push_back(Segment(seg));
-    if (std::optional<Node> traces = d_.Get(root, "device_traces")) {
-      if (d_.kind(*traces) != Kind::kList) Fail("device_traces", "a list");
-      for (Node device : d_.Items(*traces)) {
-        if (d_.kind(device) != Kind::kList) Fail("device_traces[]", "a list");
+  // A ring entry: a dict with the key "action" (no other dict of a snapshot has it).
+  bool Take(const PickleData& data, Node dict) override {
+    d_ = &data;
+    if (action_ == kUnknown) {
+      const int64_t id = data.FindString("action");
+      if (id < 0) return false;
+      action_ = static_cast<uint32_t>(id);
+    }
+    const std::vector<Node>& kv = data.Items(dict);
+    bool entry = false;
+    for (size_t i = 0; i < kv.size() && !entry; i += 2) entry = data.StrId(kv[i]) == action_;
+    if (!entry) return false;
+    entries_.push_back(Event(dict));
+    return true;
+  }
+
+  void Forget(Node first) override {
+    if (stack_of_node_.size() > first) stack_of_node_.resize(first);
+    if (frame_of_node_.size() > first) frame_of_node_.resize(first);
+  }
+
+  MemorySnapshot Build(const PickleData& data) {
+    d_ = &data;
+    const Node root = d_->root();
+    if (d_->kind(root) != Kind::kDict) Fail("", "a dict");
+    const std::optional<Node> segments = d_->Get(root, "segments");
+    if (!segments || d_->kind(*segments) != Kind::kList) Fail("segments", "a list");
+    for (Node seg : d_->Items(*segments)) s_.segments.push_back(Segment(seg));
+    if (std::optional<Node> traces = d_->Get(root, "device_traces")) {
+      if (d_->kind(*traces) != Kind::kList) Fail("device_traces", "a list");
+      for (Node device : d_->Items(*traces)) {
+        if (d_->kind(device) != Kind::kList) Fail("device_traces[]", "a list");
         std::vector<SnapshotEvent>& events = s_.traces.emplace_back();
-        for (Node e : d_.Items(device)) events.push_back(Event(e));
+        const std::vector<Node>& items = d_->Items(device);
+        // The usual case, one ring holding every entry in order: handed over, not copied.
+        bool whole = !items.empty() && items.size() == entries_.size();
+        for (size_t i = 0; whole && i < items.size(); ++i) {
+          whole = d_->kind(items[i]) == Kind::kEntry && d_->Entry(items[i]) == i;
+        }
+        if (whole) {
+          events = std::move(entries_);
+          entries_.clear();
+          continue;
+        }
+        for (Node e : items) {
+          if (d_->kind(e) == Kind::kEntry && d_->Entry(e) >= entries_.size()) Fail("device_traces[][]", "a dict");
+          events.push_back(d_->kind(e) == Kind::kEntry ? entries_[d_->Entry(e)] : Event(e));
+        }
       }
     }
-    if (std::optional<Node> marks = d_.Get(root, "external_annotations")) {
-      for (Node m : d_.Items(*marks)) {
-        if (d_.kind(m) != Kind::kDict) continue;
+    if (std::optional<Node> marks = d_->Get(root, "external_annotations")) {
+      for (Node m : d_->Items(*marks)) {
+        if (d_->kind(m) != Kind::kDict) continue;
         const std::string_view stage = Word(m, "stage");
         if (stage != "START" && stage != "END") continue;
         s_.annotations.push_back(SnapshotAnnotation{static_cast<int32_t>(Int(m, "device", 0, "annotation")),
@@ -45,9 +83,9 @@ class SnapshotBuilder {
                                                     Int(m, "time_us", 0, "annotation")});
       }
     }
-    if (std::optional<Node> settings = d_.Get(root, "allocator_settings")) {
-      if (std::optional<Node> o = d_.Get(*settings, "trace_alloc_overflowed")) s_.overflowed = d_.Int(*o) != 0;
-      if (std::optional<Node> m = d_.Get(*settings, "trace_alloc_max_entries")) s_.max_entries = d_.Int(*m);
+    if (std::optional<Node> settings = d_->Get(root, "allocator_settings")) {
+      if (std::optional<Node> o = d_->Get(*settings, "trace_alloc_overflowed")) s_.overflowed = d_->Int(*o) != 0;
+      if (std::optional<Node> m = d_->Get(*settings, "trace_alloc_max_entries")) s_.max_entries = d_->Int(*m);
     }
     return std::move(s_);
   }
@@ -60,11 +98,11 @@ class SnapshotBuilder {
   }
 
   int64_t Int(Node dict, const char* key, int64_t absent, const char* where) const {
-    const std::optional<Node> v = d_.Get(dict, key);
+    const std::optional<Node> v = d_->Get(dict, key);
     if (!v) return absent;
-    if (d_.kind(*v) == Kind::kNone) return absent;
-    if (d_.kind(*v) != Kind::kInt && d_.kind(*v) != Kind::kBool) Fail(std::string(where) + "." + key, "an integer");
-    return d_.Int(*v);
+    if (d_->kind(*v) == Kind::kNone) return absent;
+    if (d_->kind(*v) != Kind::kInt && d_->kind(*v) != Kind::kBool) Fail(std::string(where) + "." + key, "an integer");
+    return d_->Int(*v);
   }
 
   // A byte count: at most 2^48 each, and all of them together at most 2^62, so that no
@@ -81,47 +119,47 @@ class SnapshotBuilder {
 
   // A string field's text, "" when absent or of another type (then no known word).
   std::string_view Word(Node dict, const char* key) const {
-    const std::optional<Node> v = d_.Get(dict, key);
-    return v && d_.kind(*v) == Kind::kString ? d_.Str(*v) : std::string_view();
+    const std::optional<Node> v = d_->Get(dict, key);
+    return v && d_->kind(*v) == Kind::kString ? d_->Str(*v) : std::string_view();
   }
 
   uint32_t Text(Node dict, const char* key, const char* where) {
-    const std::optional<Node> v = d_.Get(dict, key);
-    if (!v || d_.kind(*v) == Kind::kNone) return 0;
-    if (d_.kind(*v) != Kind::kString) Fail(std::string(where) + "." + key, "a string");
-    return s_.strings.Intern(d_.Str(*v));
+    const std::optional<Node> v = d_->Get(dict, key);
+    if (!v || d_->kind(*v) == Kind::kNone) return 0;
+    if (d_->kind(*v) != Kind::kString) Fail(std::string(where) + "." + key, "a string");
+    return s_.strings.Intern(d_->Str(*v));
   }
 
   // A frames list as a stack id: lists and frames shared in the pickle are looked up
   // once, equal stacks are one.
   uint32_t Stack(Node frames, const char* where) { return Stack(std::optional<Node>(frames), where); }
   uint32_t Stack(std::optional<Node> frames, const char* where) {
-    if (!frames || d_.kind(*frames) == Kind::kNone) return 0;
-    if (d_.kind(*frames) != Kind::kList) Fail(std::string(where) + ".frames", "a list");
-    auto known = stack_of_node_.find(*frames);
-    if (known != stack_of_node_.end()) return known->second;
+    if (!frames || d_->kind(*frames) == Kind::kNone) return 0;
+    if (d_->kind(*frames) != Kind::kList) Fail(std::string(where) + ".frames", "a list");
+    if (*frames < stack_of_node_.size() && stack_of_node_[*frames]) return stack_of_node_[*frames] - 1;
     std::vector<uint32_t> ids;
-    for (Node f : d_.Items(*frames)) ids.push_back(Frame(f, where));
+    for (Node f : d_->Items(*frames)) ids.push_back(Frame(f, where));
     auto [it, added] = stack_of_frames_.try_emplace(ids, static_cast<uint32_t>(s_.stacks.size()));
     if (added) s_.stacks.push_back(std::move(ids));
-    stack_of_node_[*frames] = it->second;
+    if (stack_of_node_.size() <= *frames) stack_of_node_.resize(static_cast<size_t>(*frames) + 1, 0);
+    stack_of_node_[*frames] = it->second + 1;
     return it->second;
   }
 
   uint32_t Frame(Node f, const char* where) {
-    auto known = frame_of_node_.find(f);
-    if (known != frame_of_node_.end()) return known->second;
-    if (d_.kind(f) != Kind::kDict) Fail(std::string(where) + ".frames[]", "a dict");
+    if (f < frame_of_node_.size() && frame_of_node_[f]) return frame_of_node_[f] - 1;
+    if (d_->kind(f) != Kind::kDict) Fail(std::string(where) + ".frames[]", "a dict");
     SnapshotFrame frame{Text(f, "name", "frame"), Text(f, "filename", "frame"), Int(f, "line", 0, "frame")};
     auto [it, added] = frame_of_text_.try_emplace(std::make_tuple(frame.name, frame.filename, frame.line),
                                                   static_cast<uint32_t>(s_.frames.size()));
     if (added) s_.frames.push_back(frame);
-    frame_of_node_[f] = it->second;
+    if (frame_of_node_.size() <= f) frame_of_node_.resize(static_cast<size_t>(f) + 1, 0);
+    frame_of_node_[f] = it->second + 1;
     return it->second;
   }
 
   SnapshotSegment Segment(Node seg) {
-    if (d_.kind(seg) != Kind::kDict) Fail("segments[]", "a dict");
+    if (d_->kind(seg) != Kind::kDict) Fail("segments[]", "a dict");
     SnapshotSegment s;
     s.device = static_cast<int32_t>(Int(seg, "device", 0, "segment"));
     s.address = Int(seg, "address", 0, "segment");
@@ -129,24 +167,25 @@ class SnapshotBuilder {
     s.stream = Int(seg, "stream", 0, "segment");
     s.segment_type = Text(seg, "segment_type", "segment");
     s.expandable = Int(seg, "is_expandable", 0, "segment") != 0;
-    s.stack = Stack(d_.Get(seg, "frames"), "segment");
-    if (std::optional<Node> pool = d_.Get(seg, "segment_pool_id")) {
+    s.stack = Stack(d_->Get(seg, "frames"), "segment");
+    if (std::optional<Node> pool = d_->Get(seg, "segment_pool_id")) {
       // (0, 0) is the default pool; a CUDA graph's or FSDP's private pool is another pair.
-      const std::vector<Node>& ids = d_.Items(*pool);
-      if (ids.size() == 2 && (d_.Int(ids[0]) != 0 || d_.Int(ids[1]) != 0)) {
-        s.pool = s_.strings.Intern("(" + std::to_string(d_.Int(ids[0])) + ", " + std::to_string(d_.Int(ids[1])) + ")");
+      const std::vector<Node>& ids = d_->Items(*pool);
+      if (ids.size() == 2 && (d_->Int(ids[0]) != 0 || d_->Int(ids[1]) != 0)) {
+        s.pool =
+            s_.strings.Intern("(" + std::to_string(d_->Int(ids[0])) + ", " + std::to_string(d_->Int(ids[1])) + ")");
       }
     }
-    std::optional<Node> blocks = d_.Get(seg, "blocks");
-    if (blocks && d_.kind(*blocks) != Kind::kList) Fail("segment.blocks", "a list");
+    std::optional<Node> blocks = d_->Get(seg, "blocks");
+    if (blocks && d_->kind(*blocks) != Kind::kList) Fail("segment.blocks", "a list");
     if (blocks) {
-      for (Node b : d_.Items(*blocks)) s.blocks.push_back(Block(b));
+      for (Node b : d_->Items(*blocks)) s.blocks.push_back(Block(b));
     }
     return s;
   }
 
   SnapshotBlock Block(Node b) {
-    if (d_.kind(b) != Kind::kDict) Fail("segment.blocks[]", "a dict");
+    if (d_->kind(b) != Kind::kDict) Fail("segment.blocks[]", "a dict");
     SnapshotBlock block;
     block.address = Int(b, "address", 0, "block");
     block.size = Size(b, "size", 0, "block");
@@ -156,12 +195,12 @@ class SnapshotBuilder {
                   : state == "active_pending_free" ? BlockState::kActivePendingFree
                   : state == "inactive"            ? BlockState::kInactive
                                                    : BlockState::kOther;
-    block.stack = Stack(d_.Get(b, "frames"), "block");
+    block.stack = Stack(d_->Get(b, "frames"), "block");
     // Older snapshots keep the stack and the requested size in history[0].
-    if (std::optional<Node> history = d_.Get(b, "history")) {
-      const std::vector<Node>& h = d_.Items(*history);
-      if (!h.empty() && d_.kind(h[0]) == Kind::kDict) {
-        if (block.stack == 0) block.stack = Stack(d_.Get(h[0], "frames"), "block.history");
+    if (std::optional<Node> history = d_->Get(b, "history")) {
+      const std::vector<Node>& h = d_->Items(*history);
+      if (!h.empty() && d_->kind(h[0]) == Kind::kDict) {
+        if (block.stack == 0) block.stack = Stack(d_->Get(h[0], "frames"), "block.history");
         block.requested_size = Size(h[0], "real_size", block.requested_size, "block.history");
       }
     }
@@ -169,7 +208,7 @@ class SnapshotBuilder {
   }
 
   SnapshotEvent Event(Node e) {
-    if (d_.kind(e) != Kind::kDict) Fail("device_traces[][]", "a dict");
+    if (d_->kind(e) != Kind::kDict) Fail("device_traces[][]", "a dict");
     static const std::map<std::string_view, SnapshotAction> kActions = {
         {"alloc", SnapshotAction::kAlloc},
         {"free_requested", SnapshotAction::kFreeRequested},
@@ -183,30 +222,41 @@ class SnapshotBuilder {
     // The entries are most of a snapshot: their fields are read in one pass, each key
     // told by its interned string (the pickle's strings are interned once each).
     SnapshotEvent ev;
-    const std::vector<Node>& kv = d_.Items(e);
+    const std::vector<Node>& kv = d_->Items(e);
     for (size_t i = 0; i + 1 < kv.size(); i += 2) {
-      if (d_.kind(kv[i]) != Kind::kString) continue;
-      const uint32_t key = d_.StrId(kv[i]);
       const Node v = kv[i + 1];
-      if (key == keys_.action) {
-        const auto action = kActions.find(d_.kind(v) == Kind::kString ? d_.Str(v) : std::string_view());
-        ev.action = action == kActions.end() ? SnapshotAction::kOther : action->second;
-      } else if (key == keys_.addr) {
-        ev.addr = Number(v, 0, "trace entry.addr");
-      } else if (key == keys_.size) {
-        ev.size = CheckSize(Number(v, 0, "trace entry.size"), "trace entry.size");
-      } else if (key == keys_.stream) {
-        ev.stream = Number(v, 0, "trace entry.stream");
-      } else if (key == keys_.time_us) {
-        ev.time_us = Number(v, 0, "trace entry.time_us");
-      } else if (key == keys_.device_free) {
-        ev.device_free = Number(v, -1, "trace entry.device_free");
-      } else if (key == keys_.frames) {
-        ev.stack = Stack(v, "trace entry");
-      } else if (key == keys_.compile_context) {
-        if (d_.kind(v) != Kind::kNone && d_.kind(v) != Kind::kString) Fail("trace entry.compile_context", "a string");
-        // torch writes "N/A" where no torch.compile context was in force: no label.
-        if (d_.kind(v) == Kind::kString && d_.Str(v) != "N/A") ev.compile_context = s_.strings.Intern(d_.Str(v));
+      switch (FieldOf(kv[i])) {
+        case kAction: {
+          const auto action = kActions.find(d_->kind(v) == Kind::kString ? d_->Str(v) : std::string_view());
+          ev.action = action == kActions.end() ? SnapshotAction::kOther : action->second;
+          break;
+        }
+        case kAddr:
+          ev.addr = Number(v, 0, "trace entry.addr");
+          break;
+        case kSize:
+          ev.size = CheckSize(Number(v, 0, "trace entry.size"), "trace entry.size");
+          break;
+        case kStream:
+          ev.stream = Number(v, 0, "trace entry.stream");
+          break;
+        case kTime:
+          ev.time_us = Number(v, 0, "trace entry.time_us");
+          break;
+        case kDeviceFree:
+          ev.device_free = Number(v, -1, "trace entry.device_free");
+          break;
+        case kFrames:
+          ev.stack = Stack(v, "trace entry");
+          break;
+        case kCompileContext:
+          if (d_->kind(v) != Kind::kNone && d_->kind(v) != Kind::kString)
+            Fail("trace entry.compile_context", "a string");
+          // torch writes "N/A" where no torch.compile context was in force: no label.
+          if (d_->kind(v) == Kind::kString && d_->Str(v) != "N/A") ev.compile_context = s_.strings.Intern(d_->Str(v));
+          break;
+        default:
+          break;
       }
     }
     return ev;
@@ -214,29 +264,41 @@ class SnapshotBuilder {
 
   // An integer value (None: absent).
   int64_t Number(Node v, int64_t absent, const char* where) const {
-    if (d_.kind(v) == Kind::kNone) return absent;
-    if (d_.kind(v) != Kind::kInt && d_.kind(v) != Kind::kBool) Fail(where, "an integer");
-    return d_.Int(v);
+    if (d_->kind(v) == Kind::kNone) return absent;
+    if (d_->kind(v) != Kind::kInt && d_->kind(v) != Kind::kBool) Fail(where, "an integer");
+    return d_->Int(v);
   }
 
-  // The pickle's ids of the entries' keys (none: a key the pickle never holds).
-  struct Keys {
-    uint32_t action, addr, size, stream, time_us, device_free, frames, compile_context;
-  };
-  Keys KeyIds() const {
-    auto id = [&](std::string_view k) {
-      const int64_t found = d_.FindString(k);
-      return found < 0 ? ~uint32_t{0} : static_cast<uint32_t>(found);
-    };
-    return {id("action"),  id("addr"),        id("size"),   id("stream"),
-            id("time_us"), id("device_free"), id("frames"), id("compile_context")};
+  // An entry's key, told by its string id (each string of the pickle has one), looked at
+  // once per distinct key.
+  enum Field : uint8_t { kOtherField, kAction, kAddr, kSize, kStream, kTime, kDeviceFree, kFrames, kCompileContext };
+  Field FieldOf(Node key) {
+    const uint32_t id = d_->StrId(key);
+    if (id == ~0u) return kOtherField;
+    if (id >= field_of_string_.size()) field_of_string_.resize(static_cast<size_t>(id) + 1, 0);
+    uint8_t& f = field_of_string_[id];
+    if (f == 0) {
+      static const std::map<std::string_view, Field> kFields = {
+          {"action", kAction}, {"addr", kAddr},
+          {"size", kSize},     {"stream", kStream},
+          {"time_us", kTime},  {"device_free", kDeviceFree},
+          {"frames", kFrames}, {"compile_context", kCompileContext}};
+      const auto it = kFields.find(d_->Str(key));
+      f = static_cast<uint8_t>((it == kFields.end() ? kOtherField : it->second) + 1);
+    }
+    return static_cast<Field>(f - 1);
   }
 
-  const PickleData& d_;
+  const PickleData* d_ = nullptr;
   MemorySnapshot s_;
-  Keys keys_;
+  static constexpr uint32_t kUnknown = ~0u;
+  uint32_t action_ = kUnknown;  // the pickle's string id of "action", once it has one
+  std::vector<SnapshotEvent> entries_;
+  std::vector<uint8_t> field_of_string_;  // by string id: 0 not looked at yet, else Field + 1
   int64_t sizes_ = 0;
-  std::unordered_map<Node, uint32_t> stack_of_node_, frame_of_node_;
+  // By the pickle's value number, what was made of it + 1 (0: not yet); cut where the
+  // reader drops values (Forget), whose numbers then name others.
+  std::vector<uint32_t> stack_of_node_, frame_of_node_;
   std::map<std::vector<uint32_t>, uint32_t> stack_of_frames_;
   std::map<std::tuple<uint32_t, uint32_t, int64_t>, uint32_t> frame_of_text_;
 };
@@ -244,14 +306,19 @@ class SnapshotBuilder {
 }  // namespace
 
 MemorySnapshot ReadSnapshot(const PickleData& data, const std::string& file) {
-  return SnapshotBuilder(data, file).Build();
+  return SnapshotBuilder(file).Build(data);
 }
 
 MemorySnapshot LoadSnapshot(const std::string& path, std::atomic<uint64_t>* bytes_read) {
   ByteSource source(path);
   source.set_read_counter(bytes_read);
-  const PickleData data = ReadPickle(source);
-  return ReadSnapshot(data, path);
+  return ReadSnapshot(source, path);
+}
+
+MemorySnapshot ReadSnapshot(ByteSource& source, const std::string& file) {
+  SnapshotBuilder builder(file);
+  const PickleData data = ReadPickle(source, &builder);
+  return builder.Build(data);
 }
 
 }  // namespace torch2pprof

@@ -12,6 +12,8 @@
 
 namespace torch2pprof {
 
+class ByteSource;
+
 // One frame as the snapshot records it; C++ frames have line 0.
 struct SnapshotFrame {
   uint32_t name = 0, filename = 0;  // MemorySnapshot::strings
@@ -81,6 +83,9 @@ struct MemorySnapshot {
 // The snapshot in a pickle. A value of the wrong type where the format has one is an
 // Error naming the field; fields a version of torch did not write are absent, not errors.
 MemorySnapshot ReadSnapshot(const PickleData& data, const std::string& file);
+// The same read as the pickle streams in: the rings' entries are taken as they are read,
+// so that memory follows the entries, not the pickle's values.
+MemorySnapshot ReadSnapshot(ByteSource& source, const std::string& file);
 // The snapshot in the file at path (gzipped or not), its bytes as read added to
 // *bytes_read where given. Throws Error (kInput) with the byte offset where one applies.
 MemorySnapshot LoadSnapshot(const std::string& path, std::atomic<uint64_t>* bytes_read = nullptr);

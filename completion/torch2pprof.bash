@@ -19,7 +19,7 @@ _torch2pprof() {
   case "$cmd" in
     convert)
       opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats
-        --force" ;;
+        --force --all-frames" ;;
     analyze)
       opts="$common --format --top --table --group-by --stats --straggler-threshold" ;;
     compare)

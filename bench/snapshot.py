@@ -7,9 +7,11 @@ SOURCE (default: the real CS336 training step, ../shared/snapshots/
 cs336__medium_ctx128_training_step.pickle, 3.1 MB) is tiled into one snapshot of at
 least --size: its segments and its ring repeated, each copy at addresses of its own and
 later in time, so that the copies replay one after another and the result is a valid
-snapshot (its ring agrees with its segments). Frames stay shared objects, as torch
-writes them, so the pickle's memo references them. The file is cached in --workdir
-(git ignores it). Then, alternating, under /usr/bin/time -v from the page cache:
+snapshot (its ring agrees with its segments). Shared as torch shares them: frames are
+shared objects everywhere (the pickle's memo references them), and each copy has frames
+lists of its own, shared within the copy as an alloc shares its stack with its free (a
+longer recording writes a new list per traceback). The file is cached in --workdir (git
+ignores it). Then, alternating, under /usr/bin/time -v from the page cache:
   pickle.load            python3 reading the snapshot into objects (what every
                          Python viewer does first), nothing else
   convert                torch2pprof convert SNAPSHOT out.pb.gz
@@ -52,11 +54,23 @@ def tiles(s, copies):
     segments, traces = [], [[] for _ in s['device_traces']]
     for k in range(copies):
         shift, later = k << 40, k * span
+        lists = {}
+
+        def frames(d):
+            # The copy's own list for each list of the source, the frames in it shared.
+            f = d.get('frames')
+            if f is None:
+                return {}
+            if id(f) not in lists:
+                lists[id(f)] = list(f)
+            return {'frames': lists[id(f)]}
+
         for seg in s['segments']:
-            blocks = [dict(b, address=b['address'] + shift) for b in seg['blocks']]
-            segments.append(dict(seg, address=seg['address'] + shift, blocks=blocks))
+            blocks = [dict(b, address=b['address'] + shift, **frames(b)) for b in seg['blocks']]
+            segments.append(dict(seg, address=seg['address'] + shift, blocks=blocks, **frames(seg)))
         for d, ring in enumerate(s['device_traces']):
-            traces[d].extend(dict(e, addr=e.get('addr', 0) + shift, time_us=e['time_us'] + later) for e in ring)
+            traces[d].extend(
+                dict(e, addr=e.get('addr', 0) + shift, time_us=e['time_us'] + later, **frames(e)) for e in ring)
     return dict(s, segments=segments, device_traces=traces)
 
 
@@ -71,7 +85,7 @@ def main():
     size = int(float(a.size[:-1]) * SIZES[a.size[-1]]) if a.size[-1] in SIZES else int(a.size)
     os.makedirs(a.workdir, exist_ok=True)
     name = os.path.basename(a.source).split('.')[0]
-    path = os.path.join(a.workdir, f'{name}_{a.size}.pickle')
+    path = os.path.join(a.workdir, f'{name}_{a.size}_v2.pickle')
     if not os.path.exists(path):
         print(f'tiling {a.source} to {a.size} ...', file=sys.stderr)
         tile(a.source, size, path)

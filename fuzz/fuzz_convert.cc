@@ -78,17 +78,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t visits = 0; !todo.empty() && visits < 100000; ++visits) {
       const PickleData::Node n = todo.back();
       todo.pop_back();
-      if (n >= d.size()) __builtin_trap();
+      // A node is a slot of the values, or a string's id (no slot).
+      if (n & PickleData::kStringBit ? d.kind(n) != PickleData::Kind::kString : n >= d.size()) __builtin_trap();
       d.Str(n), d.Int(n), d.Float(n), d.Get(n, "frames");
       for (PickleData::Node c : d.Items(n)) todo.push_back(c);
     }
-    // And as a snapshot, read from the values and as it streams in (the rings' entries
-    // taken on the way; a hostile stream may read differently there, never unsafely);
-    // the profile must be one pprof can read.
+    // And as a snapshot, read from the values and as it streams in (entries, frames and
+    // stacks taken on the way; a hostile stream may read differently there, never
+    // unsafely); either profile must be one pprof can read.
     const MemorySnapshot snapshot = ReadSnapshot(d, "fuzz.pickle");
     try {
       ByteSource again(input, "fuzz.pickle");
-      ReadSnapshot(again, "fuzz.pickle");
+      const MemorySnapshot streamed = ReadSnapshot(again, "fuzz.pickle");
+      if (!ValidateProfile(SnapshotProfile(streamed, DevicePeaks(streamed), SnapshotProfileOptions{})).empty()) {
+        __builtin_trap();
+      }
     } catch (const Error&) {
     }
     const Profile p = SnapshotProfile(snapshot, DevicePeaks(snapshot), SnapshotProfileOptions{});

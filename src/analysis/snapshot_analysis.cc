@@ -13,10 +13,10 @@ namespace {
 // Stretches of the ring the timeline keeps at most: enough for a chart's width.
 constexpr size_t kTimelinePoints = 2000;
 
-// The blocks live after a ring entry, summed by site, most bytes first.
-std::vector<SnapshotSite> Sites(const MemorySnapshot& s, int32_t device, int64_t entry) {
+// Live blocks summed by site, most bytes first.
+std::vector<SnapshotSite> Sites(const MemorySnapshot& s, const std::vector<LiveBlock>& live) {
   std::map<std::string, SnapshotSite> by;
-  for (const LiveBlock& b : LiveAfter(s, device, entry)) {
+  for (const LiveBlock& b : live) {
     std::string site = StackSite(s, b.stack);
     if (b.kind == LiveBlock::kFreedLater) site = "[before the window; freed at] " + site;
     SnapshotSite& row = by[site];
@@ -56,13 +56,13 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
         }
       }
     }
-    const std::vector<SnapshotEvent>& ring = Ring(s, peak.device);
+    const SnapshotRing& ring = Ring(s, peak.device);
     d.ring_entries = static_cast<int64_t>(ring.size());
     d.peak_bytes = peak.peak_bytes;
     d.peak_entry = peak.peak_entry;
     d.peak_time_us = peak.peak_time_us;
     d.before_bytes = peak.before_bytes;
-    d.peak_sites = Sites(s, peak.device, peak.peak_entry);
+    d.peak_sites = Sites(s, peak.live);
     d.consistent = peak.consistent;
     if (!ring.empty()) d.first_time_us = ring.front().time_us, d.last_time_us = ring.back().time_us;
     // Replayed forwards from the levels before the ring, as DevicePeaks replays.
@@ -90,9 +90,9 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
         oom.entry = static_cast<int64_t>(i);
         oom.time_us = e.time_us;
         oom.requested_bytes = e.size;
-        oom.device_free_bytes = e.device_free;
+        oom.device_free_bytes = DeviceFree(e);
         oom.allocated_bytes = allocated;
-        oom.sites = Sites(s, peak.device, oom.entry);
+        oom.sites = Sites(s, LiveAfter(s, peak.device, oom.entry));
         d.ooms.push_back(std::move(oom));
       }
     }

@@ -138,7 +138,7 @@ std::string Bytes(int64_t b) { return std::to_string(b) + " bytes"; }
 
 // The innermost record_function range open at each ring entry's time on the device
 // (external_annotations' START and END; a range ends at the latest open one of its name).
-std::vector<uint32_t> Annotations(const MemorySnapshot& s, int32_t device, const std::vector<SnapshotEvent>& ring) {
+std::vector<uint32_t> Annotations(const MemorySnapshot& s, int32_t device, const SnapshotRing& ring) {
   std::vector<uint32_t> out(ring.size(), 0);
   std::vector<const SnapshotAnnotation*> marks;
   for (const SnapshotAnnotation& a : s.annotations) {
@@ -196,19 +196,20 @@ Profile SnapshotProfile(const MemorySnapshot& s, const std::vector<DevicePeak>& 
   }
   // The window: every alloc; and each device's allocations live at its peak.
   for (const DevicePeak& peak : peaks) {
-    const std::vector<SnapshotEvent>& ring = Ring(s, peak.device);
+    const SnapshotRing& ring = Ring(s, peak.device);
     const std::vector<uint32_t> annotation = Annotations(s, peak.device, ring);
     for (size_t i = 0; i < ring.size(); ++i) {
       const SnapshotEvent& e = ring[i];
       if (e.action != SnapshotAction::kAlloc) continue;
-      const uint32_t labels = b.Labels(peak.device, e.stream, 0, 0, e.compile_context, annotation[i]);
+      const SnapshotContext& c = s.contexts[e.context];
+      const uint32_t labels = b.Labels(peak.device, c.stream, 0, 0, c.compile_context, annotation[i]);
       b.Add(b.Node(e.stack), labels, kAllocSpace, e.size);
       b.Add(b.Node(e.stack), labels, kAllocObjects, 1);
     }
     // Each block live at the peak under its allocation stack, except one allocated before
     // the ring and freed after the peak: a free records only its own stack.
     int64_t rest = peak.peak_bytes;
-    for (const LiveBlock& live : LiveAfter(s, peak.device, peak.peak_entry)) {
+    for (const LiveBlock& live : peak.live) {
       uint32_t node = 0, labels = 0;
       if (live.segment) {
         const SnapshotSegment& seg = *live.segment;
@@ -217,7 +218,8 @@ Profile SnapshotProfile(const MemorySnapshot& s, const std::vector<DevicePeak>& 
       } else {
         const SnapshotEvent& e = ring[static_cast<size_t>(live.entry)];
         node = live.kind == LiveBlock::kFreedLater ? b.Node(live.stack, kBeforeWindowFreed) : b.Node(live.stack);
-        labels = b.Labels(peak.device, e.stream, 0, 0, e.compile_context, annotation[static_cast<size_t>(live.entry)]);
+        const SnapshotContext& c = s.contexts[e.context];
+        labels = b.Labels(peak.device, c.stream, 0, 0, c.compile_context, annotation[static_cast<size_t>(live.entry)]);
       }
       b.Add(node, labels, kInuseSpace, live.bytes);
       b.Add(node, labels, kInuseObjects, 1);
@@ -241,7 +243,7 @@ Profile SnapshotProfile(const MemorySnapshot& s, const std::vector<DevicePeak>& 
     for (const SnapshotEvent& e : s.traces[d]) {
       if (e.action != SnapshotAction::kOom) continue;
       p.comments.push_back("device " + std::to_string(d) + ": out of memory asking for " + Bytes(e.size) +
-                           (e.device_free >= 0 ? " with " + Bytes(e.device_free) + " free on the device" : "") +
+                           (DeviceFree(e) >= 0 ? " with " + Bytes(DeviceFree(e)) + " free on the device" : "") +
                            " (time_us " + std::to_string(e.time_us) + ")");
     }
   }

@@ -17,14 +17,15 @@ double PickleData::Float(Node n) const {
 }
 
 std::string_view PickleData::Str(Node n) const {
-  if (n & kEntryBit || n >= nodes_.size()) return {};
+  if (kind(n) == Kind::kString) return strings_.Get(n & ~kStringBit);
+  if (!Slot(n)) return {};
   const Item& i = nodes_[n];
   return i.kind == Kind::kString || i.kind == Kind::kBytes ? strings_.Get(i.ref) : std::string_view();
 }
 
 const std::vector<PickleData::Node>& PickleData::Items(Node n) const {
   static const std::vector<Node> kNone;
-  if (n & kEntryBit || n >= nodes_.size()) return kNone;
+  if (!Slot(n)) return kNone;
   const Item& i = nodes_[n];
   return i.kind == Kind::kList || i.kind == Kind::kTuple || i.kind == Kind::kDict ? items_[i.ref] : kNone;
 }
@@ -95,14 +96,16 @@ class PickleReader {
           Need(3);
           const Node v = Pop(), k = Pop();
           std::vector<Node>& items = Items(Top(), PickleData::Kind::kDict);
-          items.push_back(k), items.push_back(v);
+          items.push_back(k), items.push_back(Offer(v));
           break;
         }
         case 'u': {  // SETITEMS
           const size_t from = PopMark();
           if (from == 0 || (stack_.size() - from) % 2) Fail("SETITEMS without a dict or with an odd count");
           std::vector<Node>& items = Items(stack_[from - 1], PickleData::Kind::kDict);
-          items.insert(items.end(), stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
+          Reserve(items, stack_.size() - from);
+          for (size_t i = from; i < stack_.size(); i += 2)
+            items.push_back(stack_[i]), items.push_back(Offer(stack_[i + 1]));
           stack_.resize(from);
           break;
         }
@@ -262,7 +265,7 @@ class PickleReader {
   }
 
   Node Add(PickleData::Item item) {
-    if (d_.nodes_.size() >= PickleData::kEntryBit - 2) Fail("more than 2^31 values");
+    if (d_.nodes_.size() >= PickleData::kStringBit) Fail("more than 2^30 values held at once");
     ++made_;
     d_.nodes_.push_back(item);
     return static_cast<Node>(d_.nodes_.size() - 1);
@@ -278,7 +281,7 @@ class PickleReader {
   Node Text(PickleData::Kind kind, uint64_t n) {
     if (n <= buf_.size()) {  // in the buffer whole: interned from there
       const uint8_t* p = Bytes(static_cast<size_t>(n));
-      return Add({kind, d_.strings_.Intern(std::string_view(reinterpret_cast<const char*>(p), n)), 0});
+      return Interned(kind, d_.strings_.Intern(std::string_view(reinterpret_cast<const char*>(p), n)));
     }
     std::string s;
     while (s.size() < n) {
@@ -286,7 +289,14 @@ class PickleReader {
       const uint8_t* p = Bytes(piece);
       s.append(reinterpret_cast<const char*>(p), piece);
     }
-    return Add({kind, d_.strings_.Intern(s), 0});
+    return Interned(kind, d_.strings_.Intern(s));
+  }
+  // A string is its id (no slot); bytes, rare in a snapshot, take a slot.
+  Node Interned(PickleData::Kind kind, uint32_t id) {
+    if (kind == PickleData::Kind::kBytes) return Add({kind, id, 0});
+    if (id >= PickleData::kStringBit) Fail("more than 2^30 distinct strings");
+    ++made_;
+    return PickleData::kStringBit | id;
   }
 
   // LONG1/LONG4: n bytes of two's complement, little-endian; beyond 64 bits is refused.
@@ -343,56 +353,78 @@ class PickleReader {
     if (index > made_) Fail("a memo index beyond the values read");
     if (index >= memo_.size()) memo_.resize(static_cast<size_t>(index) + 1, kNoNode);
     memo_[index] = Top();
-    if (sink_) puts_.push_back({index, Top()});
+    if (sink_ && !(Top() & kImmediate)) {
+      puts_.push_back({index, Top()});
+      const PickleData::Kind k = d_.kind(Top());
+      if (k == PickleData::Kind::kList || k == PickleData::Kind::kDict) d_.nodes_[Top()].value = int64_t{index} + 1;
+    }
   }
   void Get(uint32_t index) {
     if (index >= memo_.size() || memo_[index] == kNoNode) Fail("a memo reference to nothing stored");
-    if (memo_[index] == kTaken) Fail("a memo reference to a trace entry already read");
     Push(memo_[index]);
   }
 
-  // The values stack_[from...] appended to the list below them; the sink takes what dicts
-  // it wants. Where it took them all, the values made for them since the first (its
-  // numbers, strings and lists that nothing remembers) are dropped and their numbers reused.
+  // A container as it goes into another: the sink may take it (then the parent holds the
+  // sink's entry in its place). Strings and numbers stay values.
+  Node Offer(Node v) {
+    if (!sink_ || v & kImmediate) return v;
+    const PickleData::Kind k = d_.kind(v);
+    if (k != PickleData::Kind::kDict && k != PickleData::Kind::kList) return v;
+    const std::optional<uint32_t> entry = sink_->Take(d_, v);
+    if (!entry) return v;
+    if (*entry >= PickleData::kEntryBit) Fail("more than 2^31 entries");
+    // From now on the memo names the entry (a frame shared by many stacks, a stack by an
+    // alloc and its free), so the value can go as soon as nothing else holds it.
+    const int64_t memo = d_.nodes_[v].value;
+    if (memo > 0 && memo_[static_cast<size_t>(memo - 1)] == v)
+      memo_[static_cast<size_t>(memo - 1)] = PickleData::kEntryBit | *entry;
+    return PickleData::kEntryBit | *entry;
+  }
+
+  // Room for n more items at once, growing as push_back would.
+  static void Reserve(std::vector<Node>& items, size_t n) {
+    if (items.capacity() - items.size() < n) items.reserve(std::max(items.size() + n, 2 * items.capacity()));
+  }
+
+  // The values stack_[from...] appended to the list below them, each offered to the sink.
+  // Where it took them all, the values made since the first (its numbers, strings and
+  // containers that nothing remembers) are dropped and their numbers reused.
   void Append(size_t from) {
     std::vector<Node>& items = Items(stack_[from - 1], PickleData::Kind::kList);
+    Reserve(items, stack_.size() - from);
     bool all = sink_ != nullptr;
     Node first = kNoNode;
     for (size_t i = from; i < stack_.size(); ++i) {
-      const Node v = stack_[i];
-      if (sink_ && d_.kind(v) == PickleData::Kind::kDict && sink_->Take(d_, v)) {
-        items.push_back(PickleData::kEntryBit | taken_++);
-        if (taken_ >= PickleData::kEntryBit) Fail("more than 2^31 trace entries");
-        first = std::min(first, v);
-        taken_nodes_.push_back(v);
-      } else {
-        items.push_back(v);
+      const Node v = stack_[i], item = Offer(v);
+      items.push_back(item);
+      if (!(item & PickleData::kEntryBit)) {
         all = false;
+      } else if (!(v & kImmediate)) {
+        first = std::min(first, v);
       }
     }
     stack_.resize(from);
-    std::sort(taken_nodes_.begin(), taken_nodes_.end());
     if (all && first != kNoNode) Reclaim(first);
-    taken_nodes_.clear();
   }
 
   void Reclaim(Node first) {
-    // What the memo holds from `first` on: the taken dicts (no reference may reach them
-    // now) and values made inside them that later ones may name (kept: the cut is after).
+    // What the memo holds from `first` on: a value not taken that later ones may name is
+    // kept (the cut is after it), as are the stack's values; the taken ones it names by
+    // their entries (Offer).
     Node keep = first;
     size_t p = puts_.size();
+    kept_.clear();
     while (p > 0 && puts_[p - 1].node >= first) {
       --p;
       const MemoStore& put = puts_[p];
-      if (std::binary_search(taken_nodes_.begin(), taken_nodes_.end(), put.node)) {
-        memo_[put.index] = kTaken;
-      } else if (memo_[put.index] == put.node) {
-        keep = std::max(keep, put.node + 1);
-      }
+      if (memo_[put.index] != put.node) continue;  // taken, or stored over since
+      keep = std::max(keep, put.node + 1);
+      kept_.push_back(put);
     }
     puts_.resize(p);
+    puts_.insert(puts_.end(), kept_.rbegin(), kept_.rend());
     for (Node n : stack_) {
-      if (!(n & PickleData::kEntryBit)) keep = std::max(keep, n + 1);  // the stack's values stay
+      if (!(n & kImmediate)) keep = std::max(keep, n + 1);  // the stack's values stay
     }
     if (keep >= d_.nodes_.size()) return;
     size_t items_cut = d_.items_.size();
@@ -414,17 +446,16 @@ class PickleReader {
   std::vector<Node> stack_;
   std::vector<size_t> marks_;
   static constexpr Node kNoNode = ~Node{0};
-  static constexpr Node kTaken = ~Node{0} - 1;  // a memo entry of a dict the sink took
+  static constexpr Node kImmediate = PickleData::kEntryBit | PickleData::kStringBit;  // nodes that hold no slot
   std::vector<Node> memo_;
   PickleSink* sink_;
-  uint32_t taken_ = 0;
-  uint64_t made_ = 0;              // values made, those dropped included: what the memo's indices may reach
-  std::vector<Node> taken_nodes_;  // by the current Append, in increasing order
+  uint64_t made_ = 0;  // values made, those dropped included: what the memo's indices may reach
   struct MemoStore {
     uint32_t index;
     Node node;
   };
-  std::vector<MemoStore> puts_;  // with a sink: the memo's stores in order, since the last reclaim
+  std::vector<MemoStore> puts_;  // with a sink: the memo's stores of values not yet dropped, in order
+  std::vector<MemoStore> kept_;  // Reclaim's: the stores it keeps
   PickleData d_;
 };
 

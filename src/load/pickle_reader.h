@@ -19,26 +19,32 @@ class ByteSource;
 // string, however often they were written out.
 class PickleData {
  public:
-  // kEntry: a dict a PickleSink took while reading; Entry(n) is its number.
+  // kEntry: a container a PickleSink took while reading; Entry(n) is its number.
   enum class Kind : uint8_t { kNone, kBool, kInt, kFloat, kString, kBytes, kList, kTuple, kDict, kEntry };
   using Node = uint32_t;
-  static constexpr Node kEntryBit = Node{1} << 31;
+  // A node is a value's slot, or holds what it names itself: an entry (its number) or a
+  // string (its id), so that a string, however often named again, holds no slot.
+  static constexpr Node kEntryBit = Node{1} << 31, kStringBit = Node{1} << 30;
 
   Node root() const { return root_; }
   size_t size() const { return nodes_.size(); }
   // Any number names a value: one past the values (left in a container by a hostile
   // stream after a sink's values were dropped) is None.
-  Kind kind(Node n) const { return n & kEntryBit ? Kind::kEntry : n < nodes_.size() ? nodes_[n].kind : Kind::kNone; }
+  Kind kind(Node n) const {
+    return n & kEntryBit ? Kind::kEntry : n & kStringBit ? Kind::kString : Slot(n) ? nodes_[n].kind : Kind::kNone;
+  }
   uint32_t Entry(Node n) const { return n & ~kEntryBit; }
   // The value of a kBool or kInt node (others: 0); of a kFloat node, Float.
   int64_t Int(Node n) const {
-    return n & kEntryBit || n >= nodes_.size() || nodes_[n].kind == Kind::kFloat ? 0 : nodes_[n].value;
+    return Slot(n) && (nodes_[n].kind == Kind::kInt || nodes_[n].kind == Kind::kBool) ? nodes_[n].value : 0;
   }
   double Float(Node n) const;
   // The text of a kString or kBytes node ("" for others).
   std::string_view Str(Node n) const;
   // A kString or kBytes node's string id: equal strings have one id.
-  uint32_t StrId(Node n) const { return kind(n) == Kind::kString || kind(n) == Kind::kBytes ? nodes_[n].ref : ~0u; }
+  uint32_t StrId(Node n) const {
+    return n & kEntryBit ? ~0u : n & kStringBit ? n & ~kStringBit : kind(n) == Kind::kBytes ? nodes_[n].ref : ~0u;
+  }
   // The id of a string the pickle holds, else -1.
   int64_t FindString(std::string_view s) const { return strings_.Find(s); }
   // The items of a list or tuple; a dict's keys and values, alternating. Empty for others.
@@ -48,10 +54,11 @@ class PickleData {
 
  private:
   friend class PickleReader;
+  bool Slot(Node n) const { return !(n & (kEntryBit | kStringBit)) && n < nodes_.size(); }
   struct Item {
     Kind kind;
     uint32_t ref;   // kString, kBytes: string id; containers: index into items_
-    int64_t value;  // kBool, kInt; kFloat: the double's bits
+    int64_t value;  // kBool, kInt; kFloat: the double's bits; containers: memo index + 1, 0 none
   };
   std::vector<Item> nodes_;
   std::vector<std::vector<Node>> items_;
@@ -59,23 +66,24 @@ class PickleData {
   Node root_ = 0;
 };
 
-// Takes dicts as the reader appends them to lists, so that the millions of small dicts
-// of a snapshot's rings need not be held as values: a taken dict becomes an entry (kind
-// kEntry, numbered from 0 in the order taken) and, where nothing else refers to them,
-// its values' memory is reused.
+// Takes containers as the reader puts them into others, so that the millions of small
+// dicts and lists of a snapshot's rings need not be held as values: a taken container
+// becomes an entry (kind kEntry, Entry(n) the number the sink gave it), a memo reference
+// to it names the entry, and, where nothing else refers to them, its values' memory is
+// reused.
 class PickleSink {
  public:
   virtual ~PickleSink() = default;
-  // Whether to take the dict (complete: its items are set); may throw Error.
-  virtual bool Take(const PickleData& data, PickleData::Node dict) = 0;
+  // The container's number as an entry (below 2^31), or none to leave it a value; its
+  // items are set (an item may be an entry). May throw Error.
+  virtual std::optional<uint32_t> Take(const PickleData& data, PickleData::Node container) = 0;
   // Values from `first` on are gone: their numbers will name other values.
   virtual void Forget(PickleData::Node first) = 0;
 };
 
 // Reads the whole pickle from source. Any opcode outside plain data (GLOBAL, REDUCE,
 // BUILD, INST, OBJ, ..., and protocols 0 and 1) is an Error naming it and its byte
-// offset; so are a truncated or malformed stream and integers beyond 64 bits. With a
-// sink, a memo reference to a dict it took is an error too (a snapshot never makes one).
+// offset; so are a truncated or malformed stream and integers beyond 64 bits.
 PickleData ReadPickle(ByteSource& source, PickleSink* sink = nullptr);
 
 }  // namespace torch2pprof

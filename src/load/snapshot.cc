@@ -23,20 +23,31 @@ class SnapshotBuilder : public PickleSink {
     s_.stacks.emplace_back();  // 0: no stack
   }
 
-  // A ring entry: a dict with the key "action" (no other dict of a snapshot has it).
-  bool Take(const PickleData& data, Node dict) override {
+  // What the reader offers as it goes: a ring entry (a dict with the key "action"), a
+  // frame (a dict with "filename") and a stack (a list of frames taken) are taken, so that
+  // the pickle's values for them are dropped as soon as read; the rest stays values.
+  std::optional<uint32_t> Take(const PickleData& data, Node v) override {
     d_ = &data;
-    if (action_ == kUnknown) {
-      const int64_t id = data.FindString("action");
-      if (id < 0) return false;
-      action_ = static_cast<uint32_t>(id);
+    const std::vector<Node>& items = data.Items(v);
+    if (data.kind(v) == Kind::kDict) {
+      Field what = kOtherField;
+      for (size_t i = 0; i < items.size() && what == kOtherField; i += 2) {
+        const Field f = FieldOf(items[i]);
+        if (f == kAction || f == kFilename) what = f;
+      }
+      if (what == kAction) {
+        if (entries_.size() >= kIndexLimit) Fail("device_traces", "within 2^28 entries");
+        entries_.push_back(Event(v));
+        return static_cast<uint32_t>(entries_.size() - 1);
+      }
+      if (what == kFilename) return kFrameTag | Frame(v, "trace entry");
+      return std::nullopt;
     }
-    const std::vector<Node>& kv = data.Items(dict);
-    bool entry = false;
-    for (size_t i = 0; i < kv.size() && !entry; i += 2) entry = data.StrId(kv[i]) == action_;
-    if (!entry) return false;
-    entries_.push_back(Event(dict));
-    return true;
+    if (items.empty()) return std::nullopt;
+    for (Node f : items) {
+      if (data.kind(f) != Kind::kEntry || (data.Entry(f) & ~kIndexMask) != kFrameTag) return std::nullopt;
+    }
+    return kStackTag | Stack(v, "trace entry");
   }
 
   void Forget(Node first) override {
@@ -55,7 +66,7 @@ class SnapshotBuilder : public PickleSink {
       if (d_->kind(*traces) != Kind::kList) Fail("device_traces", "a list");
       for (Node device : d_->Items(*traces)) {
         if (d_->kind(device) != Kind::kList) Fail("device_traces[]", "a list");
-        std::vector<SnapshotEvent>& events = s_.traces.emplace_back();
+        SnapshotRing& events = s_.traces.emplace_back();
         const std::vector<Node>& items = d_->Items(device);
         // The usual case, one ring holding every entry in order: handed over, not copied.
         bool whole = !items.empty() && items.size() == entries_.size();
@@ -135,24 +146,34 @@ class SnapshotBuilder : public PickleSink {
   uint32_t Stack(Node frames, const char* where) { return Stack(std::optional<Node>(frames), where); }
   uint32_t Stack(std::optional<Node> frames, const char* where) {
     if (!frames || d_->kind(*frames) == Kind::kNone) return 0;
+    if (d_->kind(*frames) == Kind::kEntry && (d_->Entry(*frames) & ~kIndexMask) == kStackTag) {
+      return d_->Entry(*frames) & kIndexMask;
+    }
     if (d_->kind(*frames) != Kind::kList) Fail(std::string(where) + ".frames", "a list");
     if (*frames < stack_of_node_.size() && stack_of_node_[*frames]) return stack_of_node_[*frames] - 1;
     std::vector<uint32_t> ids;
     for (Node f : d_->Items(*frames)) ids.push_back(Frame(f, where));
     auto [it, added] = stack_of_frames_.try_emplace(ids, static_cast<uint32_t>(s_.stacks.size()));
-    if (added) s_.stacks.push_back(std::move(ids));
+    if (added) {
+      if (s_.stacks.size() > kIndexMask) Fail(std::string(where) + ".frames", "one of 2^28 stacks");
+      s_.stacks.push_back(std::move(ids));
+    }
     if (stack_of_node_.size() <= *frames) stack_of_node_.resize(static_cast<size_t>(*frames) + 1, 0);
     stack_of_node_[*frames] = it->second + 1;
     return it->second;
   }
 
   uint32_t Frame(Node f, const char* where) {
+    if (d_->kind(f) == Kind::kEntry && (d_->Entry(f) & ~kIndexMask) == kFrameTag) return d_->Entry(f) & kIndexMask;
     if (f < frame_of_node_.size() && frame_of_node_[f]) return frame_of_node_[f] - 1;
     if (d_->kind(f) != Kind::kDict) Fail(std::string(where) + ".frames[]", "a dict");
     SnapshotFrame frame{Text(f, "name", "frame"), Text(f, "filename", "frame"), Int(f, "line", 0, "frame")};
     auto [it, added] = frame_of_text_.try_emplace(std::make_tuple(frame.name, frame.filename, frame.line),
                                                   static_cast<uint32_t>(s_.frames.size()));
-    if (added) s_.frames.push_back(frame);
+    if (added) {
+      if (s_.frames.size() > kIndexMask) Fail(std::string(where) + ".frames[]", "one of 2^28 frames");
+      s_.frames.push_back(frame);
+    }
     if (frame_of_node_.size() <= f) frame_of_node_.resize(static_cast<size_t>(f) + 1, 0);
     frame_of_node_[f] = it->second + 1;
     return it->second;
@@ -222,6 +243,8 @@ class SnapshotBuilder : public PickleSink {
     // The entries are most of a snapshot: their fields are read in one pass, each key
     // told by its interned string (the pickle's strings are interned once each).
     SnapshotEvent ev;
+    int64_t addr = 0, device_free = -1;
+    SnapshotContext context;
     const std::vector<Node>& kv = d_->Items(e);
     for (size_t i = 0; i + 1 < kv.size(); i += 2) {
       const Node v = kv[i + 1];
@@ -232,19 +255,19 @@ class SnapshotBuilder : public PickleSink {
           break;
         }
         case kAddr:
-          ev.addr = Number(v, 0, "trace entry.addr");
+          addr = Number(v, 0, "trace entry.addr");
           break;
         case kSize:
           ev.size = CheckSize(Number(v, 0, "trace entry.size"), "trace entry.size");
           break;
         case kStream:
-          ev.stream = Number(v, 0, "trace entry.stream");
+          context.stream = Number(v, 0, "trace entry.stream");
           break;
         case kTime:
           ev.time_us = Number(v, 0, "trace entry.time_us");
           break;
         case kDeviceFree:
-          ev.device_free = Number(v, -1, "trace entry.device_free");
+          device_free = Number(v, -1, "trace entry.device_free");
           break;
         case kFrames:
           ev.stack = Stack(v, "trace entry");
@@ -253,13 +276,26 @@ class SnapshotBuilder : public PickleSink {
           if (d_->kind(v) != Kind::kNone && d_->kind(v) != Kind::kString)
             Fail("trace entry.compile_context", "a string");
           // torch writes "N/A" where no torch.compile context was in force: no label.
-          if (d_->kind(v) == Kind::kString && d_->Str(v) != "N/A") ev.compile_context = s_.strings.Intern(d_->Str(v));
+          if (d_->kind(v) == Kind::kString && d_->Str(v) != "N/A")
+            context.compile_context = s_.strings.Intern(d_->Str(v));
           break;
         default:
           break;
       }
     }
+    ev.addr = ev.action == SnapshotAction::kOom ? device_free : addr;
+    ev.context = Context(context);
     return ev;
+  }
+
+  // The context's number in s_.contexts; entries in a row mostly share one.
+  uint32_t Context(const SnapshotContext& c) {
+    const SnapshotContext& last = s_.contexts[last_context_];
+    if (last.stream == c.stream && last.compile_context == c.compile_context) return last_context_;
+    auto [it, added] = context_ids_.try_emplace(std::make_pair(c.stream, c.compile_context),
+                                                static_cast<uint32_t>(s_.contexts.size()));
+    if (added) s_.contexts.push_back(c);
+    return last_context_ = it->second;
   }
 
   // An integer value (None: absent).
@@ -271,7 +307,18 @@ class SnapshotBuilder : public PickleSink {
 
   // An entry's key, told by its string id (each string of the pickle has one), looked at
   // once per distinct key.
-  enum Field : uint8_t { kOtherField, kAction, kAddr, kSize, kStream, kTime, kDeviceFree, kFrames, kCompileContext };
+  enum Field : uint8_t {
+    kOtherField,
+    kAction,
+    kAddr,
+    kSize,
+    kStream,
+    kTime,
+    kDeviceFree,
+    kFrames,
+    kCompileContext,
+    kFilename
+  };
   Field FieldOf(Node key) {
     const uint32_t id = d_->StrId(key);
     if (id == ~0u) return kOtherField;
@@ -279,10 +326,11 @@ class SnapshotBuilder : public PickleSink {
     uint8_t& f = field_of_string_[id];
     if (f == 0) {
       static const std::map<std::string_view, Field> kFields = {
-          {"action", kAction}, {"addr", kAddr},
-          {"size", kSize},     {"stream", kStream},
-          {"time_us", kTime},  {"device_free", kDeviceFree},
-          {"frames", kFrames}, {"compile_context", kCompileContext}};
+          {"action", kAction},    {"addr", kAddr},
+          {"size", kSize},        {"stream", kStream},
+          {"time_us", kTime},     {"device_free", kDeviceFree},
+          {"frames", kFrames},    {"compile_context", kCompileContext},
+          {"filename", kFilename}};
       const auto it = kFields.find(d_->Str(key));
       f = static_cast<uint8_t>((it == kFields.end() ? kOtherField : it->second) + 1);
     }
@@ -291,9 +339,12 @@ class SnapshotBuilder : public PickleSink {
 
   const PickleData* d_ = nullptr;
   MemorySnapshot s_;
-  static constexpr uint32_t kUnknown = ~0u;
-  uint32_t action_ = kUnknown;  // the pickle's string id of "action", once it has one
-  std::vector<SnapshotEvent> entries_;
+  // An entry's number: what it is in the top bits, its index below (ring entries: tag 0).
+  static constexpr uint32_t kIndexMask = (uint32_t{1} << 28) - 1, kIndexLimit = kIndexMask + 1;
+  static constexpr uint32_t kFrameTag = uint32_t{1} << 28, kStackTag = uint32_t{2} << 28;
+  SnapshotRing entries_;
+  std::map<std::pair<int64_t, uint32_t>, uint32_t> context_ids_ = {{{0, 0}, 0}};
+  uint32_t last_context_ = 0;
   std::vector<uint8_t> field_of_string_;  // by string id: 0 not looked at yet, else Field + 1
   int64_t sizes_ = 0;
   // By the pickle's value number, what was made of it + 1 (0: not yet); cut where the

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -51,14 +52,33 @@ enum class SnapshotAction : uint8_t {
   kOther
 };
 
-// One entry of a device's ring buffer of allocator actions.
+// One entry of a device's ring buffer of allocator actions: 32 bytes, as a snapshot
+// holds millions of them and little else.
 struct SnapshotEvent {
-  SnapshotAction action = SnapshotAction::kOther;
-  int64_t addr = 0, size = 0, stream = 0, time_us = 0;
-  int64_t device_free = -1;  // oom: bytes free on the device; -1 absent
+  SnapshotEvent() : size(0), action(SnapshotAction::kOther) {}
+  // An oom's addr is the bytes free on the device (device_free, -1 absent): torch
+  // writes device_free in the place of an oom's address, which has none.
+  int64_t addr = 0;
+  int64_t time_us = 0;
+  int64_t size : 56;  // at most 2^48 (the reader's rule)
+  SnapshotAction action : 8;
   uint32_t stack = 0;
+  uint32_t context = 0;  // MemorySnapshot::contexts: the stream and compile_context
+};
+
+static_assert(sizeof(SnapshotEvent) == 32, "a ring entry is 32 bytes");
+
+// An oom's bytes free on the device, -1 where absent (and for other actions).
+inline int64_t DeviceFree(const SnapshotEvent& e) { return e.action == SnapshotAction::kOom ? e.addr : -1; }
+
+// What a ring entry shares with many others: its stream and torch.compile context.
+struct SnapshotContext {
+  int64_t stream = 0;
   uint32_t compile_context = 0;  // strings; 0 absent
 };
+
+// A device's ring in chunks: no copy of millions of entries as it grows.
+using SnapshotRing = std::deque<SnapshotEvent>;
 
 // A record_function range's start or end (external_annotations).
 struct SnapshotAnnotation {
@@ -74,7 +94,8 @@ struct MemorySnapshot {
   std::vector<SnapshotFrame> frames;
   std::vector<std::vector<uint32_t>> stacks;  // frame ids, innermost first; [0] is empty
   std::vector<SnapshotSegment> segments;
-  std::vector<std::vector<SnapshotEvent>> traces;  // by device
+  std::vector<SnapshotRing> traces;              // by device
+  std::vector<SnapshotContext> contexts = {{}};  // [0]: stream 0, no compile context
   std::vector<SnapshotAnnotation> annotations;
   bool overflowed = false;   // allocator_settings' trace_alloc_overflowed
   int64_t max_entries = -1;  // the ring's trace_alloc_max_entries; -1 unknown

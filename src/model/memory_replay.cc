@@ -70,7 +70,7 @@ std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s) {
   }
   std::vector<DevicePeak> out;
   for (auto& [device, p] : by) {
-    const std::vector<SnapshotEvent>* ring =
+    const SnapshotRing* ring =
         device >= 0 && static_cast<size_t>(device) < s.traces.size() ? &s.traces[static_cast<size_t>(device)] : nullptr;
     // Allocated: alloc adds, free_completed takes away (free_requested is no free yet).
     // Reserved: segment_alloc and segment_map add, segment_free and segment_unmap take away.
@@ -103,10 +103,11 @@ std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s) {
     }
     if (p.peak_bytes > most_reserved) p.consistent = false;
     // And the blocks live at the peak must make up its level.
+    p.live = LiveAfter(s, device, p.peak_entry);
     int64_t live = 0;
-    for (const LiveBlock& b : LiveAfter(s, device, p.peak_entry)) live += b.bytes;
+    for (const LiveBlock& b : p.live) live += b.bytes;
     if (live != p.peak_bytes) p.consistent = false;
-    out.push_back(p);
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -166,8 +167,8 @@ std::string DisagreeLine(const std::string& device) {
          "snapshot?); the peak is the replay's";
 }
 
-const std::vector<SnapshotEvent>& Ring(const MemorySnapshot& s, int32_t device) {
-  static const std::vector<SnapshotEvent> kNone;
+const SnapshotRing& Ring(const MemorySnapshot& s, int32_t device) {
+  static const SnapshotRing kNone;
   return device >= 0 && static_cast<size_t>(device) < s.traces.size() ? s.traces[static_cast<size_t>(device)] : kNone;
 }
 
@@ -175,7 +176,7 @@ std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device, int64_
   // Live: the ring's allocs not freed by then; the blocks allocated before the ring and
   // freed after the moment (the ring frees an address it never allocated); the blocks
   // active at the dump whose address the ring never allocates.
-  const std::vector<SnapshotEvent>& ring = Ring(s, device);
+  const SnapshotRing& ring = Ring(s, device);
   std::unordered_map<int64_t, size_t> open;  // by address: the ring's alloc not yet freed
   std::unordered_set<int64_t> touched;       // addresses the ring allocates
   std::vector<LiveBlock> out;

@@ -11,6 +11,18 @@
 
 namespace torch2pprof {
 
+// A block live at a moment of the window, by the way it came to be live.
+struct LiveBlock {
+  enum Kind : uint8_t {
+    kRingAlloc,    // an alloc of the ring not yet freed; entry is the alloc
+    kFreedLater,   // allocated before the ring, freed by it later; entry is the free, its stack the free's
+    kStillActive,  // allocated before the ring, active at the dump; block and segment say which
+  } kind;
+  int64_t bytes = 0;
+  uint32_t stack = 0;
+  int64_t entry = -1;
+  const SnapshotSegment* segment = nullptr;
+};
 // Each device's allocated memory through the recorded window: the level before the
 // ring's first entry, then after each entry; its peak and when.
 struct DevicePeak {
@@ -24,6 +36,7 @@ struct DevicePeak {
   // False where the replay goes below zero, above the most ever reserved, or to a peak
   // the blocks live there do not make up: the ring and the segments disagree.
   bool consistent = true;
+  std::vector<LiveBlock> live;  // LiveAfter(peak_entry): the blocks live at the peak
 };
 // By device, in order; a device with no segments and an empty ring is none.
 std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s);
@@ -49,20 +62,8 @@ std::string StackSite(const MemorySnapshot& s, uint32_t stack);
 std::string DisagreeLine(const std::string& device);
 
 // The device's ring (empty where it has none).
-const std::vector<SnapshotEvent>& Ring(const MemorySnapshot& s, int32_t device);
+const SnapshotRing& Ring(const MemorySnapshot& s, int32_t device);
 
-// A block live at a moment of the window, by the way it came to be live.
-struct LiveBlock {
-  enum Kind : uint8_t {
-    kRingAlloc,    // an alloc of the ring not yet freed; entry is the alloc
-    kFreedLater,   // allocated before the ring, freed by it later; entry is the free, its stack the free's
-    kStillActive,  // allocated before the ring, active at the dump; block and segment say which
-  } kind;
-  int64_t bytes = 0;
-  uint32_t stack = 0;
-  int64_t entry = -1;
-  const SnapshotSegment* segment = nullptr;
-};
 // The blocks live on the device after ring entry `entry` (-1: before the ring's first),
 // replayed from the dump: their bytes add up to the level there where the ring and the
 // segments agree. In the ring's order, then the dump's.

@@ -145,5 +145,54 @@ TEST(PickleReader, BrokenStreamsAreOneLineErrors) {
             std::string::npos);
 }
 
+// Takes what a snapshot holds millions of, as the snapshot reader does: ring entries
+// (dicts with "action"), frames (dicts with "filename"), stacks (lists of taken frames).
+class TakeEntriesFramesStacks : public PickleSink {
+ public:
+  std::optional<uint32_t> Take(const PickleData& d, PickleData::Node v) override {
+    const std::vector<PickleData::Node>& items = d.Items(v);
+    if (d.kind(v) == PickleData::Kind::kDict) {
+      for (size_t i = 0; i < items.size(); i += 2) {
+        if (d.Str(items[i]) == "action") return entries++;
+        if (d.Str(items[i]) == "filename") return kFrame | frames++;
+      }
+      return std::nullopt;
+    }
+    if (items.empty()) return std::nullopt;
+    for (PickleData::Node f : items) {
+      if (d.kind(f) != PickleData::Kind::kEntry || !(d.Entry(f) & kFrame)) return std::nullopt;
+    }
+    return kStack | stacks++;
+  }
+  void Forget(PickleData::Node) override {}
+  static constexpr uint32_t kFrame = 1u << 29, kStack = 1u << 28;
+  uint32_t entries = 0, frames = 0, stacks = 0;
+};
+
+TEST(PickleReader, StreamedValuesAreDroppedAsTheSinkTakesThem) {
+  // A real snapshot (torch 2.x, stacks="all"): each ring entry is written with a fresh
+  // frames list and a fresh compile_context string, which the memo stores; a later alloc
+  // or free names the list again. Read whole it is a value per field; streamed, nothing of
+  // the 19,136 entries stays a value: what is held is the segments' blocks (918 here).
+  const std::string path = std::string(TESTDATA_DIR) + "/snapshots/cs336__medium_ctx128_training_step.pickle.gz";
+  ByteSource whole_source(path);
+  const PickleData whole = ReadPickle(whole_source);
+  TakeEntriesFramesStacks sink;
+  ByteSource streamed_source(path);
+  const PickleData streamed = ReadPickle(streamed_source, &sink);
+  EXPECT_EQ(sink.entries, 19136u);
+  EXPECT_GT(whole.size(), 19136u * 5);
+  EXPECT_LT(streamed.size(), 918u * 12);
+  // What was made after the rings began is the allocator settings that follow them.
+  const PickleData::Node rings_node = *streamed.Get(streamed.root(), "device_traces");
+  EXPECT_LT(streamed.size() - rings_node, 100u);
+  // And every entry of the ring names an entry the sink took, in order.
+  const std::vector<PickleData::Node>& rings = streamed.Items(*streamed.Get(streamed.root(), "device_traces"));
+  ASSERT_EQ(rings.size(), 1u);
+  const std::vector<PickleData::Node>& ring = streamed.Items(rings[0]);
+  ASSERT_EQ(ring.size(), 19136u);
+  for (uint32_t i = 0; i < ring.size(); ++i) ASSERT_EQ(streamed.Entry(ring[i]), i);
+}
+
 }  // namespace
 }  // namespace torch2pprof

@@ -159,6 +159,9 @@ SummaryFile DecodeSummary(const std::string& file, std::string_view text) {
     // nlohmann counts bytes from 1, past the byte that failed.
     ThrowInput(file, e.byte > 0 ? static_cast<int64_t>(e.byte) - 1 : 0,
                "not a torch2pprof summary: invalid JSON (expected one object, as summarize writes)");
+  } catch (const In::out_of_range&) {
+    // A number past a double's range ("1E999"): nlohmann gives no offset for it.
+    ThrowInput(file, -1, "not a torch2pprof summary: a number beyond a double's range");
   }
   Reader in(file);
   if (!o.is_object() || !o.contains(kMagic)) in.Fail("no \"torch2pprof_summary\" (write one with summarize)");

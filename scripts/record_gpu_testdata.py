@@ -19,6 +19,10 @@ lands in OUTDIR:
   ddp_gloo_4ranks_uneven1_rank{0..3}.pt.trace.json.gz  the DDP set with
       rank 1 on twice the batch (an uneven shard), nobody sleeping.
   expandable.pickle.gz  training steps with expandable segments.
+  long_train.pickle.gz  150 steps of a GPT-like model (8 layers, width 512,
+      bf16 autocast, AdamW) with every alloc and free recorded (stacks="all",
+      context="all"), dumped with _dump_snapshot: 357,568 ring entries, the
+      shape of the large snapshots users bring (a fresh frames list per entry).
 """
 
 import argparse
@@ -202,10 +206,61 @@ def expandable(outdir):
                    env=env, check=True)
 
 
+class GPTBlock(nn.Module):
+    def __init__(self, c, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(c), nn.LayerNorm(c)
+        self.attn = nn.MultiheadAttention(c, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(c, 4 * c), nn.GELU(), nn.Linear(4 * c, c))
+
+    def forward(self, x, mask):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab=8192, c=512, layers=8, heads=8, context=256):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, c), nn.Embedding(context, c)
+        self.blocks = nn.ModuleList(GPTBlock(c, heads) for _ in range(layers))
+        self.ln, self.head = nn.LayerNorm(c), nn.Linear(c, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+        n = idx.shape[1]
+        mask = torch.triu(torch.ones(n, n, device=idx.device, dtype=torch.bool), 1)
+        for b in self.blocks:
+            x = b(x, mask)
+        return self.head(self.ln(x))
+
+
+def long_train(path, steps=150):
+    torch.manual_seed(0)
+    model = GPT().cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    torch.cuda.memory._record_memory_history(max_entries=1_000_000, context="all", stacks="all")
+    with torch.profiler.record_function("train"):
+        for _ in range(steps):
+            idx = torch.randint(0, 8192, (16, 256), device="cuda")
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = nn.functional.cross_entropy(model(idx).flatten(0, 1), idx.flatten())
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    raw = path[:-len(".gz")]
+    torch.cuda.memory._dump_snapshot(raw)
+    torch.cuda.memory._record_memory_history(enabled=None)
+    with open(raw, "rb") as f, gzip.open(path, "wb", compresslevel=9) as g:
+        g.write(f.read())
+    os.remove(raw)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
-    ap.add_argument("--only", default="ddp,uneven,decode,oom,overflow,expandable")
+    ap.add_argument("--only", default="ddp,uneven,decode,oom,overflow,expandable,long")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     only = set(args.only.split(","))
@@ -218,6 +273,7 @@ def main():
         ("overflow", lambda: train_until_oom(os.path.join(args.outdir, "ring_overflow.pickle.gz"), 500)),
         ("expandable", lambda: expandable(args.outdir)),
         ("expandable-child", lambda: expandable_child(os.path.join(args.outdir, "expandable.pickle.gz"))),
+        ("long", lambda: long_train(os.path.join(args.outdir, "long_train.pickle.gz"))),
     ]
     for key, fn in steps:
         if key not in only:

@@ -29,6 +29,7 @@ import gzip
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 import tempfile
@@ -523,6 +524,7 @@ def main():
     ap.add_argument('--binary', required=True)
     ap.add_argument('--testdata', required=True)
     ap.add_argument('--no-shared', action='store_true', help='testdata/ only')
+    ap.add_argument('--exclude', help='skip snapshots whose file name matches this regular expression')
     args = ap.parse_args()
     tally = Tally()
     paths = sorted(glob.glob(os.path.join(args.testdata, 'snapshots', '*.pickle*')))
@@ -530,6 +532,8 @@ def main():
     if not args.no_shared and os.path.isdir(shared):
         have = {os.path.basename(p).replace('.gz', '') for p in paths}
         paths += sorted(p for p in glob.glob(os.path.join(shared, '*.pickle')) if os.path.basename(p) not in have)
+    if args.exclude:
+        paths = [p for p in paths if not re.search(args.exclude, os.path.basename(p))]
     with tempfile.TemporaryDirectory() as tmp:
         for p in paths:
             check(tally, args.binary, p, tmp)

@@ -39,11 +39,17 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.python_functions = std::move(modules.python);
   std::vector<LaneStacks>().swap(lanes);
   // What reads only the events comes after the lanes' pieces are freed, so that its
-  // memory never adds to theirs (it sets analyze's peak); with threads, the steps beside
-  // the operator tables.
+  // memory never adds to theirs (it sets analyze's peak). With threads, each view runs
+  // as soon as what it reads is there, beside the others: the steps and the annotations
+  // beside the operator tables; the kernels by operator once those are done; the stream
+  // views and launch statistics once the steps give their scope. Every view is a
+  // function of the events (and of the results it names), so no output depends on
+  // the threads.
   auto steps = Beside(ex, [&ev] { return analysis::Steps(ev); });
+  auto annotations = Beside(ex, [&ev] { return analysis::Annotations(ev); });
   analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step, ex);
   a.operators = std::move(operators.rows);
+  auto kernel_ops = Beside(ex, [&ev, &operators] { return analysis::KernelsByOperator(ev, operators.launchers); });
   a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, options.per_step, &a.saturated);
   a.saturated += operators.saturated;
   a.memory = analysis::Memory(ev, operators.owners);
@@ -57,19 +63,19 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
     for (KernelRow& r : a.kernels) r.step_total.DropFrom(n32);
   }
   a.whole_trace_step = s.whole_trace;
-  a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
-  // The device views read only the events: two halves side by side.
   const analysis::StepScope scope = s.scope;
   auto streams = Beside(ex, [&ev, &scope] {
     return std::make_tuple(analysis::IdleTime(ev, scope), analysis::QueueLength(ev), analysis::Copies(ev, scope),
                            analysis::CollectiveSizes(ev));
   });
-  a.kernel_launches = analysis::KernelLaunches(ev, scope);
-  analysis::KernelOpsResult kernel_ops = analysis::KernelsByOperator(ev, operators.launchers);
-  a.kernels_by_operator = std::move(kernel_ops.rows);
-  a.tensor_cores = std::move(kernel_ops.tensor_cores);
+  auto launches = Beside(ex, [&ev, &scope] { return analysis::KernelLaunches(ev, scope); });
+  a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
   a.synchronizations = analysis::Synchronizations(ev, operators.launchers, scope);
-  a.annotations = analysis::Annotations(ev);
+  analysis::KernelOpsResult kernel_ops_result = kernel_ops.get();
+  a.kernels_by_operator = std::move(kernel_ops_result.rows);
+  a.tensor_cores = std::move(kernel_ops_result.tensor_cores);
+  a.annotations = annotations.get();
+  a.kernel_launches = launches.get();
   std::tie(a.idle_time, a.queue_length, a.copies, a.collective_sizes) = streams.get();
   a.recommendations = analysis::Recommend(a);
   return a;

@@ -45,8 +45,6 @@ class PickleData {
   uint32_t StrId(Node n) const {
     return n & kEntryBit ? ~0u : n & kStringBit ? n & ~kStringBit : kind(n) == Kind::kBytes ? nodes_[n].ref : ~0u;
   }
-  // The id of a string the pickle holds, else -1.
-  int64_t FindString(std::string_view s) const { return strings_.Find(s); }
   // The items of a list or tuple; a dict's keys and values, alternating. Empty for others.
   const std::vector<Node>& Items(Node n) const;
   // A dict's value under a string key, or none.

@@ -36,7 +36,7 @@ class SnapshotBuilder : public PickleSink {
         if (f == kAction || f == kFilename) what = f;
       }
       if (what == kAction) {
-        if (entries_.size() >= kIndexLimit) Fail("device_traces", "within 2^28 entries");
+        if (entries_.size() > kIndexMask) Fail("device_traces", "within 2^28 entries");
         entries_.push_back(Event(v));
         return static_cast<uint32_t>(entries_.size() - 1);
       }
@@ -45,7 +45,7 @@ class SnapshotBuilder : public PickleSink {
     }
     if (items.empty()) return std::nullopt;
     for (Node f : items) {
-      if (data.kind(f) != Kind::kEntry || (data.Entry(f) & ~kIndexMask) != kFrameTag) return std::nullopt;
+      if (!Tagged(f, kFrameTag)) return std::nullopt;
     }
     return kStackTag | Stack(v, "trace entry");
   }
@@ -146,9 +146,7 @@ class SnapshotBuilder : public PickleSink {
   uint32_t Stack(Node frames, const char* where) { return Stack(std::optional<Node>(frames), where); }
   uint32_t Stack(std::optional<Node> frames, const char* where) {
     if (!frames || d_->kind(*frames) == Kind::kNone) return 0;
-    if (d_->kind(*frames) == Kind::kEntry && (d_->Entry(*frames) & ~kIndexMask) == kStackTag) {
-      return d_->Entry(*frames) & kIndexMask;
-    }
+    if (Tagged(*frames, kStackTag)) return d_->Entry(*frames) & kIndexMask;
     if (d_->kind(*frames) != Kind::kList) Fail(std::string(where) + ".frames", "a list");
     if (*frames < stack_of_node_.size() && stack_of_node_[*frames]) return stack_of_node_[*frames] - 1;
     std::vector<uint32_t> ids;
@@ -164,7 +162,7 @@ class SnapshotBuilder : public PickleSink {
   }
 
   uint32_t Frame(Node f, const char* where) {
-    if (d_->kind(f) == Kind::kEntry && (d_->Entry(f) & ~kIndexMask) == kFrameTag) return d_->Entry(f) & kIndexMask;
+    if (Tagged(f, kFrameTag)) return d_->Entry(f) & kIndexMask;
     if (f < frame_of_node_.size() && frame_of_node_[f]) return frame_of_node_[f] - 1;
     if (d_->kind(f) != Kind::kDict) Fail(std::string(where) + ".frames[]", "a dict");
     SnapshotFrame frame{Text(f, "name", "frame"), Text(f, "filename", "frame"), Int(f, "line", 0, "frame")};
@@ -340,8 +338,10 @@ class SnapshotBuilder : public PickleSink {
   const PickleData* d_ = nullptr;
   MemorySnapshot s_;
   // An entry's number: what it is in the top bits, its index below (ring entries: tag 0).
-  static constexpr uint32_t kIndexMask = (uint32_t{1} << 28) - 1, kIndexLimit = kIndexMask + 1;
+  static constexpr uint32_t kIndexMask = (uint32_t{1} << 28) - 1;
   static constexpr uint32_t kFrameTag = uint32_t{1} << 28, kStackTag = uint32_t{2} << 28;
+  // Whether a value is an entry this builder made with that tag (a frame, a stack).
+  bool Tagged(Node n, uint32_t tag) const { return d_->kind(n) == Kind::kEntry && (d_->Entry(n) & ~kIndexMask) == tag; }
   SnapshotRing entries_;
   std::map<std::pair<int64_t, uint32_t>, uint32_t> context_ids_ = {{{0, 0}, 0}};
   uint32_t last_context_ = 0;

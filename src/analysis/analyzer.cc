@@ -4,7 +4,6 @@
 #include "analysis/analyzer.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "analysis/stages.h"
 #include "base/executor.h"
@@ -24,16 +23,18 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
                  const AnalysisOptions& options, Executor& ex) {
   analysis::Events ev(trace, model);
   Analysis a;
-  analysis::OverviewResult overview = analysis::Overview(ev, lanes);
-  a.trace = std::move(overview.overview);
-  a.categories = std::move(overview.categories);
-  a.saturated = overview.saturated;
-  for (const MemoryTimeline& tl : model.memory) a.saturated += tl.saturated;
+  // The overview reads the lanes too: it runs beside the module view.
+  auto overview_part = Beside(ex, [&ev, &lanes] { return analysis::Overview(ev, lanes); });
   // The module view is convert's call tree of the Python frames (with_stack): a trace
   // without any has none, and its tree is not built.
   const bool python = std::find(model.category_role.begin(), model.category_role.end(), Role::kPythonFunction) !=
                       model.category_role.end();
   analysis::ModulesResult modules = python ? analysis::Modules(ev, lanes, ex) : analysis::ModulesResult{};
+  analysis::OverviewResult overview = overview_part.get();
+  a.trace = std::move(overview.overview);
+  a.categories = std::move(overview.categories);
+  a.saturated = overview.saturated;
+  for (const MemoryTimeline& tl : model.memory) a.saturated += tl.saturated;
   a.modules = std::move(modules.tree);
   a.module_classes = std::move(modules.classes);
   a.python_functions = std::move(modules.python);
@@ -45,7 +46,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // views and launch statistics once the steps give their scope. Every view is a
   // function of the events (and of the results it names), so no output depends on
   // the threads.
-  auto steps = Beside(ex, [&ev] { return analysis::Steps(ev); });
+  auto steps = Beside(ex, [&ev, &ex] { return analysis::Steps(ev, ex); });
   auto annotations = Beside(ex, [&ev] { return analysis::Annotations(ev); });
   analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step, ex);
   a.operators = std::move(operators.rows);
@@ -64,10 +65,10 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   }
   a.whole_trace_step = s.whole_trace;
   const analysis::StepScope scope = s.scope;
-  auto streams = Beside(ex, [&ev, &scope] {
-    return std::make_tuple(analysis::IdleTime(ev, scope), analysis::QueueLength(ev), analysis::Copies(ev, scope),
-                           analysis::CollectiveSizes(ev));
-  });
+  auto idle = Beside(ex, [&ev, &scope] { return analysis::IdleTime(ev, scope); });
+  auto queues = Beside(ex, [&ev] { return analysis::QueueLength(ev); });
+  auto copies = Beside(ex, [&ev, &scope] { return analysis::Copies(ev, scope); });
+  auto collectives = Beside(ex, [&ev] { return analysis::CollectiveSizes(ev); });
   auto launches = Beside(ex, [&ev, &scope] { return analysis::KernelLaunches(ev, scope); });
   a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
   a.synchronizations = analysis::Synchronizations(ev, operators.launchers, scope);
@@ -76,7 +77,10 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.tensor_cores = std::move(kernel_ops_result.tensor_cores);
   a.annotations = annotations.get();
   a.kernel_launches = launches.get();
-  std::tie(a.idle_time, a.queue_length, a.copies, a.collective_sizes) = streams.get();
+  a.idle_time = idle.get();
+  a.queue_length = queues.get();
+  a.copies = copies.get();
+  a.collective_sizes = collectives.get();
   a.recommendations = analysis::Recommend(a);
   return a;
 }

@@ -1,6 +1,7 @@
 // Device time the stream did not spend working: idle time by cause, and the launches
 // that feed the streams (HTA's idle time breakdown and kernel launch statistics).
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -8,6 +9,7 @@
 
 #include "analysis/stages.h"
 #include "analysis/statistics.h"
+#include "base/sorted_runs.h"
 
 namespace torch2pprof::analysis {
 
@@ -41,7 +43,7 @@ std::vector<IdleRow> IdleTime(const Events& ev, const StepScope& scope) {
   }
   std::vector<IdleRow> rows;
   for (auto& [lane, items] : work) {
-    std::sort(items.begin(), items.end());
+    SortRuns(items.begin(), items.end(), std::less<>());  // a stream's work comes mostly in order
     IdleRow r;
     r.device = DeviceName(ev, lane);
     r.stream = t.lanes[lane].tid;
@@ -149,12 +151,24 @@ void ForEachLaunch(const Events& ev, Fn fn) {
   }
 }
 
+// The nearest-rank percentiles (statistics.h) without sorting the whole: each rank is
+// selected in the part above the one before.
 Percentiles Distribution(std::vector<int64_t> v) {
   Percentiles p;
   if (v.empty()) return p;
-  std::sort(v.begin(), v.end());
   const size_t n = v.size();
-  p.p50 = NearestRank(v, 50), p.p90 = NearestRank(v, 90), p.p99 = NearestRank(v, 99), p.max = v.back();
+  auto select = [&v, n](size_t from, size_t q) {
+    const size_t rank = NearestRankIndex(n, q);
+    std::nth_element(v.begin() + static_cast<ptrdiff_t>(from), v.begin() + static_cast<ptrdiff_t>(rank), v.end());
+    return rank;
+  };
+  size_t at = select(0, 50);
+  p.p50 = v[at];
+  at = select(at, 90);
+  p.p90 = v[at];
+  at = select(at, 99);
+  p.p99 = v[at];
+  p.max = *std::max_element(v.begin() + static_cast<ptrdiff_t>(at), v.end());
   __int128 sum = 0;
   for (int64_t x : v) sum += x;
   p.mean = static_cast<int64_t>(sum / static_cast<__int128>(n));
@@ -186,24 +200,36 @@ LaunchStats KernelLaunches(const Events& ev, const StepScope& scope) {
 
 std::vector<QueueRow> QueueLength(const Events& ev) {
   const Trace& t = ev.trace();
-  // Per stream lane: +1 when a launch call begins, -1 when its work starts.
-  std::map<uint32_t, std::vector<std::pair<int64_t, int>>> changes;
+  // Per stream lane: +1 when a launch call begins, -1 when its work starts. Each comes
+  // mostly in order: sorted apart, then merged.
+  std::map<uint32_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> changes;
   ForEachLaunch(ev, [&](const Launch& l, size_t e) {
     const Interval& work = ev.Iv(e);
-    auto& c = changes[work.lane];
-    c.emplace_back(ev.Iv(l.host_event).start_ns, +1);
-    c.emplace_back(work.start_ns, -1);
+    auto& [enter, leave] = changes[work.lane];
+    enter.push_back(ev.Iv(l.host_event).start_ns);
+    leave.push_back(work.start_ns);
   });
   std::vector<QueueRow> rows;
   for (auto& [lane, c] : changes) {
-    std::sort(c.begin(), c.end());  // at one instant, work that starts leaves before a launch enters
+    auto& [enter, leave] = c;
+    SortRuns(enter.begin(), enter.end(), std::less<>());
+    SortRuns(leave.begin(), leave.end(), std::less<>());
     QueueRow r;
     r.device = DeviceName(ev, lane);
     r.stream = t.lanes[lane].tid;
     std::vector<int64_t> levels;
+    levels.reserve(2 * enter.size());
     int64_t level = 0;
-    for (const auto& [ts, d] : c) levels.push_back(level += d);
-    r.launches = c.size() / 2;
+    // At one instant, work that starts leaves before a launch enters.
+    for (size_t i = 0, j = 0; i < enter.size() || j < leave.size();) {
+      if (j < leave.size() && (i == enter.size() || leave[j] <= enter[i])) {
+        ++j, --level;
+      } else {
+        ++i, ++level;
+      }
+      levels.push_back(level);
+    }
+    r.launches = enter.size();
     r.length = Distribution(levels);
     __int128 sum = 0;
     for (int64_t v : levels) sum += v;

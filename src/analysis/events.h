@@ -60,6 +60,8 @@ class Events {
   const std::vector<uint32_t>& DeviceEvents() const { return device_; }  // kernels, memcpys, memsets
   const std::vector<uint32_t>& RuntimeEvents() const { return runtime_; }
   const std::vector<uint32_t>& AnnotationEvents() const { return annotations_; }  // user annotations, no step
+  // Each host event that launched device work, with that work's time (LaunchedBy), by event.
+  const std::vector<std::pair<uint32_t, int64_t>>& Launched() const { return launched_; }
 
  private:
   const Trace& t_;

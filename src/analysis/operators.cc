@@ -111,19 +111,16 @@ size_t LowerBoundFrom(const std::vector<std::pair<int64_t, uint32_t>>& v, int64_
 }
 
 // Each allocation on a lane goes to the innermost operator (a cpu_op, no step) open at its time.
-void AttributeAllocations(const Events& ev, const std::vector<Node>& nodes, const uint32_t* first, const uint32_t* last,
-                          std::vector<uint32_t>& owners) {
+// The owners are `ops`, the lane's tree nodes that are operators (steps, annotations
+// and zero-length events are not), in tree order.
+void AttributeAllocations(const Events& ev, const std::vector<uint32_t>& ops, const uint32_t* first,
+                          const uint32_t* last, std::vector<uint32_t>& owners) {
   if (first == last) return;
   const Trace& t = ev.trace();
   std::vector<std::pair<int64_t, uint32_t>> allocations;
   for (const uint32_t* m = first; m != last; ++m) allocations.push_back({t.memory[*m].ts_ns, *m});
   std::stable_sort(allocations.begin(), allocations.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
-  // The owner is an operator: steps, annotations and zero-length events are not.
-  std::vector<uint32_t> ops;
-  for (const Node& n : nodes) {
-    if (ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0) ops.push_back(n.ev);
-  }
   auto span = [&](uint32_t e) { return std::pair{ev.Iv(e).start_ns, ev.Iv(e).end_ns}; };
   SweepOpen(ops, span, allocations, [&](uint32_t m, const std::vector<uint32_t>& stack) {
     owners[m] = stack.empty() ? kNoOwner : ev.Iv(stack.back()).name;
@@ -138,6 +135,7 @@ struct LaneOps {
   std::vector<uint64_t> keys;  // by row
   std::vector<OperatorRow> rows;
   std::vector<std::pair<uint32_t, uint32_t>> launchers;  // (runtime call, operator name id)
+  std::vector<uint32_t> owners;                          // the operators allocations go to
   uint64_t saturated = 0;
 };
 
@@ -145,12 +143,13 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   OperatorsResult result;
+  // Runtime calls by External id: all of an id's calls go to the first node with it, in
+  // lane order and then tree order. Each lane offers its nodes; the least (lane, node) wins.
+  auto by_external_part = Beside(ex, [&ev] { return ByExternal(ev); });
   Groups ops = GroupBy(ev.count(), lanes, [&](size_t e) { return ev.IsHostOp(e) ? int64_t{ev.Iv(e).lane} : -1; });
   Groups mem = GroupBy(t.memory.size(), lanes, [&](size_t m) { return int64_t{t.memory[m].lane}; });
   result.owners.assign(t.memory.size(), kNoOwner);
-  // Runtime calls by External id: all of an id's calls go to the first node with it, in
-  // lane order and then tree order. Each lane offers its nodes; the least (lane, node) wins.
-  const std::vector<std::pair<int64_t, uint32_t>> by_external = ByExternal(ev);
+  const std::vector<std::pair<int64_t, uint32_t>> by_external = by_external_part.get();
   std::vector<std::atomic<uint64_t>> claimed(by_external.size());
   for (std::atomic<uint64_t>& c : claimed) c.store(~uint64_t{0}, std::memory_order_relaxed);
   std::vector<LaneOps> by_lane(lanes);
@@ -176,6 +175,12 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       if (!stack.empty()) AddChild(nodes, stack.back(), id);
       stack.push_back(id);
     }
+    if (mem.begin(lane) != mem.end(lane)) {
+      for (const Node& n : nodes) {
+        if (ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0)
+          by_lane[lane].owners.push_back(n.ev);
+      }
+    }
     for (size_t k = 0, hint = 0; k < nodes.size(); ++k) {
       const int64_t external_id = ev.Args(nodes[k].ev).external_id;
       if (external_id <= 0) continue;
@@ -189,7 +194,15 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
       }
     }
   });
-  ParallelFor(ex, lanes, [&](size_t lane) {
+  // Each lane's rows, and beside them its allocations' owners.
+  ParallelFor(ex, 2 * lanes, [&](size_t part) {
+    if (part >= lanes) {
+      const size_t lane = part - lanes;
+      AttributeAllocations(ev, by_lane[lane].owners, mem.begin(lane), mem.end(lane), result.owners);
+      std::vector<uint32_t>().swap(by_lane[lane].owners);
+      return;
+    }
+    const size_t lane = part;
     std::vector<Node>& nodes = by_lane[lane].nodes;
     for (size_t k = 0; k < nodes.size(); ++k) {
       Node& n = nodes[k];
@@ -257,7 +270,6 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
         }
       }
     }
-    AttributeAllocations(ev, nodes, mem.begin(lane), mem.end(lane), result.owners);
     std::vector<Node>().swap(nodes);
   });
   // The lanes' rows in lane order: a row is where its key first appears, as one walk

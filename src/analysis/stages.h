@@ -49,7 +49,7 @@ struct StepsResult {
   std::pair<int64_t, int64_t> window{0, 0};  // first step start to last step end
   StepScope scope;
 };
-StepsResult Steps(const Events& ev);
+StepsResult Steps(const Events& ev, Executor& ex);
 
 // The operator table (§5), and for each [memory] event the name id of the operator
 // open on its thread when it happened (kNoOwner: none).

@@ -2,6 +2,7 @@
 // bootstrap interval of a change.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -17,11 +18,14 @@ double Median(std::vector<double> v);
 
 // The nearest-rank percentile (q in 1..100) of values sorted ascending, not empty: the
 // smallest value with at least q% of the values at or below it, so always one measured.
+// Its index in the n values sorted (n > 0).
+inline size_t NearestRankIndex(size_t n, size_t q) {
+  const size_t rank = (n * q + 99) / 100;
+  return (rank < 1 ? 1 : rank) - 1;
+}
 template <typename T>
 T NearestRank(const std::vector<T>& sorted, size_t q) {
-  const size_t n = sorted.size();
-  const size_t rank = (n * q + 99) / 100;
-  return sorted[(rank < 1 ? 1 : rank) - 1];
+  return sorted[NearestRankIndex(sorted.size(), q)];
 }
 
 // A 95% bootstrap interval of the change of a statistic ('m' the median, 'a' the mean)

@@ -1,10 +1,12 @@
 // Steps follow torch-tb-profiler (tb-semantics §3, §4) with the model's steps
 // (host-side ProfilerStep#N only) and launches.
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "analysis/spans.h"
 #include "analysis/stages.h"
+#include "base/executor.h"
 
 namespace torch2pprof::analysis {
 namespace {
@@ -21,9 +23,21 @@ struct StepSpan {
 
 }  // namespace
 
-StepsResult Steps(const Events& ev) {
+StepsResult Steps(const Events& ev, Executor& ex) {
   const TraceModel& m = ev.model();
   StepsResult result;
+  // Each part claims the time of its events no earlier part claimed, in this order;
+  // a part's claim is measured per step at once, so only the unclaimed rest is kept.
+  // One pass hands each event's span to its part, beside the steps' own pass.
+  auto parts = Beside(ex, [&ev] {
+    std::array<Spans, kParts> by_part;
+    for (size_t e = 0; e < ev.count(); ++e) {
+      if (ev.Dur(e) <= 0) continue;
+      const int r = ev.PartOf(e);
+      if (r >= 0) by_part[static_cast<size_t>(r)].emplace_back(ev.Iv(e).start_ns, ev.Iv(e).end_ns);
+    }
+    return by_part;
+  });
   std::vector<StepSpan> s;
   for (const Step& st : m.steps) {
     s.push_back(StepSpan{std::string(ev.Name(st.event)), st.start_ns, st.end_ns, st.start_ns, st.end_ns});
@@ -44,18 +58,18 @@ StepsResult Steps(const Events& ev) {
   // inside the whole-trace window.
   StepScope scope{s.size(), result.whole_trace, s[0].host_start, s[0].host_end};
   auto step_of = [&](size_t e) { return AnalysedDeviceStep(ev, e, scope); };
-  std::vector<bool> from_step(ev.count(), false);
+  const std::vector<uint32_t>& device = ev.DeviceEvents();
+  std::vector<bool> from_step(device.size(), false);  // by position in `device`
   bool any = false;
-  for (size_t e = 0; e < ev.count(); ++e) {
-    if (!IsDeviceRole(ev.RoleOf(e))) continue;
-    int64_t k = step_of(e);
+  for (size_t i = 0; i < device.size(); ++i) {
+    int64_t k = step_of(device[i]);
     if (k < 0) continue;
     StepSpan& st = s[static_cast<size_t>(k)];
-    const Interval& d = ev.Iv(e);
+    const Interval& d = ev.Iv(device[i]);
     ++st.launched;
     st.device_begin = std::min(st.device_begin, d.start_ns);
     st.device_end = std::max(st.device_end, d.end_ns);
-    from_step[e] = any = true;
+    from_step[i] = any = true;
   }
   if (any) {
     // Steps are re-timed to include the device work they launched.
@@ -64,9 +78,9 @@ StepsResult Steps(const Events& ev) {
       StepSpan& st = s[k];
       st.start = std::max(st.host_start, prev_end);
       if (k == 0 && st.launched) {
-        for (size_t e = 0; e < ev.count(); ++e) {
-          if (IsDeviceRole(ev.RoleOf(e)) && !from_step[e] && ev.Iv(e).end_ns <= st.device_begin)
-            st.start = std::max(st.start, ev.Iv(e).end_ns);
+        for (size_t i = 0; i < device.size(); ++i) {
+          if (!from_step[i] && ev.Iv(device[i]).end_ns <= st.device_begin)
+            st.start = std::max(st.start, ev.Iv(device[i]).end_ns);
         }
       }
       st.end = st.launched ? std::max(st.host_end, st.device_end) : std::max(st.host_end, st.start);
@@ -78,10 +92,7 @@ StepsResult Steps(const Events& ev) {
   }
   std::vector<bool>().swap(from_step);
 
-  // Each part claims the time of its events no earlier part claimed, in this order;
-  // a part's claim is measured per step at once, so only the unclaimed rest is kept.
-  std::vector<int8_t> part(ev.count());
-  for (size_t e = 0; e < ev.count(); ++e) part[e] = static_cast<int8_t>(ev.Dur(e) > 0 ? ev.PartOf(e) : -1);
+  std::array<Spans, kParts> by_part = parts.get();
   for (const StepSpan& st : s) {
     StepRow row;
     row.name = st.name;
@@ -94,12 +105,7 @@ StepsResult Steps(const Events& ev) {
   for (const StepSpan& st : s) remaining.push_back({st.start, st.end});
   remaining = Union(std::move(remaining));
   for (int r = 0; r < kParts && !remaining.empty(); ++r) {
-    Spans spans;
-    spans.reserve(static_cast<size_t>(std::count(part.begin(), part.end(), r)));
-    for (size_t e = 0; e < ev.count(); ++e) {
-      if (part[e] == r) spans.emplace_back(ev.Iv(e).start_ns, ev.Iv(e).end_ns);
-    }
-    Spans claimed = Intersect(Union(std::move(spans)), remaining);
+    Spans claimed = Intersect(Union(std::move(by_part[static_cast<size_t>(r)])), remaining);
     for (StepRow& row : result.rows) {
       int64_t& part_ns = row.*kStepParts[r].field;
       part_ns = LengthWithin(claimed, row.start_ns, row.start_ns + row.total_ns);

@@ -2,6 +2,9 @@
 // out by hand in the comments (HTA's definitions, docs/reference.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "analysis/analyzer.h"
 #include "test_util.h"
 #include "torch2pprof/report.h"
@@ -102,6 +105,44 @@ TEST(DeviceTime, IdleGapsByCause) {
   const std::string text = RenderText(a, ReportOptions{});
   EXPECT_NE(text.find("GPU idle time by cause"), std::string::npos);
   EXPECT_NE(text.find("Kernel launches (4 launch calls"), std::string::npos);
+}
+
+// 101 launches with delays from a fixed generator: each percentile is the nearest rank of
+// the delays sorted here, and the mean their integer mean.
+TEST(DeviceTime, LaunchDelayPercentilesAreNearestRanks) {
+  std::vector<int64_t> delays;
+  std::string json = "[";
+  uint64_t x = 12345;
+  for (int i = 0; i < 101; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int d = static_cast<int>((x >> 33) % 900);
+    delays.push_back(d * us);
+    json += (i ? "," : "") + Call("cudaLaunchKernel", 1000 * i, 2, i + 1) + "," +
+            Work("kernel", 7, 1000 * i + 2 + d, 1, i + 1);
+  }
+  const LaunchStats l = AnalyzeText(json + "]").kernel_launches;
+  std::vector<int64_t> sorted = delays;
+  std::sort(sorted.begin(), sorted.end());
+  auto rank = [&](size_t q) { return sorted[(sorted.size() * q + 99) / 100 - 1]; };
+  ASSERT_EQ(l.count, 101u);
+  EXPECT_EQ(l.launch_delay.p50, rank(50));
+  EXPECT_EQ(l.launch_delay.p90, rank(90));
+  EXPECT_EQ(l.launch_delay.p99, rank(99));
+  EXPECT_EQ(l.launch_delay.max, sorted.back());
+  int64_t sum = 0;
+  for (int64_t d : delays) sum += d;
+  EXPECT_EQ(l.launch_delay.mean, sum / 101);
+}
+
+// A launch that enters the queue at the instant the work before it starts: the work
+// leaves first. +1 at 0, -1 and +1 at 10, -1 at 20: levels 1 0 1 0 (max 1), not 1 2 1 0.
+TEST(DeviceTime, QueueAtOneInstantWorkLeavesBeforeALaunchEnters) {
+  Analysis a = AnalyzeText("[" + Call("cudaLaunchKernel", 0, 1, 1) + "," + Work("kernel", 7, 10, 5, 1) + "," +
+                           Call("cudaLaunchKernel", 10, 1, 2) + "," + Work("kernel", 7, 20, 5, 2) + "]");
+  ASSERT_EQ(a.queue_length.size(), 1u);
+  EXPECT_EQ(a.queue_length[0].launches, 2u);
+  EXPECT_EQ(a.queue_length[0].length.max, 1);
+  EXPECT_DOUBLE_EQ(a.queue_length[0].mean, 0.5);
 }
 
 // A CPU-only trace: neither view.

@@ -19,7 +19,7 @@
 namespace torch2pprof {
 
 // Parse workers one load uses at most, whatever --threads says (load/trace_loader.cc).
-inline constexpr int kMaxParseWorkers = 6;
+inline constexpr int kMaxParseWorkers = 8;
 
 // A worker that parsed a batch merges it itself when its turn comes: the batch is still
 // in its core's cache (read on another core, a batch cost the parse a fifth more). It

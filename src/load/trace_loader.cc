@@ -55,8 +55,9 @@ Trace Load(ByteSource& src, const LoadOptions& options, Executor& ex) {
   size_t expected_events = static_cast<size_t>(std::min<uint64_t>(expected_json / 100, uint64_t{1} << 31));
   EventBuilder builder(&trace, trace.file, options, expected_events);
   Scanner scanner(src, options.strict, options.allow_truncated, options.range_bytes);
-  // Past ~6 workers the scanner's cutting and the merge, one thread each, set the pace
-  // (measured on 16 cores: more workers only added buffers; docs/performance.md).
+  // Past ~8 workers the in-order merge, one thread, sets the pace and each worker only
+  // adds its buffers (measured on 16 cores: 10 were no faster than 8 and raised convert's
+  // peak; docs/performance.md).
   // The workers hold their threads for the whole load: the scanner waits for them. Where
   // the executor has none free (several loads side by side), the load is this thread's.
   Crew workers(ex, std::min(ex.threads() - 1, kMaxParseWorkers));

@@ -42,6 +42,12 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+std::string Unhex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
 std::string Gunzip(const std::string& data) {
   z_stream zs{};
   inflateInit2(&zs, 15 + 16);

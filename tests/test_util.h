@@ -25,6 +25,8 @@ class TempDir {
 
 std::string ReadFile(const std::string& path);
 std::string Gunzip(const std::string& data);
+// Bytes from hex text, two digits a byte ("8002" -> "\x80\x02"): pickles written out.
+std::string Unhex(const std::string& hex);
 
 // Loads a trace given as JSON text (written to a temporary file first).
 Trace LoadText(const std::string& json);

@@ -13,8 +13,6 @@ using namespace report;
 
 namespace {
 
-std::string Section(const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; }
-
 std::string Overview(const Analysis& a) {
   const TraceOverview& t = a.trace;
   std::string out = Section("Overview");

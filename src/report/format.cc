@@ -70,6 +70,8 @@ size_t Columns(const std::string& s) {
   return n;
 }
 
+std::string Section(const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; }
+
 std::string Fit(const std::string& s, size_t width) {
   if (Columns(s) <= width) return s;
   std::string out;

@@ -24,6 +24,8 @@ std::string FitLeft(const std::string& s, size_t width);  // cut at the start: k
 // Words wrapped at kWidth columns; the first line starts with `first`, the others with `rest`.
 std::string Wrap(const std::string& text, const std::string& first, const std::string& rest);
 std::string WallClock(int64_t ns);  // "2026-01-02 03:04:05.678901 UTC", "" when 0
+// A text report's section heading: a blank line, the title, a rule as wide as it.
+std::string Section(const std::string& title);
 
 // JSON written by hand so that numbers are exact decimal text.
 class Json {

@@ -37,8 +37,6 @@ std::string LongCsv(const RanksAnalysis& a, const std::string& table, int top) {
   return out;
 }
 
-std::string Section(const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; }
-
 }  // namespace
 
 const std::vector<std::string>& RanksCsvTables() {

@@ -144,12 +144,6 @@ std::string PeakSentence(const SnapshotDevice& d) {
 
 }  // namespace report
 
-namespace {
-
-std::string Section(const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; }
-
-}  // namespace
-
 const std::vector<std::string>& SnapshotCsvTables() {
   static const std::vector<std::string> tables = {"devices", "peak_sites", "ooms", "oom_sites", "timeline"};
   return tables;

@@ -8,16 +8,13 @@
 #include <string>
 
 #include "load/byte_source.h"
+#include "test_util.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
 namespace {
 
-std::string Unhex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  return out;
-}
+using testing::Unhex;
 
 // The text of a stack, for comparing two reads (they number stacks in different orders).
 std::string StackText(const MemorySnapshot& s, uint32_t stack) {

@@ -70,7 +70,7 @@ bool ParsePool::EmitRange(const Range& range) {
 }
 
 void ParsePool::HelpIfFull(std::unique_lock<std::mutex>& lock) {
-  if (todo_.empty() || next_in_ - next_out_ < slots_.size()) return;
+  if (workers_.held() > kMostWorkersHelped || todo_.empty() || next_in_ - next_out_ < slots_.size()) return;
   // Every slot is taken, and the next chunk would wait for one: the oldest waiting chunk
   // is parsed here instead, as by one more worker (the last index). So the scanner, whose
   // chunks the workers wait for, is never a third thread on two busy cores, and a load

@@ -20,6 +20,12 @@ namespace torch2pprof {
 
 // Parse workers one load uses at most, whatever --threads says (load/trace_loader.cc).
 inline constexpr int kMaxParseWorkers = 8;
+// The emitting thread parses a chunk itself (when every slot is taken) only in a pool of
+// at most this many workers. With more, the chunk it parses holds up the ranges it hands
+// out, and the workers, each done sooner, wait for them: on 16 cores with 8 workers it
+// parsed 70 of the load's 80 ms while the workers waited 225 ms among them; without it
+// gpt2_big's parse took 0.062-0.065 s, not 0.085-0.089 s (docs/performance.md).
+inline constexpr int kMostWorkersHelped = 3;
 
 // A worker that parsed a batch merges it itself when its turn comes: the batch is still
 // in its core's cache (read on another core, a batch cost the parse a fifth more). It
@@ -36,7 +42,8 @@ class ParsePool final : public ChunkSink {
   // is fixed. merge runs on one thread at a time, batch after batch in file order. With
   // `ranges`, the workers read and cut ranges of it themselves (EmitRange). The thread
   // that emits chunks or ranges parses the oldest waiting one itself whenever every slot
-  // is taken: it then counts as one of the call's threads (see Emit).
+  // is taken, in a pool of at most kMostWorkersHelped workers: it then counts as one of
+  // the call's threads (see Emit). With more, it waits for a slot.
   ParsePool(Crew& workers, bool details, Merge merge, const ByteSource* ranges = nullptr);
   ~ParsePool();
 

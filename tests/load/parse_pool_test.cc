@@ -60,7 +60,7 @@ std::vector<std::string> Expected(int chunks) {
 }
 
 // The emitting thread parses the oldest waiting chunk itself whenever every slot is
-// taken: its batches merge in the same order.
+// taken (up to kMostWorkersHelped workers): its batches merge in the same order.
 TEST(ParsePool, MergesInTheOrderChunksWereEmittedWithAnyNumberOfWorkers) {
   constexpr int kChunks = 400;
   for (int workers : {1, 2, 3, 6}) {
@@ -95,6 +95,27 @@ TEST(ParsePool, TheEmittingThreadHelpsWhenTheWorkersFallBehind) {
     EXPECT_EQ(merged.names, Expected(200)) << workers << " workers";
     EXPECT_GT(on_emitter.load(), 0) << workers << " workers";
   }
+}
+
+// With more workers than kMostWorkersHelped the emitting thread never parses (nor so
+// merges): it waits for a slot, and the order still holds.
+TEST(ParsePool, WithManyWorkersTheEmittingThreadOnlyEmits) {
+  constexpr int kWorkers = kMostWorkersHelped + 3;
+  Merged merged;
+  std::atomic<int> on_emitter{0};
+  const std::thread::id emitter = std::this_thread::get_id();
+  Executor ex(kWorkers + 1);
+  Crew crew(ex, kWorkers);
+  ASSERT_EQ(crew.held(), kWorkers);
+  ParsePool pool(crew, false, [&](const EventBatch& b) {
+    if (std::this_thread::get_id() == emitter) ++on_emitter;
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    merged.Add(b);
+  });
+  for (int c = 0; c < 200; ++c) pool.Emit(MakeChunk(c, EventsIn(c)));
+  pool.Finish();
+  EXPECT_EQ(merged.names, Expected(200));
+  EXPECT_EQ(on_emitter.load(), 0);
 }
 
 TEST(ParsePool, TheFirstFailedMergeIsThrownAndNothingAfterItIsMerged) {

@@ -135,7 +135,7 @@ struct LaneOps {
   std::vector<uint64_t> keys;  // by row
   std::vector<OperatorRow> rows;
   std::vector<std::pair<uint32_t, uint32_t>> launchers;  // (runtime call, operator name id)
-  std::vector<uint32_t> owners;                          // the operators allocations go to
+  std::vector<uint32_t> owner_ops;                       // the operators allocations may go to
   uint64_t saturated = 0;
 };
 
@@ -178,7 +178,7 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
     if (mem.begin(lane) != mem.end(lane)) {
       for (const Node& n : nodes) {
         if (ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0)
-          by_lane[lane].owners.push_back(n.ev);
+          by_lane[lane].owner_ops.push_back(n.ev);
       }
     }
     for (size_t k = 0, hint = 0; k < nodes.size(); ++k) {
@@ -198,8 +198,8 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   ParallelFor(ex, 2 * lanes, [&](size_t part) {
     if (part >= lanes) {
       const size_t lane = part - lanes;
-      AttributeAllocations(ev, by_lane[lane].owners, mem.begin(lane), mem.end(lane), result.owners);
-      std::vector<uint32_t>().swap(by_lane[lane].owners);
+      AttributeAllocations(ev, by_lane[lane].owner_ops, mem.begin(lane), mem.end(lane), result.owners);
+      std::vector<uint32_t>().swap(by_lane[lane].owner_ops);
       return;
     }
     const size_t lane = part;

@@ -6,21 +6,12 @@
 #include "base/sorted_runs.h"
 
 namespace torch2pprof::analysis {
-namespace {
-constexpr size_t kMaxRuns = 16;
-}  // namespace
 
 Spans Union(Spans v) {
   // Spans come in file order: a few sorted runs (one per thread, as Kineto writes them)
-  // merge in linear time; more, or runs of nearly sorted starts that would drive
-  // std::sort's introsort into its heapsort fallback, take a merge sort.
-  size_t runs = v.empty() ? 0 : 1;
-  for (size_t i = 1; i < v.size() && runs <= kMaxRuns; ++i) runs += v[i] < v[i - 1];
-  if (runs <= kMaxRuns) {
-    SortRuns(v.begin(), v.end(), std::less<>(), kMaxRuns);
-  } else {
-    std::stable_sort(v.begin(), v.end());
-  }
+  // merge in linear time; more, runs of nearly sorted starts that would drive std::sort's
+  // introsort into its heapsort fallback, take a merge sort.
+  if (!TrySortRuns(v.begin(), v.end(), std::less<>())) std::stable_sort(v.begin(), v.end());
   size_t n = 0;
   for (const auto& s : v) {
     if (s.second <= s.first) continue;

@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 
 allowed=$(mktemp)
 trap 'rm -f "$allowed"' EXIT
+export T2P_ALLOWED=$allowed
 mapfile -t listed < <(scripts/install-deps.sh --list)
 {
   apt-cache depends --recurse --installed --no-recommends --no-suggests --no-conflicts --no-breaks \
@@ -24,18 +25,34 @@ mapfile -t listed < <(scripts/install-deps.sh --list)
   dpkg -L "$pkg" 2>/dev/null | grep -E '^(/usr)?/s?bin/[^/]+$' || true
 done | sed -E 's#^/(s?bin)/#/usr/\1/#' | sort -u >"$allowed"
 
-# Writes into `up` a whiteout (an overlay's mark of a removed file) for every program of
-# `dir` that is not allowed: not listed, and not a link leading to one (alternatives:
-# c++ -> /etc/alternatives/c++ -> g++-12).
-hide_others() {
-  local dir=$1 up=$2 name target p
+# The programs of `dir` that may run: listed, or a link leading to one through any of its
+# hops (alternatives: c++ -> /etc/alternatives/c++ -> /usr/bin/g++, of package g++ ->
+# g++-12 -> x86_64-linux-gnu-g++-12). Both ways below use this one rule, so the overlay
+# on a used machine and PATH on a fresh one (a chroot, where there is no overlay) agree.
+allowed_in() {
+  local dir=$1 name p hop
   declare -A ok=()
-  while read -r p; do ok[$p]=1; done <"$allowed"
+  while read -r p; do ok[$p]=1; done <"$T2P_ALLOWED"
   for name in $(ls "$dir"); do
-    target=$(readlink -f "$dir/$name" 2>/dev/null || true)
-    if [ -z "${ok[$dir/$name]:-}" ] && { [ -z "$target" ] || [ -z "${ok[$target]:-}" ]; }; then
-      mknod "$up/$name" c 0 0
-    fi
+    p=$dir/$name
+    for _ in 1 2 3 4 5 6 7 8; do
+      if [ -n "${ok[$p]:-}" ]; then echo "$name"; break; fi
+      [ -L "$p" ] || break
+      hop=$(readlink "$p")
+      case $hop in /*) p=$hop ;; *) p=$(dirname "$p")/$hop ;; esac
+      p=$(realpath -sm "$p" | sed -E 's#^/(s?bin)/#/usr/\1/#')
+    done
+  done
+}
+
+# Writes into `up` a whiteout (an overlay's mark of a removed file) for every program of
+# `dir` that allowed_in leaves out.
+hide_others() {
+  local dir=$1 up=$2 name
+  declare -A keep=()
+  while read -r name; do keep[$name]=1; done < <(allowed_in "$dir")
+  for name in $(ls "$dir"); do
+    [ -n "${keep[$name]:-}" ] || mknod "$up/$name" c 0 0
   done
 }
 
@@ -43,14 +60,13 @@ hide_others() {
 # overlay that hides the others (programs keep their paths, so they still find their own
 # files beside them).
 if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
-  export T2P_ALLOWED=$allowed
-  export -f hide_others
+  export -f allowed_in hide_others
   if unshare -m bash ${T2P_TRACE:+-x} -c '
     set -euo pipefail
     work=$(mktemp -d)
     for d in bin sbin; do
       mkdir -p "$work/up-$d" "$work/work-$d"
-      allowed=$T2P_ALLOWED hide_others "/usr/$d" "$work/up-$d"
+      hide_others "/usr/$d" "$work/up-$d"
     done
     for d in bin sbin; do
       mount -t overlay overlay -o "lowerdir=/usr/$d,upperdir=$work/up-$d,workdir=$work/work-$d" "/usr/$d" || exit 99
@@ -66,7 +82,9 @@ fi
 # Elsewhere: PATH holds links to the allowed programs and nothing else.
 bin=$(mktemp -d)
 trap 'rm -rf "$bin" "$allowed"' EXIT
-while read -r path; do
-  [ -e "$path" ] && [ ! -e "$bin/$(basename "$path")" ] && ln -s "$path" "$bin/$(basename "$path")"
-done <"$allowed"
+for d in /usr/bin /usr/sbin; do
+  while read -r name; do
+    [ -e "$bin/$name" ] || ln -s "$d/$name" "$bin/$name"
+  done < <(allowed_in "$d")
+done
 PATH="$bin" "$@"

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/gzip.h"
 #include "load/byte_source.h"
 
 namespace {

@@ -15,6 +15,7 @@
 #include "convert/aggregator.h"
 #include "convert/snapshot_profile.h"
 #include "load/byte_source.h"
+#include "load/input.h"
 #include "load/pickle_reader.h"
 #include "load/snapshot.h"
 #include "model/build.h"
@@ -48,6 +49,16 @@ std::string Outcome(std::string_view input, const LoadOptions& options) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
+  // The probe reads any bytes; what it hands on starts at the first byte.
+  try {
+    Input probed(input, "fuzz");
+    char first = 0;
+    if (probed.source().Read(&first, 1) == 1 && !input.empty() && static_cast<unsigned char>(input[0]) != 0x1f &&
+        first != input[0]) {
+      __builtin_trap();
+    }
+  } catch (const Error&) {
+  }
   try {  // a profile that convert -o merges: read back, merged twice, written again
     Profile read = DecodeProfile("fuzz.pb.gz", input);
     AggregateOptions ranked;

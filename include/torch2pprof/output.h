@@ -112,21 +112,4 @@ class OutputFile {
   std::unique_ptr<State> s_;
 };
 
-// Whether the existing file at path looks like an output of torch2pprof: a pprof profile
-// (gzipped or not), folded stacks, pstats, a rank summary, or an empty file.
-bool LooksLikeOutput(const std::string& path);
-
-// Whether the file at path is a pprof profile (gzipped or not): it opens with a sample
-// type, as profile.proto does; trace text never does.
-bool LooksLikeProfile(const std::string& path);
-// Whether the file (gzipped or not) starts as a pickle of protocol 2-5: a CUDA memory
-// snapshot for convert and analyze, whatever its name. Standard input is read as a trace.
-bool LooksLikeSnapshot(const std::string& path);
-
-// Whether a file starting with `head` is a rank summary (Summarize): a JSON object whose
-// first key is "torch2pprof_summary".
-bool LooksLikeSummary(std::string_view head);
-// The same for the file at path ("-", standard input, never is one).
-bool LooksLikeSummaryFile(const std::string& path);
-
 }  // namespace torch2pprof

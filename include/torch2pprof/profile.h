@@ -74,15 +74,22 @@ struct Profile {
 // unknown default sample type, a cycle in the tree.
 std::string ValidateProfile(const Profile& p);
 
+// Frames a stack keeps by default (convert --max-depth): deeper ones fold into one
+// "[deeper frames truncated]" frame.
+inline constexpr uint32_t kDefaultMaxDepth = 2048;
+
 // The profile in `bytes` (profile.proto, gzipped or not) as convert wrote it: frames
 // in its function order (each Frame's name is pprof's function name, system_name the
 // event's), a tree of its stacks, a label set per distinct labels, its samples in order.
+// A stack deeper than max_depth keeps its first max_depth - 1 frames from the root and
+// one "[deeper frames truncated]" frame, as convert folds deep stacks (so memory follows
+// the message, never a stack's depth).
 // Throws Error (kInput) naming `file`, with the byte offset in the uncompressed message,
 // for anything else: a malformed message, dangling ids, a profile whose first comment
-// does not say torch2pprof convert wrote it.
-Profile DecodeProfile(const std::string& file, std::string_view bytes);
-// The same, read from the file at path.
-Profile ReadProfile(const std::string& path);
+// does not say torch2pprof convert wrote it, more than 2 GiB (protobuf's limit).
+Profile DecodeProfile(const std::string& file, std::string_view bytes, uint32_t max_depth = kDefaultMaxDepth);
+// The same, read from the file at path ("-": standard input).
+Profile ReadProfile(const std::string& path, uint32_t max_depth = kDefaultMaxDepth);
 
 // One profile as `go tool pprof -diff_base=base next` reads two: the samples of both,
 // those of base negated and labelled pprof::base=true, so -top shows what changed.

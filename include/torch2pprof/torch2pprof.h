@@ -1,16 +1,19 @@
-// torch2pprof as a library, one call each: PyTorch profiler traces to a pprof profile
-// (Convert), to analyze's results (Analyze, AnalyzeRanks, and Summarize for its map),
-// two runs compared (Compare in analysis.h), rendered by report.h. These headers are the
-// API; stages/ carries no promise.
+// torch2pprof as a library, one call per command: PyTorch profiler traces and memory
+// snapshots to a pprof profile (Convert), to analyze's results (Analyze, AnalyzeRanks,
+// and Summarize for its map), two runs compared (Compare), rendered by report.h. Each call
+// opens an input once and routes it by what its first bytes say it is (input.h). These
+// headers are the API; stages/ carries no promise.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "torch2pprof/analysis.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/input.h"
 #include "torch2pprof/output.h"
 #include "torch2pprof/profile.h"
 
@@ -41,6 +44,7 @@ struct ConvertOptions {
   // Traces (.json, .json.gz, "-" for stdin); several: one profile, labelled rank. Or one
   // CUDA memory snapshot (a pickle, found by its first bytes; .pickle.gz too): bytes by
   // allocation stack (docs/reference.md, "Memory snapshots").
+  // Whatever each is, from its first bytes: a file, "-" standard input, a FIFO; read once.
   std::vector<std::string> inputs;
   std::string output;            // also write the profile here (.pb.gz, atomically; "-" stdout); "" none
   int threads = 0;               // 0: all cores; the output never depends on it
@@ -51,7 +55,7 @@ struct ConvertOptions {
   bool thread_stacks = false;
   bool all_frames = false;  // memory snapshots: keep the interpreter's and the allocator's own frames
   StepLabels step_labels = StepLabels::kAuto;
-  uint32_t max_depth = 2048;  // frames per stack; deeper ones fold into one "[deeper frames truncated]"
+  uint32_t max_depth = kDefaultMaxDepth;  // frames per stack; deeper ones fold into one "[deeper frames truncated]"
   OutputFormat format = OutputFormat::kPprof;
   std::string sample_type;  // the value written: kFolded "" the profile's default, kPstats "" wall
   FoldedRoot folded_root = FoldedRoot::kAuto;
@@ -72,18 +76,27 @@ struct ConvertResult {
 // Throws Error: kInput for unreadable traces, kOutput when the output cannot be written.
 ConvertResult Convert(const ConvertOptions& options);
 
+// One input analysed as what it is: a trace (Analysis), a memory snapshot
+// (SnapshotAnalysis), or a rank summary (the report over ranks, of one rank).
 struct AnalyzeOptions {
-  std::string input;  // a trace; "-" stdin
+  std::string input;  // a trace, a memory snapshot or a rank summary; "-" stdin, a FIFO
   int threads = 0;
   bool strict = false;
   bool allow_truncated = false;
-  bool group_by_shape = false;   // operators by name and Input Dims
-  bool per_step = false;         // per-step operator and kernel times (what Compare needs)
-  Progress* progress = nullptr;  // where given, kept up to date
+  bool group_by_shape = false;        // operators by name and Input Dims
+  bool per_step = false;              // per-step operator and kernel times (what Compare needs)
+  double straggler_threshold = 0.05;  // a rank summary: as AnalyzeRanksOptions::threshold
+  Progress* progress = nullptr;       // where given, kept up to date
+  // Called with the input's kind as soon as its first bytes are read, before any work: a
+  // caller refuses there what it cannot do with that kind (a CSV table of another report).
+  std::function<void(InputKind)> on_input_kind;
 };
 
 struct AnalyzeResult {
-  Analysis analysis;
+  InputKind kind = InputKind::kTrace;  // which of the three holds the result
+  Analysis analysis;                   // kTrace
+  SnapshotAnalysis snapshot;           // kSnapshot
+  RanksAnalysis ranks;                 // kSummary
   std::vector<std::string> warnings;
   std::vector<StageTime> stages;
 };
@@ -143,6 +156,34 @@ struct SummarizeResult {
   std::vector<StageTime> stages;
 };
 SummarizeResult Summarize(const SummarizeOptions& options);
+
+// Two runs compared, the command `compare` as one call: two traces (analyze's views per
+// step, and the rules) or two memory snapshots (their peaks and what is live there), each
+// read once and analysed one after the other; with diff_output, the pprof diff of their
+// profiles (per step for traces) written there. Throws Error: kInput for inputs that are
+// neither or not alike, kUsage for a rule or an output name that cannot be, kOutput when
+// the diff cannot be written.
+struct CompareRunsOptions {
+  std::string base, next;  // "-" for one of them: standard input
+  CompareOptions compare;  // the --fail-on rules and how noise is judged
+  bool group_by_shape = false;
+  int threads = 0;
+  bool strict = false;                   // traces: an unreadable event is an error
+  bool allow_truncated = false;          // traces: a trace cut off mid-write keeps its complete events
+  std::string diff_output;               // the pprof diff (.pb.gz); "" none
+  bool force = false;                    // as ConvertOptions::force
+  bool remove_output_on_signal = false;  // as ConvertOptions::remove_output_on_signal
+  Progress* progress = nullptr;
+  std::function<void(InputKind)> on_input_kind;  // as AnalyzeOptions::on_input_kind
+};
+struct CompareRunsResult {
+  InputKind kind = InputKind::kTrace;  // kTrace: comparison; kSnapshot: snapshots
+  Comparison comparison;
+  SnapshotComparison snapshots;
+  std::vector<std::string> warnings;
+  std::vector<StageTime> stages;
+};
+CompareRunsResult Compare(const CompareRunsOptions& options);
 
 // The traces of a directory, for analyze DIR: its *.pt.trace.json[.gz] files (what
 // torch.profiler's tensorboard_trace_handler writes), else every *.json[.gz], sorted

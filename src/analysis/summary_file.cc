@@ -1,9 +1,15 @@
 #include "analysis/summary_file.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
-#include <nlohmann/json.hpp>
 
+#include "base/json_pull.h"
+#include "base/magic.h"
+#include "base/utf8.h"
+#include "load/byte_source.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/version.h"
 
@@ -11,228 +17,410 @@ namespace torch2pprof {
 
 namespace {
 
-constexpr const char* kMagic = "torch2pprof_summary";
-
 // What a summary may hold, so that the reduce's sums over 1,024 ranks and their calls stay
 // inside 64 bits whatever a file says: times and sizes up to 2^50 (13 days of ns, a PiB),
 // starts within 2^61 of the epoch, and a rank's calls and steps summing up to 2^50 each.
 constexpr int64_t kMaxValue = int64_t{1} << 50;
 constexpr int64_t kMaxStart = int64_t{1} << 61;
 
-using Out = nlohmann::ordered_json;
-using In = nlohmann::json;
-
 std::string PartKey(const StepPart& p) { return std::string(p.key) + "_ns"; }
 
-Out EncodeStep(const StepRow& s) {
-  Out o;
-  o["name"] = s.name;
-  o["start_ns"] = s.start_ns;
-  o["total_ns"] = s.total_ns;
-  for (const StepPart& p : kStepParts) o[PartKey(p)] = s.*p.field;
-  return o;
+// ---- writing: one line, keys in a fixed order, written straight into one string (a
+// summary of millions of calls is never a tree of values).
+
+void Str(std::string& o, const std::string& s) {
+  // Names that are not UTF-8 are written with U+FFFD (JSON cannot hold them), which the
+  // text report would show them as anyway.
+  const std::string text = ValidUtf8(s);
+  o += '"';
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\r':
+        o += "\\r";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
+      case '\b':
+        o += "\\b";
+        break;
+      case '\f':
+        o += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          char u[8];
+          std::snprintf(u, sizeof u, "\\u%04x", c);
+          o += u;
+        } else {
+          o += ch;
+        }
+    }
+  }
+  o += '"';
 }
 
-// Field access that names what is wrong: a summary is input, and may be anything.
+void Key(std::string& o, const char* key) {
+  if (o.back() != '{' && o.back() != '[') o += ',';
+  Str(o, key);
+  o += ':';
+}
+
+void Int(std::string& o, const char* key, int64_t v) {
+  Key(o, key);
+  o += std::to_string(v);
+}
+
+void Text(std::string& o, const char* key, const std::string& v) {
+  Key(o, key);
+  Str(o, v);
+}
+
+void EncodeStep(std::string& o, const StepRow& s) {
+  o += '{';
+  Text(o, "name", s.name);
+  Int(o, "start_ns", s.start_ns);
+  Int(o, "total_ns", s.total_ns);
+  for (const StepPart& p : kStepParts) Int(o, PartKey(p).c_str(), s.*p.field);
+  o += '}';
+}
+
+// ---- reading: pulled from the stream a value at a time (JsonPull), each field checked
+// as it comes, in any order; what is missing is named at the end.
+
 class Reader {
  public:
-  explicit Reader(const std::string& file) : file_(file) {}
+  Reader(ByteSource& source)
+      : file_(source.name()),
+        in_([&source](char* buf, size_t n) { return source.Read(buf, n); }, source.name(),
+            "not a torch2pprof summary: ") {}
 
   [[noreturn]] void Fail(const std::string& what) const {
     ThrowInput(file_, -1, "not a torch2pprof summary of format " + std::to_string(kSummaryVersion) + ": " + what);
   }
-  const In& Field(const In& o, const char* key, const std::string& where) const {
-    if (!o.is_object()) Fail(where + " is not an object");
-    auto it = o.find(key);
-    if (it == o.end()) Fail(where + " has no \"" + key + "\"");
-    return *it;
-  }
+  JsonPull& in() { return in_; }
+
   // A whole number in [lo, hi].
-  int64_t Whole(const In& v, int64_t lo, int64_t hi, const std::string& what) const {
-    if (!v.is_number_integer()) Fail(what + " is not a whole number");
-    if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi)
-                               : v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
+  int64_t Whole(int64_t lo, int64_t hi, const std::string& what) {
+    if (in_.Peek() != JsonPull::Type::kNumber) Fail(what + " is not a whole number");
+    const std::string text = in_.Number();
+    if (text.find_first_of(".eE") != std::string::npos) {
+      double d = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (ec == std::errc::result_out_of_range) Fail(what + ": a number beyond a double's range");
+      Fail(what + " is not a whole number");
+    }
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || v < lo || v > hi) {
       Fail(what + " is out of range (" + std::to_string(lo) + " to " + std::to_string(hi) + ")");
     }
-    return v.get<int64_t>();
-  }
-  // A time or size (0 to kMaxValue); ids and counts may be anything 64 bits hold.
-  int64_t Int(const In& o, const char* key, const std::string& where = "the summary") const {
-    return Whole(Field(o, key, where), 0, kMaxValue, where + "'s \"" + key + "\"");
-  }
-  int64_t Id(const In& o, const char* key) const {
-    return Whole(Field(o, key, "the summary"), std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
-                 std::string("\"") + key + "\"");
-  }
-  int64_t Start(const In& o, const char* key, const std::string& where) const {
-    return Whole(Field(o, key, where), -kMaxStart, kMaxStart, where + "'s \"" + key + "\"");
-  }
-  double Double(const In& o, const char* key) const {
-    const In& v = Field(o, key, "the summary");
-    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1e6)) {
-      Fail(std::string("\"") + key + "\" is not a number from 0 to 1e6");
-    }
-    return v.get<double>();
-  }
-  std::string String(const In& o, const char* key, const std::string& where = "the summary") const {
-    const In& v = Field(o, key, where);
-    if (!v.is_string()) Fail(where + "'s \"" + key + "\" is not a string");
-    return v.get<std::string>();
-  }
-  const In& Array(const In& o, const char* key) const {
-    const In& v = Field(o, key, "the summary");
-    if (!v.is_array()) Fail(std::string("\"") + key + "\" is not an array");
     return v;
   }
-  StepRow Step(const In& o, const std::string& where) const {
+  // A time or size (0 to kMaxValue).
+  int64_t Int(const std::string& what) { return Whole(0, kMaxValue, what); }
+  int64_t Id(const std::string& what) {
+    return Whole(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), what);
+  }
+  int64_t Start(const std::string& what) { return Whole(-kMaxStart, kMaxStart, what); }
+  double Double(const std::string& what) {
+    if (in_.Peek() != JsonPull::Type::kNumber) Fail(what + " is not a number from 0 to 1e6");
+    const std::string text = in_.Number();
+    double d = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+    if (ec == std::errc::result_out_of_range) Fail(what + ": a number beyond a double's range");
+    if (ec != std::errc() || !(d >= 0 && d <= 1e6)) Fail(what + " is not a number from 0 to 1e6");
+    return d;
+  }
+  std::string String(const std::string& what) {
+    if (in_.Peek() != JsonPull::Type::kString) Fail(what + " is not a string");
+    return in_.String();
+  }
+  void Object(const std::string& what) {
+    if (in_.Peek() != JsonPull::Type::kObject) Fail(what + " is not an object");
+    in_.BeginObject();
+  }
+  void Array(const std::string& what) {
+    if (in_.Peek() != JsonPull::Type::kArray) Fail(what + " is not an array");
+    in_.BeginArray();
+  }
+  // The fields of an object, each given to `field` (which returns false for a key it does
+  // not know: skipped); the ones in `required` that never came are named.
+  template <typename Field>
+  void Fields(const std::string& where, std::vector<std::string> required, Field field) {
+    std::string key;
+    while (in_.NextKey(&key)) {
+      if (!field(key)) {
+        in_.Skip();
+        continue;
+      }
+      auto it = std::find(required.begin(), required.end(), key);
+      if (it != required.end()) required.erase(it);
+    }
+    if (!required.empty()) Fail(where + " has no \"" + required.front() + "\"");
+  }
+  StepRow Step(const std::string& where) {
     StepRow s;
-    s.name = String(o, "name", where);
-    s.start_ns = Start(o, "start_ns", where);
-    s.total_ns = Int(o, "total_ns", where);
-    for (const StepPart& p : kStepParts) s.*p.field = Int(o, PartKey(p).c_str(), where);
+    Object(where);
+    std::vector<std::string> required = {"name", "start_ns", "total_ns"};
+    for (const StepPart& p : kStepParts) required.push_back(PartKey(p));
+    Fields(where, required, [&](const std::string& key) {
+      const std::string what = where + "'s \"" + key + "\"";
+      if (key == "name") {
+        s.name = String(what);
+      } else if (key == "start_ns") {
+        s.start_ns = Start(what);
+      } else if (key == "total_ns") {
+        s.total_ns = Int(what);
+      } else {
+        for (const StepPart& p : kStepParts) {
+          if (key == PartKey(p)) {
+            s.*p.field = Int(what);
+            return true;
+          }
+        }
+        return false;
+      }
+      return true;
+    });
     return s;
   }
 
  private:
-  const std::string& file_;
+  std::string file_;
+  JsonPull in_;
 };
 
 }  // namespace
 
 std::string EncodeSummary(const SummaryFile& f) {
   const RankSummary& r = f.summary;
-  Out o;
-  o[kMagic] = kSummaryVersion;
-  o["producer"] = std::string("torch2pprof ") + kVersion;
-  o["file"] = r.file;
-  o["rank"] = r.rank;
-  o["world_size"] = r.world_size;
-  o["backend"] = r.backend;
-  o["warnings"] = f.warnings;
-  o["step_median_ns"] = r.step_median_ns;
-  o["step_min_ns"] = r.step_min_ns;
-  o["step_max_ns"] = r.step_max_ns;
-  o["gpu_span_ns"] = r.gpu_span_ns;
-  o["gpu_idle_ns"] = r.gpu_idle_ns;
-  o["compute_ns"] = r.compute_ns;
-  o["non_compute_ns"] = r.non_compute_ns;
-  o["comm_kernel_ns"] = r.comm_kernel_ns;
-  o["overlap_ns"] = r.overlap_ns;
-  o["communication_ns"] = r.communication_ns;
-  o["gpu_window_ns"] = r.gpu_window_ns;
-  o["gpu_utilization"] = r.gpu_utilization;
-  o["memory_peak_bytes"] = r.memory_peak_bytes;
-  o["memory_device"] = r.memory_device;
-  o["wall_clock_offset_ns"] = r.wall_clock ? Out(r.wall_clock_offset_ns) : Out(nullptr);
-  o["mean_step"] = EncodeStep(r.mean_step);
-  Out steps = Out::array();
-  for (const StepRow& s : r.steps) steps.push_back(EncodeStep(s));
-  o["steps"] = std::move(steps);
-  Out collectives = Out::array();
-  for (const CollectiveStat& c : r.collectives) {
-    collectives.push_back(Out{{"name", c.name}, {"kind", c.kind}, {"calls", c.calls}, {"total_ns", c.total_ns}});
+  std::string o = "{";
+  Int(o, kSummaryMagic, kSummaryVersion);
+  Text(o, "producer", std::string("torch2pprof ") + kVersion);
+  Text(o, "file", r.file);
+  Int(o, "rank", r.rank);
+  Int(o, "world_size", r.world_size);
+  Text(o, "backend", r.backend);
+  Key(o, "warnings");
+  o += '[';
+  for (size_t i = 0; i < f.warnings.size(); ++i) {
+    if (i) o += ',';
+    Str(o, f.warnings[i]);
   }
-  o["collectives"] = std::move(collectives);
+  o += ']';
+  Int(o, "step_median_ns", r.step_median_ns);
+  Int(o, "step_min_ns", r.step_min_ns);
+  Int(o, "step_max_ns", r.step_max_ns);
+  Int(o, "gpu_span_ns", r.gpu_span_ns);
+  Int(o, "gpu_idle_ns", r.gpu_idle_ns);
+  Int(o, "compute_ns", r.compute_ns);
+  Int(o, "non_compute_ns", r.non_compute_ns);
+  Int(o, "comm_kernel_ns", r.comm_kernel_ns);
+  Int(o, "overlap_ns", r.overlap_ns);
+  Int(o, "communication_ns", r.communication_ns);
+  Int(o, "gpu_window_ns", r.gpu_window_ns);
+  // The shortest text that reads back as the same double.
+  char number[64];
+  auto [end, ec] = std::to_chars(number, number + sizeof number, r.gpu_utilization);
+  Key(o, "gpu_utilization");
+  o.append(number, ec == std::errc() ? end : number);
+  Int(o, "memory_peak_bytes", r.memory_peak_bytes);
+  Text(o, "memory_device", r.memory_device);
+  Key(o, "wall_clock_offset_ns");
+  o += r.wall_clock ? std::to_string(r.wall_clock_offset_ns) : "null";
+  Key(o, "mean_step");
+  EncodeStep(o, r.mean_step);
+  Key(o, "steps");
+  o += '[';
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    if (i) o += ',';
+    EncodeStep(o, r.steps[i]);
+  }
+  o += ']';
+  Key(o, "collectives");
+  o += '[';
+  for (size_t i = 0; i < r.collectives.size(); ++i) {
+    const CollectiveStat& c = r.collectives[i];
+    o += i ? ",{" : "{";
+    Text(o, "name", c.name);
+    Text(o, "kind", c.kind);
+    Int(o, "calls", static_cast<int64_t>(c.calls));
+    Int(o, "total_ns", c.total_ns);
+    o += '}';
+  }
+  o += ']';
   // [collective, start_ns, dur_ns]: the list that grows with steps, so without keys.
-  Out calls = Out::array();
-  for (const CollectiveCall& c : r.calls) calls.push_back(Out::array({c.collective, c.start_ns, c.dur_ns}));
-  o["calls"] = std::move(calls);
-  // Shortest round-trip doubles; names that are not UTF-8 are written with U+FFFD (JSON
-  // cannot hold them), which the text report would show them as anyway.
-  return o.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-bool LooksLikeSummary(std::string_view head) {
-  size_t i = 0;
-  while (i < head.size() && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) ++i;
-  if (i == head.size() || head[i] != '{') return false;
-  ++i;
-  while (i < head.size() && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) ++i;
-  return head.substr(i, 21) == std::string("\"") + kMagic + "\"";
-}
-
-SummaryFile DecodeSummary(const std::string& file, std::string_view text) {
-  In o;
-  try {
-    o = In::parse(text.begin(), text.end());
-  } catch (const In::parse_error& e) {
-    // nlohmann counts bytes from 1, past the byte that failed.
-    ThrowInput(file, e.byte > 0 ? static_cast<int64_t>(e.byte) - 1 : 0,
-               "not a torch2pprof summary: invalid JSON (expected one object, as summarize writes)");
-  } catch (const In::out_of_range&) {
-    // A number past a double's range ("1E999"): nlohmann gives no offset for it.
-    ThrowInput(file, -1, "not a torch2pprof summary: a number beyond a double's range");
+  Key(o, "calls");
+  o += '[';
+  for (size_t i = 0; i < r.calls.size(); ++i) {
+    const CollectiveCall& c = r.calls[i];
+    o += i ? ",[" : "[";
+    o += std::to_string(c.collective) + ',' + std::to_string(c.start_ns) + ',' + std::to_string(c.dur_ns) + ']';
   }
-  Reader in(file);
-  if (!o.is_object() || !o.contains(kMagic)) in.Fail("no \"torch2pprof_summary\" (write one with summarize)");
-  const In& version = o[kMagic];
-  if (!version.is_number_integer() || version.get<int64_t>() != kSummaryVersion) {
-    ThrowInput(file, -1,
-               "a torch2pprof summary of format " + version.dump() + ": this torch2pprof " + kVersion +
-                   " reads format " + std::to_string(kSummaryVersion) + " (summarize the trace again with it)");
+  o += "]}\n";
+  return o;
+}
+
+SummaryFile ReadSummary(ByteSource& source) {
+  Reader in(source);
+  JsonPull& json = in.in();
+  if (json.Peek() != JsonPull::Type::kObject) {
+    if (json.Peek() == JsonPull::Type::kEnd) {
+      json.Fail("invalid JSON (expected one object, as summarize writes)");
+    }
+    in.Fail("no \"" + std::string(kSummaryMagic) + "\" (write one with summarize)");
+  }
+  json.BeginObject();
+  std::string key;
+  if (!json.NextKey(&key) || key != kSummaryMagic) {
+    in.Fail("no \"" + std::string(kSummaryMagic) + "\" (write one with summarize)");
+  }
+  {
+    std::string version = json.Peek() == JsonPull::Type::kNumber ? json.Number() : "";
+    if (version != std::to_string(kSummaryVersion)) {
+      if (version.empty()) json.Skip(), version = "of another kind";
+      ThrowInput(source.name(), -1,
+                 "a torch2pprof summary of format " + version + ": this torch2pprof " + kVersion + " reads format " +
+                     std::to_string(kSummaryVersion) + " (summarize the trace again with it)");
+    }
   }
   SummaryFile f;
   RankSummary& r = f.summary;
-  r.file = in.String(o, "file");
-  r.rank = in.Id(o, "rank");
-  r.world_size = in.Id(o, "world_size");
-  r.backend = in.String(o, "backend");
-  const In& warnings = in.Array(o, "warnings");
-  for (const In& w : warnings) {
-    if (!w.is_string()) in.Fail("\"warnings\" holds something other than strings");
-    f.warnings.push_back(w.get<std::string>());
-  }
-  r.step_median_ns = in.Int(o, "step_median_ns");
-  r.step_min_ns = in.Int(o, "step_min_ns");
-  r.step_max_ns = in.Int(o, "step_max_ns");
-  r.gpu_span_ns = in.Int(o, "gpu_span_ns");
-  r.gpu_idle_ns = in.Int(o, "gpu_idle_ns");
-  r.compute_ns = in.Int(o, "compute_ns");
-  r.non_compute_ns = in.Int(o, "non_compute_ns");
-  r.comm_kernel_ns = in.Int(o, "comm_kernel_ns");
-  r.overlap_ns = in.Int(o, "overlap_ns");
-  r.communication_ns = in.Int(o, "communication_ns");
-  r.gpu_window_ns = in.Int(o, "gpu_window_ns");
-  r.gpu_utilization = in.Double(o, "gpu_utilization");
-  r.memory_peak_bytes = in.Int(o, "memory_peak_bytes");
-  r.memory_device = in.String(o, "memory_device");
-  const In& offset = in.Field(o, "wall_clock_offset_ns", "the summary");
-  if (!offset.is_null()) {
-    r.wall_clock = true;
-    r.wall_clock_offset_ns = in.Whole(offset, -kMaxStart, kMaxStart, "\"wall_clock_offset_ns\"");
-  }
-  r.mean_step = in.Step(in.Field(o, "mean_step", "the summary"), "\"mean_step\"");
-  const In& steps = in.Array(o, "steps");
-  int64_t sum = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    r.steps.push_back(in.Step(steps[i], "step " + std::to_string(i)));
-    if ((sum += r.steps.back().total_ns) > kMaxValue) in.Fail("the steps sum past 2^50 ns");
-  }
-  const In& collectives = in.Array(o, "collectives");
-  for (size_t i = 0; i < collectives.size(); ++i) {
-    const std::string where = "collective " + std::to_string(i);
-    CollectiveStat c;
-    c.name = in.String(collectives[i], "name", where);
-    c.kind = in.String(collectives[i], "kind", where);
-    c.calls = static_cast<uint64_t>(in.Int(collectives[i], "calls", where));
-    c.total_ns = in.Int(collectives[i], "total_ns", where);
-    r.collectives.push_back(std::move(c));
-  }
-  const In& calls = in.Array(o, "calls");
-  r.calls.reserve(calls.size());
-  sum = 0;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const In& c = calls[i];
-    const std::string where = "call " + std::to_string(i);
-    if (!c.is_array() || c.size() != 3) in.Fail(where + " is not [collective, start_ns, dur_ns]");
-    const int64_t which = in.Whole(c[0], 0, static_cast<int64_t>(r.collectives.size()) - 1,
-                                   where + "'s collective (an index into \"collectives\")");
-    const int64_t start = in.Whole(c[1], -kMaxStart, kMaxStart, where + "'s start");
-    const int64_t dur = in.Whole(c[2], 0, kMaxValue, where + "'s duration");
-    if ((sum += dur) > kMaxValue) in.Fail("the calls sum past 2^50 ns");
-    r.calls.push_back({static_cast<uint32_t>(which), start, dur});
+  struct IntField {
+    const char* key;
+    int64_t RankSummary::*field;
+  };
+  static constexpr IntField kInts[] = {
+      {"step_median_ns", &RankSummary::step_median_ns}, {"step_min_ns", &RankSummary::step_min_ns},
+      {"step_max_ns", &RankSummary::step_max_ns},       {"gpu_span_ns", &RankSummary::gpu_span_ns},
+      {"gpu_idle_ns", &RankSummary::gpu_idle_ns},       {"compute_ns", &RankSummary::compute_ns},
+      {"non_compute_ns", &RankSummary::non_compute_ns}, {"comm_kernel_ns", &RankSummary::comm_kernel_ns},
+      {"overlap_ns", &RankSummary::overlap_ns},         {"communication_ns", &RankSummary::communication_ns},
+      {"gpu_window_ns", &RankSummary::gpu_window_ns},   {"memory_peak_bytes", &RankSummary::memory_peak_bytes},
+  };
+  std::vector<std::string> required = {"file",          "rank",
+                                       "world_size",    "backend",
+                                       "warnings",      "gpu_utilization",
+                                       "memory_device", "wall_clock_offset_ns",
+                                       "mean_step",     "steps",
+                                       "collectives",   "calls"};
+  for (const IntField& i : kInts) required.push_back(i.key);
+  // Calls name collectives by index: checked once both are read, whatever their order.
+  int64_t max_collective = -1;
+  uint64_t max_at = 0;
+  in.Fields("the summary", required, [&](const std::string& k) {
+    const std::string what = "\"" + k + "\"";
+    for (const IntField& i : kInts) {
+      if (k == i.key) {
+        r.*i.field = in.Int("the summary's " + what);
+        return true;
+      }
+    }
+    if (k == "file") {
+      r.file = in.String("the summary's " + what);
+    } else if (k == "rank") {
+      r.rank = in.Id(what);
+    } else if (k == "world_size") {
+      r.world_size = in.Id(what);
+    } else if (k == "backend") {
+      r.backend = in.String(what);
+    } else if (k == "memory_device") {
+      r.memory_device = in.String("the summary's " + what);
+    } else if (k == "gpu_utilization") {
+      r.gpu_utilization = in.Double(what);
+    } else if (k == "wall_clock_offset_ns") {
+      if (json.Peek() == JsonPull::Type::kNull) {
+        json.Null();
+      } else {
+        r.wall_clock = true;
+        r.wall_clock_offset_ns = in.Whole(-kMaxStart, kMaxStart, what);
+      }
+    } else if (k == "warnings") {
+      in.Array(what);
+      while (json.NextElement()) {
+        if (json.Peek() != JsonPull::Type::kString) in.Fail("\"warnings\" holds something other than strings");
+        f.warnings.push_back(json.String());
+      }
+    } else if (k == "mean_step") {
+      r.mean_step = in.Step(what);
+    } else if (k == "steps") {
+      in.Array(what);
+      int64_t sum = 0;
+      while (json.NextElement()) {
+        r.steps.push_back(in.Step("step " + std::to_string(r.steps.size())));
+        if ((sum += r.steps.back().total_ns) > kMaxValue) in.Fail("the steps sum past 2^50 ns");
+      }
+    } else if (k == "collectives") {
+      in.Array(what);
+      while (json.NextElement()) {
+        const std::string where = "collective " + std::to_string(r.collectives.size());
+        CollectiveStat c;
+        in.Object(where);
+        in.Fields(where, {"name", "kind", "calls", "total_ns"}, [&](const std::string& ck) {
+          const std::string cwhat = where + "'s \"" + ck + "\"";
+          if (ck == "name") {
+            c.name = in.String(cwhat);
+          } else if (ck == "kind") {
+            c.kind = in.String(cwhat);
+          } else if (ck == "calls") {
+            c.calls = static_cast<uint64_t>(in.Int(cwhat));
+          } else if (ck == "total_ns") {
+            c.total_ns = in.Int(cwhat);
+          } else {
+            return false;
+          }
+          return true;
+        });
+        r.collectives.push_back(std::move(c));
+      }
+    } else if (k == "calls") {
+      in.Array(what);
+      int64_t sum = 0;
+      while (json.NextElement()) {
+        const std::string where = "call " + std::to_string(r.calls.size());
+        if (json.Peek() != JsonPull::Type::kArray) in.Fail(where + " is not [collective, start_ns, dur_ns]");
+        json.BeginArray();
+        int64_t v[3];
+        for (int64_t& x : v) {
+          if (!json.NextElement()) in.Fail(where + " is not [collective, start_ns, dur_ns]");
+          const bool first = &x == &v[0];
+          x = first         ? in.Whole(0, std::numeric_limits<uint32_t>::max(),
+                                       where + "'s collective (an index into \"collectives\")")
+              : &x == &v[1] ? in.Whole(-kMaxStart, kMaxStart, where + "'s start")
+                            : in.Whole(0, kMaxValue, where + "'s duration");
+        }
+        if (json.NextElement()) in.Fail(where + " is not [collective, start_ns, dur_ns]");
+        if ((sum += v[2]) > kMaxValue) in.Fail("the calls sum past 2^50 ns");
+        if (v[0] > max_collective) max_collective = v[0], max_at = r.calls.size();
+        r.calls.push_back({static_cast<uint32_t>(v[0]), v[1], v[2]});
+      }
+    } else {
+      return false;
+    }
+    return true;
+  });
+  json.End();
+  if (max_collective >= static_cast<int64_t>(r.collectives.size())) {
+    in.Fail("call " + std::to_string(max_at) + "'s collective (an index into \"collectives\") is out of range (0 to " +
+            std::to_string(static_cast<int64_t>(r.collectives.size()) - 1) + ")");
   }
   return f;
+}
+
+SummaryFile DecodeSummary(const std::string& file, std::string_view text) {
+  ByteSource source(text, file);
+  return ReadSummary(source);
 }
 
 }  // namespace torch2pprof

@@ -7,9 +7,10 @@
 #include <vector>
 
 #include "torch2pprof/analysis.h"
-#include "torch2pprof/output.h"  // LooksLikeSummary
 
 namespace torch2pprof {
+
+class ByteSource;
 
 // The format's version: a reader refuses any other, so that a report never mixes meanings.
 inline constexpr int kSummaryVersion = 1;
@@ -26,6 +27,9 @@ std::string EncodeSummary(const SummaryFile& s);
 // Throws Error (kInput) naming `file`, with the byte offset of a syntax error, for
 // anything that is not a summary of this version with every field of its type, or whose
 // calls name collectives it does not list.
+// Read as a stream, value by value: memory follows the summary's calls and steps, not its
+// text (white space, nesting).
 SummaryFile DecodeSummary(const std::string& file, std::string_view text);
+SummaryFile ReadSummary(ByteSource& source);
 
 }  // namespace torch2pprof

@@ -4,7 +4,7 @@
 
 #include "git_revision.h"
 // generated at build time: TORCH2PPROF_GIT_REVISION, or nothing
-#include "load/byte_source.h"
+#include "base/gzip.h"
 
 namespace torch2pprof {
 

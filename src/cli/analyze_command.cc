@@ -73,27 +73,6 @@ int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inpu
   return kExitOk;
 }
 
-int RunSnapshot(const AnalyzeArgs& args, const std::string& input, std::ostream& out, std::ostream& err) {
-  ReportOptions report = Report(args, "devices");
-  if (args.format == "csv") CheckTable(report.table, SnapshotCsvTables(), "for a memory snapshot, ");
-  if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with a trace");
-  AnalyzeSnapshotOptions options;
-  options.input = input;
-  AnalyzeSnapshotResult result = WithProgress(options, args.in, [](const auto& o) { return AnalyzeSnapshot(o); });
-  PrintWarnings(result.warnings, args.in, err);
-  if (args.format == "json") {
-    out << RenderSnapshotJson(result.analysis, report);
-  } else if (args.format == "csv") {
-    out << RenderSnapshotCsv(result.analysis, report);
-  } else if (args.format == "html") {
-    out << RenderSnapshotHtml(result.analysis, report);
-  } else {
-    out << RenderSnapshotText(result.analysis, report);
-  }
-  if (args.stats) PrintStats(result.stages, err);
-  return kExitOk;
-}
-
 }  // namespace
 
 int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
@@ -101,32 +80,52 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
   std::vector<std::string> inputs = ExpandInputs(args.inputs);
-  for (const std::string& input : inputs) {
-    if (!LooksLikeSnapshot(input)) continue;
-    if (inputs.size() > 1) {
-      throw Error(Error::Kind::kUsage, input, -1, "a memory snapshot is analysed alone (analyze SNAPSHOT)");
-    }
-    return RunSnapshot(args, input, out, err);
-  }
-  if (inputs.size() > 1 || LooksLikeSummaryFile(inputs[0])) return RunAcrossRanks(args, inputs, out, err);
-  ReportOptions report = Report(args, "operators");
-  if (args.format == "csv") CheckTable(report.table, CsvTables(), "");
+  if (inputs.size() > 1) return RunAcrossRanks(args, inputs, out, err);
+  const char* default_table[] = {"operators", "devices", "ranks"};
   AnalyzeOptions options;
   options.input = inputs[0];
   options.threads = args.threads;
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.group_by_shape = args.group_by == "shape";
+  options.straggler_threshold = args.straggler_threshold / 100.0;
+  // What the arguments ask of this kind of input, refused before the work starts.
+  options.on_input_kind = [&](InputKind kind) {
+    const ReportOptions report = Report(args, "");
+    if (kind == InputKind::kSnapshot) {
+      if (args.format == "csv")
+        CheckTable(report.table.empty() ? "devices" : report.table, SnapshotCsvTables(), "for a memory snapshot, ");
+      if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with a trace");
+    } else if (kind == InputKind::kSummary) {
+      if (args.format == "csv")
+        CheckTable(report.table.empty() ? "ranks" : report.table, RanksCsvTables(), "for a rank summary, ");
+      if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
+    } else if (args.format == "csv") {
+      CheckTable(report.table.empty() ? "operators" : report.table, CsvTables(), "");
+    }
+  };
   AnalyzeResult result = WithProgress(options, args.in, [](const auto& o) { return Analyze(o); });
   PrintWarnings(result.warnings, args.in, err);
-  if (args.format == "json") {
-    out << RenderJson(result.analysis, report);
-  } else if (args.format == "csv") {
-    out << RenderCsv(result.analysis, report);
-  } else if (args.format == "html") {
-    out << RenderHtml(result.analysis, report);
+  const int kind = result.kind == InputKind::kSnapshot ? 1 : result.kind == InputKind::kSummary ? 2 : 0;
+  const ReportOptions report = Report(args, default_table[kind]);
+  if (result.kind == InputKind::kSnapshot) {
+    const SnapshotAnalysis& a = result.snapshot;
+    out << (args.format == "json"   ? RenderSnapshotJson(a, report)
+            : args.format == "csv"  ? RenderSnapshotCsv(a, report)
+            : args.format == "html" ? RenderSnapshotHtml(a, report)
+                                    : RenderSnapshotText(a, report));
+  } else if (result.kind == InputKind::kSummary) {
+    const RanksAnalysis& a = result.ranks;
+    out << (args.format == "json"   ? RenderRanksJson(a, report)
+            : args.format == "csv"  ? RenderRanksCsv(a, report)
+            : args.format == "html" ? RenderRanksHtml(a, report)
+                                    : RenderRanksText(a, report));
   } else {
-    out << RenderText(result.analysis, report);
+    const Analysis& a = result.analysis;
+    out << (args.format == "json"   ? RenderJson(a, report)
+            : args.format == "csv"  ? RenderCsv(a, report)
+            : args.format == "html" ? RenderHtml(a, report)
+                                    : RenderText(a, report));
   }
   if (args.stats) PrintStats(result.stages, err);
   return kExitOk;

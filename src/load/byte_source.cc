@@ -4,91 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "base/gzip.h"
 #include "torch2pprof/error.h"
-
-#ifdef TORCH2PPROF_HAVE_ISAL
-#include <isa-l/igzip_lib.h>
-#endif
 
 namespace torch2pprof {
 namespace {
-constexpr size_t kInputBuffer = 1 << 20;  // compressed input, read ahead of the inflater
-constexpr size_t kPeekBuffer = 64 << 10;  // plain input: only the magic bytes' read goes through it
+constexpr size_t kInputBuffer = 1 << 20;              // compressed input, read ahead of the inflater
+constexpr size_t kPeekBuffer = ByteSource::kMaxPeek;  // plain input: only the head's reads go through it
 }  // namespace
-
-// One gzip member at a time. ISA-L's igzip inflates 2-3x as fast as zlib
-// (docs/performance.md); zlib stays the fallback where it is absent.
-class ByteSource::Inflater {
- public:
-  enum Result { kOk, kMemberEnd, kCorrupt };
-#ifdef TORCH2PPROF_HAVE_ISAL
-  Inflater() : state_(std::make_unique<inflate_state>()) { Reset(); }
-  void Reset() {
-    isal_inflate_init(state_.get());
-    state_->crc_flag = IGZIP_GZIP;  // the gzip wrapper, its CRC checked
-  }
-  // Inflates from in into out; in_used and out_made say how much each moved.
-  Result Inflate(const unsigned char* in, size_t in_len, char* out, size_t out_len, size_t* in_used, size_t* out_made,
-                 std::string* why) {
-    state_->next_in = const_cast<uint8_t*>(in);
-    state_->avail_in = static_cast<uint32_t>(std::min<size_t>(in_len, 1u << 30));
-    state_->next_out = reinterpret_cast<uint8_t*>(out);
-    state_->avail_out = static_cast<uint32_t>(std::min<size_t>(out_len, 1u << 30));
-    int rc = isal_inflate(state_.get());
-    *in_used = static_cast<size_t>(state_->next_in - in);
-    *out_made = static_cast<size_t>(state_->next_out - reinterpret_cast<uint8_t*>(out));
-    if (rc == ISAL_DECOMP_OK || rc == ISAL_END_INPUT) {
-      return state_->block_state == ISAL_BLOCK_FINISH ? kMemberEnd : kOk;
-    }
-    *why = rc == ISAL_INCORRECT_CHECKSUM ? "CRC mismatch"
-           : rc == ISAL_INVALID_WRAPPER  ? "invalid gzip header"
-                                         : "invalid deflate data";
-    return kCorrupt;
-  }
-
- private:
-  std::unique_ptr<inflate_state> state_;
-#else
-  Inflater() {
-    if (inflateInit2(&zs_, 15 + 16) != Z_OK) throw std::bad_alloc();
-  }
-  ~Inflater() { inflateEnd(&zs_); }
-  void Reset() { inflateReset(&zs_); }
-  Result Inflate(const unsigned char* in, size_t in_len, char* out, size_t out_len, size_t* in_used, size_t* out_made,
-                 std::string* why) {
-    zs_.next_in = const_cast<Bytef*>(in);
-    zs_.avail_in = static_cast<uInt>(std::min<size_t>(in_len, 1u << 30));
-    zs_.next_out = reinterpret_cast<Bytef*>(out);
-    zs_.avail_out = static_cast<uInt>(std::min<size_t>(out_len, 1u << 30));
-    int rc = inflate(&zs_, Z_NO_FLUSH);
-    *in_used = static_cast<size_t>(zs_.next_in - in);
-    *out_made = static_cast<size_t>(reinterpret_cast<char*>(zs_.next_out) - out);
-    if (rc == Z_STREAM_END) return kMemberEnd;
-    if (rc == Z_OK || rc == Z_BUF_ERROR) return kOk;  // Z_BUF_ERROR: no progress without more input
-    // One wording whichever library inflates.
-    *why = !zs_.msg                                         ? "invalid deflate data"
-           : std::string(zs_.msg) == "incorrect data check" ? "CRC mismatch"
-                                                            : zs_.msg;
-    return kCorrupt;
-  }
-
- private:
-  z_stream zs_{};
-#endif
-};
-
-std::string InflateLibrary() {
-#ifdef TORCH2PPROF_HAVE_ISAL
-  return "ISA-L igzip " TORCH2PPROF_ISAL_VERSION;
-#else
-  return std::string("zlib ") + zlibVersion();
-#endif
-}
 
 ByteSource::ByteSource(const std::string& path) : name_(path == "-" ? "<stdin>" : path) {
   if (path == "-") {
@@ -113,7 +40,7 @@ void ByteSource::DetectGzip() {
   // Peek at the magic bytes; they stay in the buffer for whichever path reads them.
   while (in_end_ < 2 && FillInput()) {
   }
-  gzip_ = in_end_ >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
+  gzip_ = IsGzip({reinterpret_cast<const char*>(in_.data()), in_end_});
   if (gzip_) {
     in_.resize(kInputBuffer);
     inflater_ = std::make_unique<Inflater>();
@@ -182,7 +109,35 @@ size_t ByteSource::ReadAt(char* buf, size_t n, uint64_t offset) const {
   return done;
 }
 
+uint64_t ByteSource::RefreshSize() {
+  struct stat st;
+  if (own_fd_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+    input_size_ = std::max(input_size_, static_cast<uint64_t>(st.st_size));
+  }
+  return input_size_;
+}
+
+std::string_view ByteSource::Peek(size_t n) {
+  n = std::min(n, kMaxPeek);
+  if (!gzip_) {
+    // Plain text: the raw buffer holds the head, and Read hands it out first.
+    while (in_end_ - in_pos_ < n && in_end_ < in_.size() && FillInput()) {
+    }
+    return {reinterpret_cast<const char*>(in_.data()) + in_pos_, std::min(n, in_end_ - in_pos_)};
+  }
+  while (peeked_.size() - peek_pos_ < n) {
+    const size_t old = peeked_.size();
+    peeked_.resize(peek_pos_ + n);
+    const size_t k = ReadStream(peeked_.data() + old, peeked_.size() - old);
+    peeked_.resize(old + k);
+    if (k == 0) break;
+  }
+  return std::string_view(peeked_).substr(peek_pos_, n);
+}
+
 void ByteSource::Seek(uint64_t offset) {
+  peeked_.clear();
+  peek_pos_ = 0;
   in_pos_ = in_end_ = 0;
   raw_eof_ = false;
   raw_total_ = out_total_ = offset;
@@ -192,6 +147,20 @@ void ByteSource::Seek(uint64_t offset) {
 }
 
 size_t ByteSource::Read(char* buf, size_t n) {
+  if (peek_pos_ < peeked_.size()) {
+    const size_t k = std::min(n, peeked_.size() - peek_pos_);
+    std::memcpy(buf, peeked_.data() + peek_pos_, k);
+    peek_pos_ += k;
+    if (peek_pos_ == peeked_.size()) {
+      std::string().swap(peeked_);
+      peek_pos_ = 0;
+    }
+    return k;
+  }
+  return ReadStream(buf, n);
+}
+
+size_t ByteSource::ReadStream(char* buf, size_t n) {
   if (!gzip_) {
     if (in_pos_ == in_end_) {
       // Plain text goes straight to the caller: a copy through in_ would cost a pass over it.
@@ -215,7 +184,7 @@ size_t ByteSource::Read(char* buf, size_t n) {
       }
       ThrowInput(name_, static_cast<int64_t>(out_total_),
                  "gzip stream is truncated: the compressed file ends after " + std::to_string(raw_total_) +
-                     " bytes, inside the data (--allow-truncated keeps the events before the cut)");
+                     " bytes, inside the data" + truncated_hint_);
     }
     if (member_done_) {
       // Another gzip member may follow (concatenated .gz files are one stream).

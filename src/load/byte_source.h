@@ -11,6 +11,8 @@
 
 namespace torch2pprof {
 
+class Inflater;
+
 class ByteSource {
  public:
   // path "-" reads standard input. Throws Error if the file cannot be opened.
@@ -24,6 +26,12 @@ class ByteSource {
   // Reads up to n uncompressed bytes into buf; returns 0 only at the end of the
   // input. Throws Error on read errors and corrupt or truncated gzip data.
   size_t Read(char* buf, size_t n);
+  // The first up to n (at most kMaxPeek) uncompressed bytes, fewer only at the end of the
+  // input, without consuming them: Read hands them out again. Before the first Read
+  // only. What decides an input's kind (load/input.h) looks here, so that a pipe is
+  // never read twice.
+  std::string_view Peek(size_t n);
+  static constexpr size_t kMaxPeek = 64 << 10;
 
   const std::string& name() const { return name_; }
   // Adds the bytes read from the file (as stored) to *counter as they are read.
@@ -31,13 +39,22 @@ class ByteSource {
     read_counter_ = counter;
     if (counter) counter->fetch_add(raw_total_, std::memory_order_relaxed);  // the magic bytes' read
   }
-  // A gzip stream cut short then reads as a normal end, and truncated() says so.
-  void set_allow_truncated(bool allow) { allow_truncated_ = allow; }
+  // A gzip stream cut short then reads as a normal end, and truncated() says so. The
+  // hint ends the error line where it does not (the reader that honours the option).
+  void set_allow_truncated(bool allow, std::string hint = "") {
+    allow_truncated_ = allow;
+    truncated_hint_ = std::move(hint);
+  }
   bool truncated() const { return truncated_; }
   bool gzipped() const { return gzip_; }
-  uint64_t uncompressed_offset() const { return out_total_; }
-  // Size of the file as stored (compressed or not); 0 for pipes and stdin.
+  // The offset of the next byte Read hands out, in the uncompressed stream.
+  uint64_t uncompressed_offset() const { return out_total_ - (peeked_.size() - peek_pos_); }
+  // The bytes read so far as stored (compressed, for gzip).
+  uint64_t stored_offset() const { return raw_total_; }
+  // Size of the file as stored (compressed or not); 0 for pipes and stdin. A file still
+  // being written grows: RefreshSize reads its size again (and returns it).
   uint64_t input_size() const { return input_size_; }
+  uint64_t RefreshSize();
 
   // Plain text in a file the source opened itself, or in memory: its bytes can be read
   // at any offset, from any thread (ReadAt), so workers can read and cut their own
@@ -54,6 +71,7 @@ class ByteSource {
 
  private:
   void DetectGzip();
+  size_t ReadStream(char* buf, size_t n);
   bool FillInput();
   size_t ReadRaw(char* dst, size_t n);
 
@@ -63,7 +81,6 @@ class ByteSource {
   bool gzip_ = false;
   bool raw_eof_ = false;
   bool member_done_ = false;
-  class Inflater;  // ISA-L's igzip where the build has it, else zlib
   std::unique_ptr<Inflater> inflater_;
   std::vector<unsigned char> in_;
   size_t in_pos_ = 0, in_end_ = 0;
@@ -71,14 +88,14 @@ class ByteSource {
   std::string_view memory_;  // with the memory constructor; the next read starts at raw_total_
   bool from_memory_ = false;
   bool allow_truncated_ = false;
+  std::string truncated_hint_;
   bool truncated_ = false;
   uint64_t raw_total_ = 0;  // compressed bytes read from the file
   std::atomic<uint64_t>* read_counter_ = nullptr;
   uint64_t counted_ = 0;    // the read counter has these bytes from the start of the file
-  uint64_t out_total_ = 0;  // uncompressed bytes handed out
+  uint64_t out_total_ = 0;  // uncompressed bytes made (inflated, or read from plain text)
+  std::string peeked_;      // gzip: inflated bytes that Peek made and Read hands out next
+  size_t peek_pos_ = 0;
 };
-
-// The library that inflates gzip input, and its version: "ISA-L igzip 2.30.0", "zlib 1.2.13".
-std::string InflateLibrary();
 
 }  // namespace torch2pprof

@@ -354,7 +354,8 @@ class Scanner::Impl {
   // worker, so the scan costs the thread that feeds the workers next to nothing.
   // Returns where the scanner's own cutting hands back to ranges.
   uint64_t CutOnWorkers(bool after_event, bool* after_element) {
-    const uint64_t size = src_.input_size();
+    // A file still being written has grown since it was opened: its size now.
+    const uint64_t size = src_.RefreshSize();
     Resume resume{win_.offset(), after_event, 0, size};
     while (resume.offset < size) {
       uint64_t end = FindCut(resume.offset + range_bytes_, size);
@@ -369,7 +370,10 @@ class Scanner::Impl {
     src_.Seek(resume.offset);
     win_.Reset(resume.offset);
     *after_element = resume.after_event;
-    return resume.scan_to;
+    // Where the ranges reached the file's end, there is nothing to hand back to: the scanner
+    // reads on to the end itself, whatever the file has grown to by then (handing back after
+    // each event past the end had cost a seek and a read's worth of bytes per event).
+    return resume.scan_to >= size ? std::numeric_limits<uint64_t>::max() : resume.scan_to;
   }
 
   // Where a range may end: just after the first '}' from `from` on that white space, a

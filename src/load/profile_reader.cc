@@ -1,14 +1,14 @@
 #include "torch2pprof/profile.h"
 
-#include <zlib.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <map>
 #include <unordered_map>
 
+#include "base/flat_map.h"
+#include "base/gzip.h"
+#include "base/saturate.h"
+#include "load/byte_source.h"
+#include "load/profile_reader.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -16,44 +16,12 @@ namespace {
 
 // protobuf's own limit on a message; a gzip that inflates past it is no profile.
 constexpr size_t kMaxMessage = size_t{2} << 30;
-
-bool Gzipped(std::string_view b) {
-  return b.size() >= 2 && static_cast<unsigned char>(b[0]) == 0x1f && static_cast<unsigned char>(b[1]) == 0x8b;
-}
-
-// Every gzip member, one after another (as gunzip reads concatenated files).
-std::string Gunzip(const std::string& file, std::string_view in) {
-  std::string out;
-  z_stream z{};
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) ThrowInput(file, -1, "cannot initialise zlib");
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  char buf[1 << 16];
-  for (;;) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    const int rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - z.avail_out);
-    if (out.size() > kMaxMessage) {
-      inflateEnd(&z);
-      ThrowInput(file, -1, "inflates past 2 GiB: larger than any profile protobuf can hold");
-    }
-    if (rc == Z_STREAM_END) {
-      if (z.avail_in == 0) break;
-      inflateReset(&z);  // another member
-      continue;
-    }
-    if (rc != Z_OK && !(rc == Z_BUF_ERROR && z.avail_in > 0)) {
-      const int64_t at = static_cast<int64_t>(in.size() - z.avail_in);
-      inflateEnd(&z);
-      ThrowInput(file, at,
-                 rc == Z_BUF_ERROR ? "gzip data ends early: the profile is cut off"
-                                   : std::string("corrupt gzip data: ") + (z.msg ? z.msg : "inflate failed"));
-    }
-  }
-  inflateEnd(&z);
-  return out;
-}
+// How much a gzipped profile may inflate, past a first kInflateFloor: convert's profiles
+// inflate 6 to 10 times, so a file that inflates 256 times its size is made to take the
+// machine (a few hundred KB that would be gigabytes of message), and memory stays within
+// 256 times the file.
+constexpr uint64_t kMaxInflation = 256;
+constexpr uint64_t kInflateFloor = uint64_t{64} << 20;
 
 // protobuf's wire format, read with every length checked against what is left.
 class WireReader {
@@ -136,30 +104,100 @@ class WireReader {
   size_t at_ = 0;
 };
 
-struct RawLabel {
-  uint64_t key = 0, str = 0, unit = 0;
-  int64_t num = 0;
-  size_t at = 0;
+// The message's strings, found by the offset of every 64th string's field and a walk of
+// at most 63 fields from there: a table of 100 million empty strings (200 MB of message)
+// costs 12 MB of index where a string_view each took 1.6 GB.
+class StringTable {
+ public:
+  StringTable(const std::string& file, std::string_view message) : file_(file), m_(message) {}
+  // The field (its tag) at `at`, the next string of the table.
+  void Add(size_t at) {
+    if (n_ % kStride == 0) at_.push_back(static_cast<uint32_t>(at));
+    ++n_;
+  }
+  size_t size() const { return n_; }
+  std::string_view Get(uint64_t id, size_t field_at) const {
+    if (id >= n_) {
+      ThrowInput(file_, static_cast<int64_t>(field_at),
+                 "not a pprof profile: string " + std::to_string(id) + " of a table of " + std::to_string(n_));
+    }
+    const size_t from = at_[id / kStride];
+    WireReader r(file_, m_.substr(from), from);
+    for (uint64_t skip = id % kStride;;) {
+      auto [field, type] = r.Tag();
+      if (field != 6) {
+        r.Skip(type);
+        continue;
+      }
+      if (skip-- == 0) return r.Bytes();
+      r.Skip(type);
+    }
+  }
+
+ private:
+  static constexpr size_t kStride = 64;
+  const std::string& file_;
+  std::string_view m_;
+  std::vector<uint32_t> at_;
+  uint64_t n_ = 0;
 };
 
-struct RawSample {
-  std::vector<uint64_t> locations, values;
-  std::vector<RawLabel> labels;
-  size_t at = 0;
+// The frames of one sample, root side kept: a ring of the last max_depth location ids read
+// (pprof lists a stack leaf first), so that a stack of 50 million frames costs max_depth.
+class StackRing {
+ public:
+  explicit StackRing(uint32_t max_depth) : ring_(std::max(2u, max_depth)) {}
+  void Clear() { n_ = 0; }
+  void Push(uint64_t id) { ring_[n_++ % ring_.size()] = id; }
+  uint64_t count() const { return n_; }
+  // The kept ids root first; `deeper` says whether frames were left out.
+  void RootFirst(std::vector<uint64_t>* out, bool* deeper) const {
+    out->clear();
+    const uint64_t kept = std::min<uint64_t>(n_, ring_.size());
+    for (uint64_t k = 0; k < kept; ++k) out->push_back(ring_[(n_ - 1 - k) % ring_.size()]);
+    *deeper = n_ > ring_.size();
+  }
+
+ private:
+  std::vector<uint64_t> ring_;
+  uint64_t n_ = 0;
 };
+
+uint64_t HashLabels(const std::vector<Label>& labels) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](std::string_view s) {
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  };
+  for (const Label& l : labels) {
+    mix(l.key);
+    mix(l.numeric ? std::to_string(l.num) + '\1' : l.str + '\2');
+  }
+  return h;
+}
+
+bool SameLabels(const std::vector<Label>& a, const std::vector<Label>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].numeric != b[i].numeric || a[i].num != b[i].num || a[i].str != b[i].str)
+      return false;
+  }
+  return true;
+}
 
 }  // namespace
 
-Profile DecodeProfile(const std::string& file, std::string_view bytes) {
-  std::string inflated;
-  if (Gzipped(bytes)) {
-    inflated = Gunzip(file, bytes);
-    bytes = inflated;
+// Two passes over the message: the first reads everything but the samples (strings,
+// functions, locations, types, comments), the second decodes each sample straight into
+// the profile's tree, labels and values. Nothing is held per sample but what the Profile
+// keeps, and nothing per frame beyond max_depth.
+Profile DecodeProfile(const std::string& file, std::string_view bytes, uint32_t max_depth) {
+  if (IsGzip(bytes)) {
+    ByteSource source(bytes, file);
+    return ReadProfile(source, max_depth);
   }
   if (bytes.size() > kMaxMessage) ThrowInput(file, -1, "larger than 2 GiB: larger than any profile protobuf can hold");
-  WireReader r(file, bytes, 0);
-  std::vector<std::pair<uint64_t, uint64_t>> types;  // (type, unit) string ids
-  std::vector<RawSample> samples;
+  std::vector<std::pair<uint64_t, uint64_t>> types;          // (type, unit) string ids
   std::unordered_map<uint64_t, uint64_t> location_function;  // location id -> function id
   std::unordered_map<uint64_t, uint32_t> function_index;     // function id -> position
   struct FunctionIds {
@@ -167,11 +205,13 @@ Profile DecodeProfile(const std::string& file, std::string_view bytes) {
     int64_t line = 0;
   };
   std::vector<std::pair<FunctionIds, size_t>> function_names;  // and where
-  std::vector<std::string_view> strings;
+  StringTable strings(file, bytes);
   std::vector<uint64_t> comments;
   uint64_t mapping_file = 0;
+  size_t samples = 0;
   Profile out;
   uint64_t period_type = 0, period_unit = 0, default_type = 0;
+  WireReader r(file, bytes, 0);
   while (!r.Done()) {
     const size_t field_at = r.offset();
     auto [field, type] = r.Tag();
@@ -192,43 +232,11 @@ Profile DecodeProfile(const std::string& file, std::string_view bytes) {
         types.push_back(t);
         break;
       }
-      case 2: {  // Sample
+      case 2:  // Sample: the second pass
         if (type != 2) r.Fail("a sample that is no message");
-        WireReader m = r.Message();
-        RawSample s;
-        s.at = field_at;
-        while (!m.Done()) {
-          auto [f, w] = m.Tag();
-          if (f == 1) {
-            m.Repeated(w, &s.locations);
-          } else if (f == 2) {
-            m.Repeated(w, &s.values);
-          } else if (f == 3) {
-            if (w != 2) m.Fail("a label that is no message");
-            RawLabel l;
-            l.at = m.offset();
-            WireReader lm = m.Message();
-            while (!lm.Done()) {
-              auto [lf, lw] = lm.Tag();
-              if (lf == 1)
-                l.key = lm.Number(lw);
-              else if (lf == 2)
-                l.str = lm.Number(lw);
-              else if (lf == 3)
-                l.num = static_cast<int64_t>(lm.Number(lw));
-              else if (lf == 4)
-                l.unit = lm.Number(lw);
-              else
-                lm.Skip(lw);
-            }
-            s.labels.push_back(l);
-          } else {
-            m.Skip(w);
-          }
-        }
-        samples.push_back(std::move(s));
+        r.Skip(type);
+        ++samples;
         break;
-      }
       case 3: {  // Mapping: its file names the profile
         if (type != 2) r.Fail("a mapping that is no message");
         WireReader m = r.Message();
@@ -301,7 +309,8 @@ Profile DecodeProfile(const std::string& file, std::string_view bytes) {
       }
       case 6:
         if (type != 2) r.Fail("a string that is no bytes");
-        strings.push_back(r.Bytes());
+        strings.Add(field_at);
+        r.Skip(type);
         break;
       case 11: {  // period type
         if (type != 2) r.Fail("a period type that is no message");
@@ -336,14 +345,7 @@ Profile DecodeProfile(const std::string& file, std::string_view bytes) {
         r.Skip(type);
     }
   }
-  auto str = [&](uint64_t id, size_t at) -> std::string {
-    if (id >= strings.size()) {
-      ThrowInput(
-          file, static_cast<int64_t>(at),
-          "not a pprof profile: string " + std::to_string(id) + " of a table of " + std::to_string(strings.size()));
-    }
-    return std::string(strings[id]);
-  };
+  auto str = [&](uint64_t id, size_t at) { return std::string(strings.Get(id, at)); };
   for (const auto& [type, unit] : types) out.sample_types.push_back({str(type, 0), str(unit, 0)});
   for (const auto& [ids, at] : function_names) {
     Frame f;
@@ -363,66 +365,181 @@ Profile DecodeProfile(const std::string& file, std::string_view bytes) {
                "a pprof profile that torch2pprof convert did not write (its first comment names no convert): "
                "only convert's profiles merge with traces");
   }
+
   // The stacks as one tree, the labels as sets: both in the order samples first use them.
   out.tree.push_back(TreeNode{0, 0});
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> children;
-  std::map<std::string, uint32_t> label_index;
-  out.samples.reserve(samples.size());
-  for (RawSample& s : samples) {
+  FlatIndexMap children;     // (parent << 32 | frame) -> node
+  FlatIndexMap label_index;  // hash of a label set -> its index (chained through `collided`)
+  // Samples of one stack and label set are one, their values summed (as pprof reads them):
+  // memory follows the distinct stacks, not a message that repeats one.
+  FlatIndexMap sample_index;  // node << 32 | label set -> sample
+  uint64_t saturated = 0;     // sums held at the largest value (AddProfile then checks what it adds)
+  std::unordered_multimap<uint64_t, uint32_t> collided;
+  out.samples.reserve(samples);
+  StackRing ring(max_depth);
+  std::vector<uint64_t> root_first;
+  uint32_t fold_frame = UINT32_MAX;
+  WireReader again(file, bytes, 0);
+  while (!again.Done()) {
+    const size_t at = again.offset();
+    auto [field, type] = again.Tag();
+    if (field != 2) {
+      again.Skip(type);
+      continue;
+    }
+    WireReader m = again.Message();
     Sample p;
-    if (s.values.size() != out.sample_types.size()) {
-      ThrowInput(file, static_cast<int64_t>(s.at),
-                 "not a pprof profile: a sample with " + std::to_string(s.values.size()) + " values for " +
+    std::vector<Label> labels;
+    ring.Clear();
+    while (!m.Done()) {
+      auto [f, w] = m.Tag();
+      if (f == 1) {
+        if (w == 0) {
+          ring.Push(m.Varint());
+        } else if (w == 2) {
+          WireReader packed = m.Message();
+          while (!packed.Done()) ring.Push(packed.Varint());
+        } else {
+          m.Fail("a repeated number of wire type " + std::to_string(w));
+        }
+      } else if (f == 2) {
+        std::vector<uint64_t> values;
+        m.Repeated(w, &values);
+        for (uint64_t v : values) p.values.push_back(static_cast<int64_t>(v));
+      } else if (f == 3) {
+        if (w != 2) m.Fail("a label that is no message");
+        const size_t label_at = m.offset();
+        WireReader lm = m.Message();
+        uint64_t key = 0, text = 0, unit = 0;
+        Label label;
+        while (!lm.Done()) {
+          auto [lf, lw] = lm.Tag();
+          if (lf == 1)
+            key = lm.Number(lw);
+          else if (lf == 2)
+            text = lm.Number(lw);
+          else if (lf == 3)
+            label.num = static_cast<int64_t>(lm.Number(lw));
+          else if (lf == 4)
+            unit = lm.Number(lw);
+          else
+            lm.Skip(lw);
+        }
+        label.key = str(key, label_at);
+        label.numeric = unit != 0;  // convert writes a numeric label's key as its unit
+        if (label.numeric) {
+          label.num = label.num;
+        } else {
+          label.num = 0;
+          label.str = str(text, label_at);
+        }
+        labels.push_back(std::move(label));
+      } else {
+        m.Skip(w);
+      }
+    }
+    if (p.values.size() != out.sample_types.size()) {
+      ThrowInput(file, static_cast<int64_t>(at),
+                 "not a pprof profile: a sample with " + std::to_string(p.values.size()) + " values for " +
                      std::to_string(out.sample_types.size()) + " sample types");
     }
-    for (uint64_t v : s.values) p.values.push_back(static_cast<int64_t>(v));
-    if (s.locations.empty())
-      ThrowInput(file, static_cast<int64_t>(s.at), "not a pprof profile: a sample with no stack");
-    std::vector<uint32_t> stack;  // leaf first
-    for (uint64_t loc : s.locations) {
+    if (ring.count() == 0) ThrowInput(file, static_cast<int64_t>(at), "not a pprof profile: a sample with no stack");
+    bool deeper = false;
+    ring.RootFirst(&root_first, &deeper);
+    if (deeper) {  // as convert folds a deep stack: its first max_depth - 1 frames, then one for the rest
+      root_first.pop_back();
+      if (fold_frame == UINT32_MAX) {
+        fold_frame = static_cast<uint32_t>(out.frames.size());
+        Frame f;
+        f.name = f.function = f.system_name = "[deeper frames truncated]";
+        out.frames.push_back(std::move(f));
+      }
+    }
+    p.node = 0;
+    auto descend = [&](uint32_t frame) {
+      const uint64_t key = uint64_t{p.node} << 32 | frame;
+      auto [node, added] = children.Emplace(key, static_cast<uint32_t>(out.tree.size()));
+      if (added) out.tree.push_back(TreeNode{p.node, frame});
+      p.node = node;
+    };
+    for (uint64_t loc : root_first) {
       auto l = location_function.find(loc);
       auto f = l == location_function.end() ? function_index.end() : function_index.find(l->second);
       if (f == function_index.end()) {
-        ThrowInput(file, static_cast<int64_t>(s.at),
+        ThrowInput(file, static_cast<int64_t>(at),
                    "not a pprof profile: a sample names location " + std::to_string(loc) +
                        ", which is missing or names a missing function");
       }
-      stack.push_back(f->second);
+      descend(f->second);
     }
-    p.node = 0;
-    for (size_t k = stack.size(); k-- > 0;) {
-      auto [it, added] = children.try_emplace({p.node, stack[k]}, static_cast<uint32_t>(out.tree.size()));
-      if (added) out.tree.push_back(TreeNode{p.node, stack[k]});
-      p.node = it->second;
-    }
-    std::vector<Label> labels;
-    std::string key;
-    for (const RawLabel& l : s.labels) {
-      Label label;
-      label.key = str(l.key, l.at);
-      label.numeric = l.unit != 0;  // convert writes a numeric label's key as its unit
-      if (label.numeric) {
-        label.num = l.num;
-      } else {
-        label.str = str(l.str, l.at);
+    if (deeper) descend(fold_frame);
+    const uint64_t hash = HashLabels(labels);
+    const uint32_t next = static_cast<uint32_t>(out.label_sets.size());
+    auto [index, added] = label_index.Emplace(hash, next);
+    if (!added && !SameLabels(out.label_sets[index], labels)) {
+      index = next;
+      added = true;
+      auto range = collided.equal_range(hash);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (SameLabels(out.label_sets[it->second], labels)) {
+          index = it->second;
+          added = false;
+          break;
+        }
       }
-      key += label.key + '\0' + (label.numeric ? std::to_string(label.num) + '\1' : label.str + '\2');
-      labels.push_back(std::move(label));
+      if (added) collided.emplace(hash, next);
     }
-    auto [it, added] = label_index.try_emplace(key, static_cast<uint32_t>(out.label_sets.size()));
     if (added) out.label_sets.push_back(std::move(labels));
-    p.labels = it->second;
-    out.samples.push_back(std::move(p));
+    p.labels = index;
+    auto [same, first] =
+        sample_index.Emplace(uint64_t{p.node} << 32 | p.labels, static_cast<uint32_t>(out.samples.size()));
+    if (first) {
+      out.samples.push_back(std::move(p));
+    } else {
+      std::vector<int64_t>& into = out.samples[same].values;
+      for (size_t k = 0; k < into.size(); ++k) into[k] = SaturatingAdd(into[k], p.values[k], &saturated);
+    }
   }
   return out;
 }
 
-Profile ReadProfile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) ThrowInput(path, -1, std::string("cannot open: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) ThrowInput(path, -1, std::string("cannot read: ") + std::strerror(errno));
-  return DecodeProfile(path, bytes);
+Profile ReadProfile(ByteSource& source, uint32_t max_depth) {
+  // Read in parts, then put together once: the message is held once, never a doubling
+  // string's old and new buffers.
+  std::vector<std::string> parts;
+  size_t total = 0;
+  for (;;) {
+    std::string part(1 << 20, '\0');
+    size_t n = 0;
+    for (size_t k; n < part.size() && (k = source.Read(part.data() + n, part.size() - n)) > 0;) n += k;
+    if (n == 0) break;
+    if ((total += n) > kMaxMessage) {
+      ThrowInput(source.name(), -1,
+                 source.gzipped() ? "inflates past 2 GiB: larger than any profile protobuf can hold"
+                                  : "larger than 2 GiB: larger than any profile protobuf can hold");
+    }
+    if (source.gzipped() && total > kInflateFloor && total > kMaxInflation * source.stored_offset()) {
+      ThrowInput(source.name(), static_cast<int64_t>(total),
+                 "a gzipped profile that inflates more than " + std::to_string(kMaxInflation) + " times its size (" +
+                     std::to_string(source.stored_offset()) + " bytes to " + std::to_string(total) +
+                     " so far): no profile convert wrote (they inflate about 10 times); gunzip it to merge it as it "
+                     "is");
+    }
+    part.resize(n);
+    parts.push_back(std::move(part));
+  }
+  std::string bytes;
+  bytes.reserve(total);
+  for (std::string& part : parts) {
+    bytes += part;
+    std::string().swap(part);
+  }
+  return DecodeProfile(source.name(), bytes, max_depth);
+}
+
+Profile ReadProfile(const std::string& path, uint32_t max_depth) {
+  ByteSource source(path);
+  return ReadProfile(source, max_depth);
 }
 
 }  // namespace torch2pprof

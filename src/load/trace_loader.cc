@@ -23,6 +23,7 @@
 #include "load/event_builder.h"
 #include "load/json_scanner.h"
 #include "load/parse_pool.h"
+#include "load/profile_reader.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -48,7 +49,7 @@ class DirectSink final : public ChunkSink {
 Trace Load(ByteSource& src, const LoadOptions& options, Executor& ex) {
   Trace trace;
   trace.file = src.name();
-  src.set_allow_truncated(options.allow_truncated);
+  src.set_allow_truncated(options.allow_truncated, " (--allow-truncated keeps the events before the cut)");
   // An upper estimate of the events, for the builder's reservations: Kineto writes
   // ~150-300 bytes per event and gzip shrinks it 14-16x.
   uint64_t expected_json = src.input_size() * (src.gzipped() ? 20 : 1);
@@ -97,12 +98,39 @@ Trace Load(ByteSource& src, const LoadOptions& options, Executor& ex) {
   return trace;
 }
 
+// The stage functions read traces alone.
+void ExpectTrace(const Input& in) {
+  if (!in.probe().refused.empty()) ThrowInput(in.name(), -1, in.probe().refused);
+  if (in.kind() != InputKind::kTrace)
+    ThrowInput(in.name(), -1, std::string(InputKindName(in.kind())) + ", not a trace");
+}
+
+// An input of any kind, read as what it is (a summary or snapshot only opened).
+LoadedInput LoadOne(const LoadOptions& options, Executor& ex, const std::function<void(const Input&)>& check) {
+  LoadedInput out;
+  out.input = std::make_unique<Input>(options.path, options.bytes_read);
+  Input& in = *out.input;
+  out.kind = in.kind();
+  out.file = in.name();
+  check(in);
+  if (in.kind() == InputKind::kTrace) {
+    out.trace = Load(in.source(), options, ex);
+    out.input.reset();
+  } else if (in.kind() == InputKind::kProfile) {
+    out.profile = ReadProfile(in.source(), options.max_depth);
+    out.input.reset();
+  }
+  return out;
+}
+
 }  // namespace
 
+Trace LoadTrace(ByteSource& source, const LoadOptions& options, Executor& ex) { return Load(source, options, ex); }
+
 Trace LoadTrace(const LoadOptions& options, Executor& ex) {
-  ByteSource src(options.path);
-  src.set_read_counter(options.bytes_read);
-  return Load(src, options, ex);
+  Input in(options.path, options.bytes_read);
+  ExpectTrace(in);
+  return Load(in.source(), options, ex);
 }
 
 Trace LoadTrace(const LoadOptions& options) {
@@ -112,25 +140,26 @@ Trace LoadTrace(const LoadOptions& options) {
 
 void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::function<void(Trace&)>& use) {
   Executor ex(workers);
-  LoadEach(inputs, ex, use);
+  LoadEach(inputs, ex, ExpectTrace, [&](LoadedInput& in) { use(in.trace); });
 }
 
 // Several inputs: a window of loads on the executor's threads, used strictly in order.
-void LoadEach(const std::vector<LoadOptions>& inputs, Executor& ex, const std::function<void(Trace&)>& use) {
+void LoadEach(const std::vector<LoadOptions>& inputs, Executor& ex, const std::function<void(const Input&)>& check,
+              const std::function<void(LoadedInput&)>& use) {
   const size_t n = inputs.size();
-  // At most `window` traces in memory, the one in use included; the loaders hold their
+  // At most `window` inputs in memory, the one in use included; the loaders hold their
   // threads (the caller waits for them), the caller's `use` is the last of the budget.
   const size_t window = static_cast<size_t>(ex.threads());
   auto one_by_one = [&] {
     for (const LoadOptions& input : inputs) {
-      Trace trace = LoadTrace(input, ex);
-      use(trace);
+      LoadedInput loaded = LoadOne(input, ex, check);
+      use(loaded);
     }
   };
   if (n <= 1) return one_by_one();
   Crew pool(ex, static_cast<int>(std::min(window, n)));
   if (pool.held() == 0) return one_by_one();
-  std::vector<std::unique_ptr<Trace>> ready(n);
+  std::vector<std::unique_ptr<LoadedInput>> ready(n);
   std::vector<std::exception_ptr> errors(n);
   std::mutex mu;
   std::condition_variable changed;
@@ -145,15 +174,15 @@ void LoadEach(const std::vector<LoadOptions>& inputs, Executor& ex, const std::f
         if (stop || next >= n) return;
         i = next++;
       }
-      std::unique_ptr<Trace> trace;
+      std::unique_ptr<LoadedInput> loaded;
       std::exception_ptr error;
       try {
-        trace = std::make_unique<Trace>(LoadTrace(inputs[i], ex));
+        loaded = std::make_unique<LoadedInput>(LoadOne(inputs[i], ex, check));
       } catch (...) {
         error = std::current_exception();
       }
       std::lock_guard<std::mutex> lock(mu);
-      ready[i] = std::move(trace);
+      ready[i] = std::move(loaded);
       errors[i] = error;
       changed.notify_all();
     }
@@ -169,15 +198,15 @@ void LoadEach(const std::vector<LoadOptions>& inputs, Executor& ex, const std::f
   };
   try {
     for (size_t i = 0; i < n; ++i) {
-      std::unique_ptr<Trace> trace;
+      std::unique_ptr<LoadedInput> loaded;
       {
         std::unique_lock<std::mutex> lock(mu);
         changed.wait(lock, [&] { return ready[i] || errors[i]; });
         if (errors[i]) std::rethrow_exception(errors[i]);
-        trace = std::move(ready[i]);
+        loaded = std::move(ready[i]);
       }
-      use(*trace);
-      trace.reset();  // before the next load may start
+      use(*loaded);
+      loaded.reset();  // before the next load may start
       std::lock_guard<std::mutex> lock(mu);
       ++used;
       changed.notify_all();

@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <csignal>
@@ -15,7 +14,10 @@
 #include <memory>
 #include <optional>
 
+#include "base/gzip.h"
+#include "base/magic.h"
 #include "torch2pprof/error.h"
+#include "write/output_guard.h"
 
 namespace torch2pprof {
 namespace {
@@ -111,43 +113,7 @@ bool LooksFolded(const std::string& head) {
   return lines > 0;
 }
 
-}  // namespace
-
-namespace {
-
-// profile.proto as torch2pprof and Go write it opens with its first sample type: field 1,
-// a message of only varint fields 1 and 2 (type and unit). Trace text never does, even
-// where it starts with a line break (0x0a).
-bool StartsLikeProfile(std::string_view b) {
-  if (b.size() < 3 || b[0] != 0x0a) return false;
-  const auto length = static_cast<unsigned char>(b[1]);
-  if (length == 0 || length >= 0x80 || length + 2u > b.size()) return false;
-  size_t at = 2, end = 2 + length;
-  while (at < end) {
-    const auto tag = static_cast<unsigned char>(b[at++]);
-    if (tag != 0x08 && tag != 0x10) return false;
-    do {
-      if (at >= end) return false;
-    } while (static_cast<unsigned char>(b[at++]) & 0x80);
-  }
-  return true;
-}
-
-// The first bytes of a gzipped file, inflated (as many as fit in `want`).
-std::string InflatedHead(const std::string& head, size_t want) {
-  std::string out(want, '\0');
-  z_stream z{};
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return "";
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(head.data()));
-  z.avail_in = static_cast<uInt>(head.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&z, Z_NO_FLUSH);
-  out.resize(out.size() - z.avail_out);
-  inflateEnd(&z);
-  return rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR ? out : "";
-}
-
+// The first bytes of the file at path, as many as n.
 std::string ReadHead(const std::string& path, size_t n) {
   std::ifstream in(path, std::ios::binary);
   std::string head(n, '\0');
@@ -156,32 +122,13 @@ std::string ReadHead(const std::string& path, size_t n) {
   return head;
 }
 
-bool Gzipped(const std::string& b) {
-  return b.size() > 2 && static_cast<unsigned char>(b[0]) == 0x1f && static_cast<unsigned char>(b[1]) == 0x8b;
-}
-
 }  // namespace
-
-bool LooksLikeProfile(const std::string& path) {
-  const std::string head = ReadHead(path, 1 << 16);
-  return StartsLikeProfile(Gzipped(head) ? InflatedHead(head, 256) : head);
-}
-
-bool LooksLikeSnapshot(const std::string& path) {
-  if (path == "-") return false;
-  std::string head = ReadHead(path, 1 << 16);
-  if (Gzipped(head)) head = InflatedHead(head, 16);
-  // pickle's PROTO opcode and a protocol that pickles plain data as torch writes it.
-  return head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5;
-}
-
-bool LooksLikeSummaryFile(const std::string& path) { return path != "-" && LooksLikeSummary(ReadHead(path, 64)); }
 
 bool LooksLikeOutput(const std::string& path) {
   const std::string head = ReadHead(path, 1 << 20);
   if (head.empty()) return true;
-  if (StartsLikeProfile(Gzipped(head) ? InflatedHead(head, 256) : head)) return true;
-  if (LooksLikeSummary(head)) return true;
+  if (StartsLikeProfile(IsGzip(head) ? InflateHead(head, 256) : head)) return true;
+  if (StartsLikeSummary(head)) return true;
   // pstats: a marshalled dict ('{', with or without marshal's reference flag).
   if (head[0] == '{' || static_cast<unsigned char>(head[0]) == 0xfb) {
     return head.size() > 1 && (head[1] == '0' || head[1] == '(' || static_cast<unsigned char>(head[1]) == 0xa8);

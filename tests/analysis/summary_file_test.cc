@@ -8,8 +8,8 @@
 #include <limits>
 #include <string>
 
+#include "base/magic.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/output.h"
 
 namespace torch2pprof {
 namespace {
@@ -91,10 +91,10 @@ TEST(SummaryFile, EveryFieldComesBackExactlyAndEncodesAgainToTheSameBytes) {
   SummaryFile f = Full();
   std::string text = EncodeSummary(f);
   EXPECT_EQ(text.rfind("{\"torch2pprof_summary\":1,", 0), 0u);
-  EXPECT_TRUE(LooksLikeSummary(text));
-  EXPECT_TRUE(LooksLikeSummary("  \n{ \"torch2pprof_summary\": 1}"));
-  EXPECT_FALSE(LooksLikeSummary("{\"traceEvents\": []}"));
-  EXPECT_FALSE(LooksLikeSummary(""));
+  EXPECT_TRUE(StartsLikeSummary(text));
+  EXPECT_TRUE(StartsLikeSummary("  \n{ \"torch2pprof_summary\": 1}"));
+  EXPECT_FALSE(StartsLikeSummary("{\"traceEvents\": []}"));
+  EXPECT_FALSE(StartsLikeSummary(""));
   SummaryFile back = DecodeSummary("s.json", text);
   ExpectSame(f.summary, back.summary);
   EXPECT_EQ(back.warnings, f.warnings);

@@ -53,8 +53,8 @@ def check_install(t, a, work):
     # mechanics behind it (allocators, hash indexes, scheduling hooks, the lane builder).
     inc = os.path.join(prefix, 'include')
     headers = sorted(os.path.relpath(os.path.join(r, f), inc) for r, _, fs in os.walk(inc) for f in fs)
-    api = ['torch2pprof/analysis.h', 'torch2pprof/error.h', 'torch2pprof/events.h', 'torch2pprof/output.h',
-           'torch2pprof/profile.h', 'torch2pprof/report.h', 'torch2pprof/stages/trace.h',
+    api = ['torch2pprof/analysis.h', 'torch2pprof/error.h', 'torch2pprof/events.h', 'torch2pprof/input.h',
+           'torch2pprof/output.h', 'torch2pprof/profile.h', 'torch2pprof/report.h', 'torch2pprof/stages/trace.h',
            'torch2pprof/stages/trace_loader.h', 'torch2pprof/stages/trace_model.h', 'torch2pprof/torch2pprof.h',
            'torch2pprof/version.h']
     problems = [] if headers == api else [f'installed {headers}, want {api}']

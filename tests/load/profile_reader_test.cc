@@ -6,10 +6,12 @@
 
 #include <string>
 
+#include "load/input.h"
 #include "test_util.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/output.h"
 #include "torch2pprof/profile.h"
+#include "write/output_guard.h"
 
 namespace torch2pprof {
 namespace {
@@ -79,7 +81,7 @@ TEST(ProfileReader, AnythingElseIsRefusedWithItsOffset) {
   EXPECT_NE(cut.find("bad.pb.gz: byte "), std::string::npos) << cut;
   EXPECT_NE(cut.find("not a pprof profile"), std::string::npos) << cut;
   const std::string gz = Gzip(bytes);
-  EXPECT_NE(ErrorOf(gz.substr(0, gz.size() - 20)).find("ends early"), std::string::npos);
+  EXPECT_NE(ErrorOf(gz.substr(0, gz.size() - 20)).find("gzip stream is truncated"), std::string::npos);
   std::string corrupt = gz;
   corrupt[12] = static_cast<char>(corrupt[12] ^ 0x55);
   EXPECT_NE(ErrorOf(corrupt).find("bad.pb.gz"), std::string::npos);
@@ -108,10 +110,10 @@ TEST(ProfileReader, ATraceIsNoProfileEvenWhenItOpensWithANewline) {
   const std::string raw = dir.Write("p.pb", EncodeProfile(Written()));
   const std::string trace = dir.Write("t.json.gz", Gzip("\n  {\n  \"traceEvents\": []}\n"));
   const std::string plain = dir.Write("t.json", "\n{\"traceEvents\": []}");
-  EXPECT_TRUE(LooksLikeProfile(profile));
-  EXPECT_TRUE(LooksLikeProfile(raw));
-  EXPECT_FALSE(LooksLikeProfile(trace));
-  EXPECT_FALSE(LooksLikeProfile(plain));
+  EXPECT_EQ(Input(profile).kind(), InputKind::kProfile);
+  EXPECT_EQ(Input(raw).kind(), InputKind::kProfile);
+  EXPECT_EQ(Input(trace).kind(), InputKind::kTrace);
+  EXPECT_EQ(Input(plain).kind(), InputKind::kTrace);
   // So no output replaces a trace without --force, even one named like a profile.
   EXPECT_TRUE(LooksLikeOutput(profile));
   EXPECT_FALSE(LooksLikeOutput(trace));

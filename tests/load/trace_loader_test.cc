@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "convert/aggregator.h"
+#include "load/input.h"
 #include "load/json_scanner.h"
+#include "load/loader.h"
 #include "model/lane_builder.h"
 #include "test_util.h"
 #include "torch2pprof/error.h"
@@ -570,6 +574,27 @@ TEST(TraceLoaderThreads, TheReadCounterCountsEachByteOnce) {
     LoadTrace(o);
     EXPECT_EQ(read.load(), json.size()) << threads;
   }
+}
+
+// A file still being written: opened while half of it was there, read when all of it is.
+// Its size is read again when the workers start cutting ranges, so the part written after
+// the open is cut on them too, not left to the scanner one event at a time.
+TEST(TraceLoaderThreads, AFileThatGrewAfterItWasOpenedIsReadToItsEndOnTheWorkers) {
+  TempDir dir;
+  const std::string json = BigTrace(3000, "{\"ph\": \"X\"}]}");
+  const size_t half = json.size() / 2;
+  const std::string path = dir.Write("t.json", json.substr(0, half));
+  Input in(path);
+  std::ofstream(path, std::ios::app | std::ios::binary) << json.substr(half);
+  LoadOptions o{path, 3};
+  o.range_bytes = 1000;
+  Executor ex(3);
+  const Trace grown = LoadTrace(in.source(), o, ex);
+  const Trace whole = LoadTraceFromMemory(json, "t.json", o);
+  EXPECT_FALSE(grown.stats.truncated);
+  EXPECT_EQ(grown.intervals.size(), whole.intervals.size());
+  EXPECT_EQ(grown.stats.json_bytes, json.size());
+  EXPECT_GT(grown.stats.cut_on_workers, half);
 }
 
 }  // namespace

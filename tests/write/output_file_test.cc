@@ -14,6 +14,7 @@
 
 #include "test_util.h"
 #include "torch2pprof/error.h"
+#include "write/output_guard.h"
 
 namespace torch2pprof {
 namespace {

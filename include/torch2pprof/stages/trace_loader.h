@@ -26,6 +26,8 @@ struct LoadOptions {
   // With threads > 1, the bytes of plain text a worker reads and cuts at a time; 0: one
   // read's worth (512 KiB). Tests and the fuzzer cut small ranges to reach every edge.
   size_t range_bytes = 0;
+  // Profiles that convert wrote, read beside traces (convert -o): frames a stack keeps.
+  uint32_t max_depth = 2048;
 };
 
 // Loads a trace held in memory (tests, the fuzzer); `name` stands for the file in errors.
@@ -37,7 +39,8 @@ Trace LoadTrace(const LoadOptions& options);
 // Loads several traces on `workers` threads and hands each to `use` in the order
 // given, with at most `workers` traces in memory (the one in use included): merging
 // many ranks needs memory for a few traces, not all. The first input in that order
-// that fails to load (or whose `use` throws) ends it with that error.
+// that fails to load (or whose `use` throws) ends it with that error; an input that is
+// no trace (a snapshot, a profile, a summary) is such an error.
 void LoadEach(const std::vector<LoadOptions>& inputs, int workers, const std::function<void(Trace&)>& use);
 
 // One line per thing the user should know about a load that succeeded: events

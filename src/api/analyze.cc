@@ -1,0 +1,224 @@
+// Analyze and its map and reduce: one input routed by what it is (a trace, a memory
+// snapshot, a rank summary), several ranks side by side, and Summarize for the map.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "analysis/analyzer.h"
+#include "analysis/ranks.h"
+#include "analysis/snapshot_analysis.h"
+#include "analysis/summary_file.h"
+#include "api/call.h"
+#include "load/input.h"
+#include "load/snapshot.h"
+#include "model/memory_replay.h"
+#include "torch2pprof/torch2pprof.h"
+
+namespace torch2pprof {
+namespace api {
+namespace {
+
+// One rank's trace reduced to its summary, as analyze over ranks and summarize both do.
+RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages) {
+  stages.Begin("model");
+  TraceModel model = BuildModel(trace, ex);
+  stages.Begin("analyze");
+  Analysis analysis = Analyze(trace, model, AnalysisOptions{}, ex);
+  return SummarizeRank(trace, model, analysis);
+}
+
+SnapshotAnalysis AnalyzeSnapshotInput(Input& input, Stages& stages, std::vector<std::string>* warnings) {
+  stages.Begin("read and parse");
+  const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name());
+  stages.Begin("analyze");
+  SnapshotAnalysis analysis = AnalyzeMemorySnapshot(snapshot);
+  for (const SnapshotDevice& d : analysis.devices) {
+    if (!d.consistent) warnings->push_back("warning: " + DisagreeLine(d.device));
+  }
+  return analysis;
+}
+
+// Ranks: traces are summarised as they load, summaries read as they are, each kept in
+// input order, so that a report from summaries is the report from their traces.
+RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const LoadSettings& base, double threshold,
+                                 Executor& ex, Stages& stages, std::vector<std::string>* all_warnings) {
+  const size_t n = inputs.size();
+  std::vector<RankSummary> ranks(n);
+  std::vector<std::vector<std::string>> warnings(n);
+  LoadSettings settings = base;
+  settings.threads = 1;  // the traces load side by side; each is analysed on what is left
+  settings.details = true;
+  std::vector<LoadOptions> loads;
+  for (const std::string& input : inputs) loads.push_back(LoadOf(input, settings));
+  auto check = [&](const Input& in) {
+    in.Expect("analyze");
+    if (n > 1 && in.kind() == InputKind::kSnapshot) {
+      ThrowInput(in.name(), -1, "a memory snapshot is analysed alone (analyze SNAPSHOT), not as a rank");
+    }
+  };
+  stages.Begin("read and parse");
+  size_t next = 0;
+  LoadEach(loads, ex, check, [&](LoadedInput& in) {
+    const size_t slot = next++;
+    stages.file = in.file;
+    if (in.kind == InputKind::kSummary) {
+      stages.Begin("read summaries");
+      SummaryFile s = ReadSummary(in.input->source());
+      ranks[slot] = std::move(s.summary);
+      warnings[slot] = std::move(s.warnings);
+    } else {
+      NeedEvents(in.trace);
+      stages.Loaded(in.trace.stats);
+      warnings[slot] = LoadWarnings(in.trace);
+      ranks[slot] = SummarizeTrace(in.trace, ex, stages);
+    }
+    stages.Begin("read and parse");
+  });
+  for (std::vector<std::string>& w : warnings) {
+    for (std::string& line : w) all_warnings->push_back(std::move(line));
+  }
+  stages.Begin("across ranks");
+  RanksAnalysis analysis = AnalyzeAcrossRanks(std::move(ranks), threshold);
+  if (analysis.ranks_are_positions) all_warnings->push_back(kRanksArePositions);
+  return analysis;
+}
+
+LoadSettings SettingsOf(int threads, bool strict, bool allow_truncated, std::atomic<uint64_t>* bytes_read) {
+  LoadSettings s;
+  s.threads = threads;
+  s.details = true;
+  s.strict = strict;
+  s.allow_truncated = allow_truncated;
+  s.bytes_read = bytes_read;
+  return s;
+}
+
+void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult& result) {
+  Executor ex(Threads(options.threads));
+  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
+  Input input(options.input, bytes_read);
+  input.Expect("analyze");
+  result.kind = input.kind();
+  if (options.on_input_kind) options.on_input_kind(input.kind());
+  if (input.kind() == InputKind::kSnapshot) {
+    result.snapshot = AnalyzeSnapshotInput(input, stages, &result.warnings);
+    return;
+  }
+  if (input.kind() == InputKind::kSummary) {  // a rank's part of the report over ranks, even alone
+    stages.Begin("read summaries");
+    SummaryFile s = ReadSummary(input.source());
+    result.warnings = std::move(s.warnings);
+    std::vector<RankSummary> ranks;
+    ranks.push_back(std::move(s.summary));
+    stages.Begin("across ranks");
+    result.ranks = AnalyzeAcrossRanks(std::move(ranks), options.straggler_threshold);
+    if (result.ranks.ranks_are_positions) result.warnings.push_back(kRanksArePositions);
+    return;
+  }
+  stages.Begin("read and parse");
+  Trace trace = LoadTrace(
+      input.source(),
+      LoadOf(options.input, SettingsOf(ex.threads(), options.strict, options.allow_truncated, bytes_read)), ex);
+  NeedEvents(trace);
+  stages.Loaded(trace.stats);
+  result.warnings = LoadWarnings(trace);
+  stages.Begin("model and stacks");
+  ModelAndStacks built = BuildModelBesideStacks(trace, ex);
+  stages.Begin("analyze");
+  result.analysis = Analyze(trace, built.model, std::move(built.lanes),
+                            AnalysisOptions{options.group_by_shape, options.per_step}, ex);
+  if (result.analysis.saturated) result.warnings.push_back(SaturatedWarning(result.analysis.saturated));
+}
+
+void SummarizeStages(const SummarizeOptions& options, Stages& stages, SummarizeResult& result) {
+  Executor ex(Threads(options.threads));
+  if (options.output.empty()) {
+    throw Error(Error::Kind::kUsage, "", -1, "summarize needs an output (NAME.summary.json, or '-')");
+  }
+  std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
+  Input input(options.input, bytes_read);
+  input.Expect("summarize");
+  stages.Begin("read and parse");
+  Trace trace = LoadTrace(
+      input.source(),
+      LoadOf(options.input, SettingsOf(ex.threads(), options.strict, options.allow_truncated, bytes_read)), ex);
+  NeedEvents(trace);
+  stages.Loaded(trace.stats);
+  result.warnings = LoadWarnings(trace);
+  result.summary = SummarizeTrace(trace, ex, stages);
+  stages.Begin("write");
+  WriteOptions write;
+  write.inputs = {options.input};
+  write.force = options.force;
+  write.remove_on_signal = options.remove_output_on_signal;
+  WriteOutputFile(options.output, EncodeSummary(SummaryFile{result.summary, result.warnings}), write);
+}
+
+}  // namespace
+}  // namespace api
+
+AnalyzeResult Analyze(const AnalyzeOptions& options) {
+  return api::RunStages<AnalyzeResult>(
+      options.progress, options.input,
+      [&](api::Stages& stages, AnalyzeResult& result) { api::AnalyzeStages(options, stages, result); });
+}
+
+AnalyzeSnapshotResult AnalyzeSnapshot(const AnalyzeSnapshotOptions& options) {
+  return api::RunStages<AnalyzeSnapshotResult>(
+      options.progress, options.input, [&](api::Stages& stages, AnalyzeSnapshotResult& result) {
+        Input input(options.input, api::TrackProgress(options.progress, {options.input}));
+        input.Expect("analyze");
+        if (input.kind() != InputKind::kSnapshot) {
+          ThrowInput(input.name(), -1, std::string(InputKindName(input.kind())) + ", not a memory snapshot");
+        }
+        result.analysis = api::AnalyzeSnapshotInput(input, stages, &result.warnings);
+      });
+}
+
+AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
+  return api::RunStages<AnalyzeRanksResult>(
+      options.progress, options.inputs.empty() ? "" : options.inputs[0],
+      [&](api::Stages& stages, AnalyzeRanksResult& result) {
+        if (options.inputs.empty()) throw Error(Error::Kind::kUsage, "", -1, "analyze needs an input");
+        Executor ex(api::Threads(options.threads));
+        api::CheckDistinctInputs(options.inputs);
+        const api::LoadSettings settings = api::SettingsOf(1, options.strict, options.allow_truncated,
+                                                           api::TrackProgress(options.progress, options.inputs));
+        result.analysis =
+            api::AnalyzeRanksStages(options.inputs, settings, options.threshold, ex, stages, &result.warnings);
+      });
+}
+
+SummarizeResult Summarize(const SummarizeOptions& options) {
+  return api::RunStages<SummarizeResult>(
+      options.progress, options.input,
+      [&](api::Stages& stages, SummarizeResult& result) { api::SummarizeStages(options, stages, result); });
+}
+
+std::vector<std::string> TracesInDirectory(const std::string& dir) {
+  std::vector<std::string> traces, json;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) ThrowInput(dir, -1, std::string("cannot open directory: ") + std::strerror(errno));
+  auto ends = [](const std::string& s, const char* ext) {
+    size_t n = std::strlen(ext);
+    return s.size() >= n && s.compare(s.size() - n, n, ext) == 0;
+  };
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    std::string path = dir + (ends(dir, "/") ? "" : "/") + name;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (ends(name, ".pt.trace.json") || ends(name, ".pt.trace.json.gz")) traces.push_back(path);
+    if (ends(name, ".json") || ends(name, ".json.gz")) json.push_back(path);
+  }
+  ::closedir(d);
+  std::vector<std::string>& out = traces.empty() ? json : traces;
+  if (out.empty()) ThrowInput(dir, -1, "no traces in this directory (*.pt.trace.json[.gz], else *.json[.gz])");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace torch2pprof

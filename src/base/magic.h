@@ -1,0 +1,26 @@
+// The first bytes of each kind of file torch2pprof reads or writes, as predicates on a
+// file's head (already inflated): what the input probe (load/input.h) and the output
+// guard (write/output_file.cc) both go by, so that the two never disagree.
+#pragma once
+
+#include <string_view>
+
+namespace torch2pprof {
+
+// A rank summary's first key, and so its magic.
+inline constexpr const char kSummaryMagic[] = "torch2pprof_summary";
+
+// A pprof profile (profile.proto): it opens with a sample type (field 1, a short
+// message of small numbers), as convert writes it; trace text never does.
+bool StartsLikeProfile(std::string_view head);
+// A rank summary: a JSON object whose first key is kSummaryMagic.
+bool StartsLikeSummary(std::string_view head);
+// A pickle's protocol: 2 to 5 (and past) from its PROTO opcode, 0 or 1 for the text and
+// binary pickles that have none (their first opcodes as Python writes a dict or list),
+// -1 for no pickle.
+int PickleProtocol(std::string_view head);
+// torch's key_averages() table saved as JSON: an array of objects with "count" and
+// "self_cpu_us" (or "self_cpu_time_total"), and no "ph".
+bool StartsLikeKeyAverages(std::string_view head);
+
+}  // namespace torch2pprof

@@ -1,0 +1,89 @@
+#include "load/input.h"
+
+#include <algorithm>
+
+#include "base/magic.h"
+#include "torch2pprof/error.h"
+
+namespace torch2pprof {
+
+const char* InputKindName(InputKind kind) {
+  switch (kind) {
+    case InputKind::kTrace:
+      return "a trace";
+    case InputKind::kSnapshot:
+      return "a memory snapshot";
+    case InputKind::kProfile:
+      return "a pprof profile";
+    case InputKind::kSummary:
+      return "a rank summary";
+  }
+  return "an input";
+}
+
+const std::vector<CommandInputs>& InputsOfCommands() {
+  using K = InputKind;
+  static const std::vector<CommandInputs> commands = {
+      {"convert",
+       {K::kTrace, K::kSnapshot, K::kProfile},
+       "traces (several with -o, one profile labelled by rank), a memory snapshot (alone), and with -o the "
+       "profiles convert wrote"},
+      {"analyze",
+       {K::kTrace, K::kSnapshot, K::kSummary},
+       "a trace, a memory snapshot (alone), or one trace or rank summary per rank"},
+      {"compare", {K::kTrace, K::kSnapshot}, "two traces or two memory snapshots"},
+      {"summarize", {K::kTrace}, "one trace"},
+  };
+  return commands;
+}
+
+const CommandInputs& InputsOf(const std::string& command) {
+  const std::vector<CommandInputs>& all = InputsOfCommands();
+  auto it = std::find_if(all.begin(), all.end(), [&](const CommandInputs& c) { return command == c.command; });
+  if (it == all.end()) throw Error(Error::Kind::kUsage, "", -1, "no command " + command);
+  return *it;
+}
+
+std::string NotReadBy(InputKind kind, const std::string& command) {
+  std::string line = std::string(InputKindName(kind)) + ": " + command + " reads " + InputsOf(command).how;
+  if (kind == InputKind::kProfile) line += " (go tool pprof reads profiles)";
+  return line;
+}
+
+Probe ProbeInput(std::string_view head) {
+  Probe p;
+  const int protocol = PickleProtocol(head);
+  if (protocol >= 2 && protocol <= 5) {
+    p.kind = InputKind::kSnapshot;
+  } else if (protocol >= 0) {
+    p.refused = "a pickle of protocol " + std::to_string(protocol) + (protocol == 0 ? " (text)" : "") +
+                ": memory snapshots are pickles of protocol 2 to 5, as torch.cuda.memory._dump_snapshot writes them";
+  } else if (StartsLikeProfile(head)) {
+    p.kind = InputKind::kProfile;
+  } else if (StartsLikeSummary(head)) {
+    p.kind = InputKind::kSummary;
+  } else if (StartsLikeKeyAverages(head)) {
+    p.refused =
+        "torch's key_averages() table, not a trace: export the trace itself (prof.export_chrome_trace or "
+        "tensorboard_trace_handler)";
+  }
+  return p;
+}
+
+Input::Input(const std::string& path, std::atomic<uint64_t>* bytes_read) : source_(path) {
+  source_.set_read_counter(bytes_read);
+  probe_ = ProbeInput(source_.Peek(kProbeBytes));
+}
+
+Input::Input(std::string_view data, const std::string& name) : source_(data, name) {
+  probe_ = ProbeInput(source_.Peek(kProbeBytes));
+}
+
+void Input::Expect(const std::string& command) const {
+  if (!probe_.refused.empty())
+    ThrowInput(name(), -1, probe_.refused + "; " + command + " reads " + InputsOf(command).how);
+  const std::vector<InputKind>& kinds = InputsOf(command).kinds;
+  if (std::find(kinds.begin(), kinds.end(), kind()) == kinds.end()) ThrowInput(name(), -1, NotReadBy(kind(), command));
+}
+
+}  // namespace torch2pprof

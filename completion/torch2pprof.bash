@@ -50,7 +50,7 @@ _torch2pprof() {
       return ;;
     --table | -table)
       COMPREPLY=($(compgen -W "categories steps operators kernels gpu idle_time kernel_launches queue_length memory modules module_classes python_functions
-        ranks spreads late_ranks stragglers collectives step_alignment" -- "$cur"))
+        ranks spreads stragglers slow_ranks collectives step_alignment" -- "$cur"))
       return ;;
     --group-by | -group-by)
       COMPREPLY=($(compgen -W "name shape" -- "$cur")); return ;;

@@ -59,6 +59,43 @@ struct StepRow {
           cpu_exec_ns = 0, other_ns = 0;
 };
 
+// What a stretch of a step's critical path is bound by: HTA's categories
+// (hta/analyzers/critical_path_analysis.py, BoundType), their names as HTA writes them.
+enum class Bound : uint8_t {
+  kKernelKernel,      // gpu_kernel_kernel_overhead: a stream's gap between two of its kernels
+  kLaunch,            // gpu_kernel_launch_overhead: device work waiting for its launch
+  kDataLoading,       // data_loading: the host inside a DataLoader's next()
+  kCpu,               // cpu_bound: the host working (operators, Python, runtime calls) or idle
+  kGpuCompute,        // gpu_compute_bound: kernels, copies and sets
+  kGpuCommunication,  // gpu_communication_bound: communication kernels
+};
+inline constexpr int kBounds = 6;
+inline constexpr const char* kBoundNames[kBounds] = {
+    "gpu_kernel_kernel_overhead", "gpu_kernel_launch_overhead", "data_loading", "cpu_bound",
+    "gpu_compute_bound",          "gpu_communication_bound"};
+
+// What held the most of a critical path: an event (by name) in one category, and where
+// the code that ran or launched it is (the innermost Python frame "func file:line", else
+// the operator; "" when neither is known).
+struct CriticalItem {
+  std::string name;
+  Bound bound = Bound::kCpu;
+  std::string where;
+  int64_t ns = 0;
+};
+
+// One analysed step's critical path (docs/reference.md, "Critical path"): what the step
+// waited on, walked back from its end, each nanosecond put down to one event and one
+// category; the categories add up to the step's time.
+struct CriticalStep {
+  std::string step;
+  int64_t length_ns = 0;
+  int64_t bound_ns[kBounds] = {};
+  CriticalItem most;  // the event holding most of it (ns 0: none)
+  // The category holding most of the step.
+  Bound bound_by() const;
+};
+
 // The parts of a step's breakdown in the order they claim its time (docs/tb-semantics.md
 // §4), Other last: the one list every stage and output reads.
 struct StepPart {
@@ -346,10 +383,12 @@ struct Analysis {
   TraceOverview trace;
   std::vector<CategoryRow> categories;  // by self time
   std::vector<StepRow> steps;
-  bool whole_trace_step = false;       // no ProfilerStep: one step over the trace
-  std::vector<OperatorRow> operators;  // by host total
-  std::vector<KernelRow> kernels;      // by total
-  int64_t kernel_total_ns = 0;         // summed kernel durations
+  bool whole_trace_step = false;            // no ProfilerStep: one step over the trace
+  std::vector<CriticalStep> critical_path;  // by step, parallel to steps
+  std::vector<CriticalItem> critical_top;   // over all steps: the events holding most, at most 20
+  std::vector<OperatorRow> operators;       // by host total
+  std::vector<KernelRow> kernels;           // by total
+  int64_t kernel_total_ns = 0;              // summed kernel durations
   std::vector<GpuRow> gpu;
   std::vector<IdleRow> idle_time;  // by device, then stream
   LaunchStats kernel_launches;
@@ -476,6 +515,10 @@ struct RankSummary {
   // wall clock (baseTimeNanoseconds, or epoch timestamps): arrivals compare across ranks.
   bool wall_clock = false;
   int64_t wall_clock_offset_ns = 0;
+  // The communication kernels that record their message (NCCL's): the bytes they moved as
+  // nccl-tests' bus bandwidth counts them (message bytes x calls x its bus factor) and
+  // their time; 0 where none records one (gloo).
+  int64_t bus_bytes = 0, bus_time_ns = 0;
 };
 
 struct CollectiveRow {
@@ -494,7 +537,9 @@ struct StepAlignment {
   int64_t spread_ns = 0;            // slowest less fastest
 };
 
-struct Straggler {
+// A rank whose median step or compute time is more than the threshold above the ranks'
+// median (pipeline stages, uneven shards): not the straggler, which others wait for.
+struct SlowRank {
   size_t rank = 0;                      // index into ranks
   std::string metric;                   // "step_time" (median step) or "compute" (compute kernel time)
   int64_t value_ns = 0, median_ns = 0;  // the rank's, and the median over ranks
@@ -519,7 +564,7 @@ struct CollectiveWait {
 // while the others wait for it; its own step spends the difference elsewhere. In
 // synchronous data parallelism every rank's step time is the same, so this, not step
 // time, is how a late rank shows.
-struct LateRank {
+struct Straggler {
   size_t rank = 0;              // index into ranks
   std::vector<size_t> waiters;  // the ranks that wait for it, by index
   int64_t waited_ns = 0;        // the waiters' median wait beyond its own, per step
@@ -550,10 +595,13 @@ struct RanksAnalysis {
   // before all arrive: clocks that say otherwise are skewed). Else from durations.
   bool waits_from_arrivals = false;
   std::vector<RankSpread> spreads;    // the rank table's numbers over the ranks
-  std::vector<LateRank> late;         // the straggler by arrival, where there is one
-  std::vector<Straggler> stragglers;  // slower in step time or compute (pipeline, uneven shards), largest excess first
+  std::vector<Straggler> stragglers;  // the rank the others wait for, by arrival, where there is one
+  std::vector<SlowRank> slow_ranks;   // slower in step time or compute (pipeline, uneven shards), largest excess first
   std::vector<CollectiveRow> collectives;  // by spread (max - min), largest first
   std::vector<StepAlignment> steps;        // in step order
+  // What to change across the ranks, largest saving per step first: the straggler,
+  // communication and what limits it, ranks whose steps are slower (docs/reference.md).
+  std::vector<Recommendation> recommendations;
 };
 
 // ---- compare: two runs

@@ -54,6 +54,9 @@ struct ConvertOptions {
   // forward op that created it, below a "[backward] Node" frame.
   bool thread_stacks = false;
   bool all_frames = false;  // memory snapshots: keep the interpreter's and the allocator's own frames
+  // Traces: the `critical` sample type, each step's critical path under the stacks that
+  // caused it (docs/reference.md, "Critical path").
+  bool critical = true;
   StepLabels step_labels = StepLabels::kAuto;
   uint32_t max_depth = kDefaultMaxDepth;  // frames per stack; deeper ones fold into one "[deeper frames truncated]"
   OutputFormat format = OutputFormat::kPprof;

@@ -23,13 +23,18 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
                  const AnalysisOptions& options, Executor& ex) {
   analysis::Events ev(trace, model);
   Analysis a;
-  // The overview reads the lanes too: it runs beside the module view.
+  // The overview and the module view read the lanes too: they run beside the critical
+  // paths (the longest of the three, whose walks take the threads as they come free).
   auto overview_part = Beside(ex, [&ev, &lanes] { return analysis::Overview(ev, lanes); });
   // The module view is convert's call tree of the Python frames (with_stack): a trace
   // without any has none, and its tree is not built.
   const bool python = std::find(model.category_role.begin(), model.category_role.end(), Role::kPythonFunction) !=
                       model.category_role.end();
-  analysis::ModulesResult modules = python ? analysis::Modules(ev, lanes, ex) : analysis::ModulesResult{};
+  auto modules_part = Beside(
+      ex, [&ev, &lanes, &ex, python] { return python ? analysis::Modules(ev, lanes, ex) : analysis::ModulesResult{}; });
+  StepWindows windows = FindStepWindows(trace, model);
+  analysis::CriticalResult critical = analysis::Critical(ev, lanes, windows, ex);
+  analysis::ModulesResult modules = modules_part.get();
   analysis::OverviewResult overview = overview_part.get();
   a.trace = std::move(overview.overview);
   a.categories = std::move(overview.categories);
@@ -46,7 +51,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // views and launch statistics once the steps give their scope. Every view is a
   // function of the events (and of the results it names), so no output depends on
   // the threads.
-  auto steps = Beside(ex, [&ev, &ex] { return analysis::Steps(ev, ex); });
+  auto steps = Beside(ex, [&ev, &ex, &windows] { return analysis::Steps(ev, std::move(windows), ex); });
   auto annotations = Beside(ex, [&ev] { return analysis::Annotations(ev); });
   analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step, ex);
   a.operators = std::move(operators.rows);
@@ -81,13 +86,23 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.queue_length = queues.get();
   a.copies = copies.get();
   a.collective_sizes = collectives.get();
-  a.recommendations = analysis::Recommend(a);
+  a.critical_path = std::move(critical.steps);
+  a.critical_top = critical.top;
+  a.recommendations = analysis::Recommend(a, ev, critical, operators.launchers);
   return a;
 }
 
 }  // namespace torch2pprof
 
 namespace torch2pprof {
+
+Bound CriticalStep::bound_by() const {
+  int best = 0;
+  for (int b = 1; b < kBounds; ++b) {
+    if (bound_ns[b] > bound_ns[best]) best = b;
+  }
+  return static_cast<Bound>(best);
+}
 
 void StepSeries::Add(uint32_t step, int64_t ns) {
   if (!v_.empty() && v_.back().first == step) {

@@ -17,6 +17,8 @@ bool Contains(std::string_view s, std::string_view part) { return s.find(part) !
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
+}  // namespace
+
 // The operators autocast runs in lower precision, whose kernels can use Tensor Cores:
 // torch-tb-profiler's TC_OP_Allowlist (profiler/tensor_core.py), its backward names
 // matched as prefixes (torch 2 writes MmBackward0), and scaled dot product attention.
@@ -75,8 +77,6 @@ bool IsTensorCoreEligible(std::string_view op) {
   return std::any_of(std::begin(kPrefixes), std::end(kPrefixes), [&](std::string_view p) { return StartsWith(op, p); });
 }
 
-}  // namespace
-
 bool IsTensorCoreKernel(std::string_view name) {
   // torch-tb-profiler's TC_Allowlist (after NVIDIA's PyProf): parts of the names of
   // cuBLAS and cuDNN kernels up to Ampere that use Tensor Cores.
@@ -98,42 +98,40 @@ bool IsTensorCoreKernel(std::string_view name) {
                                                   "xmma_gemm",
                                                   "xmma_sparse_gemm",
                                                   "c1688"};
-  // Hopper and later, and the libraries the list predates: cuBLAS's nvjet GEMMs, cuDNN's
-  // sm90 xmma convolutions ("sm90_xmma_fprop_implicit_gemm_f16f16..."), warpgroup MMA
-  // (wgmma), CUTLASS's tensorop kernels, FlashAttention and CUTLASS's fmha.
-  static constexpr std::string_view kLaterParts[] = {"nvjet",     "xmma",      "wgmma", "tensorop",
-                                                     "flash_fwd", "flash_bwd", "fmha"};
+  // Hopper and later, and the libraries the list predates: cuBLAS's nvjet GEMMs (H100
+  // traces: "nvjet_sm90_tst_128x128_..."), cuDNN's sm90 xmma convolutions
+  // ("sm90_xmma_fprop_implicit_gemm_f16f16..."), warpgroup MMA (wgmma, Hopper's Tensor Core
+  // instruction), CUTLASS's tensorop kernels ("cutlass_80_tensorop_s16816gemm_..."),
+  // FlashAttention's ("flash_fwd_kernel", "flash_bwd_..."), CUTLASS's fmha (PyTorch's
+  // memory-efficient attention) in half precision, the warp matrix multiply-accumulate
+  // API (wmma: nvcuda::wmma, as cuDNN's Ampere attention "sdpa_sm80_flash_fprop_wmma_f16"),
+  // and cuDNN's fused flash attention ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_
+  // wgmma_f16...", "..._flash_bprop_...").
+  static constexpr std::string_view kLaterParts[] = {"nvjet",     "xmma", "wgmma", "tensorop",    "flash_fwd",
+                                                     "flash_bwd", "fmha", "wmma",  "flash_fprop", "flash_bprop"};
   // xmma kernels that multiply with FP32 FMA ("..._ffma_...") run on the CUDA cores;
   // the list's "xmma_gemm" takes them for Tensor Core kernels (an FP32 GEMM on an H100
-  // would read as all Tensor Cores).
+  // would read as all Tensor Cores). So do CUTLASS's FP32 fmha kernels
+  // ("fmha_cutlassF_f32_aligned_..."): their GEMMs are SIMT.
   if (Contains(name, "ffma")) return false;
+  if (Contains(name, "fmha") && Contains(name, "_f32_")) return false;
   auto in = [&](const auto& parts) {
     return std::any_of(std::begin(parts), std::end(parts), [&](std::string_view p) { return Contains(name, p); });
   };
   return in(kTbParts) || in(kLaterParts);
 }
 
+uint32_t OperatorOf(const std::vector<std::pair<uint32_t, uint32_t>>& launchers, uint32_t e) {
+  auto it = std::lower_bound(launchers.begin(), launchers.end(), std::make_pair(e, uint32_t{0}));
+  return it != launchers.end() && it->first == e ? it->second : UINT32_MAX;
+}
+
 namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
 
-// The name id of the operator that claimed runtime call e, or kNone.
-uint32_t OperatorOf(const std::vector<std::pair<uint32_t, uint32_t>>& launchers, uint32_t e) {
-  auto it = std::lower_bound(launchers.begin(), launchers.end(), std::make_pair(e, uint32_t{0}));
-  return it != launchers.end() && it->first == e ? it->second : kNone;
-}
-
 std::string OperatorName(const Trace& t, uint32_t op) {
   return op == kNone ? std::string("(no operator)") : std::string(t.strings.Get(op));
-}
-
-// Runtime and driver calls that block the host until the device has done work.
-bool IsSyncCall(std::string_view name) {
-  static constexpr std::string_view kCalls[] = {
-      "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
-      "cuStreamSynchronize",   "cuCtxSynchronize",      "cuEventSynchronize",   "cuMemcpyDtoH_v2",
-      "hipStreamSynchronize",  "hipDeviceSynchronize",  "hipEventSynchronize",  "hipMemcpy"};
-  return std::find(std::begin(kCalls), std::end(kCalls), name) != std::end(kCalls);
 }
 
 }  // namespace

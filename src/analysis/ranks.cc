@@ -1,5 +1,9 @@
 #include "analysis/ranks.h"
 
+#include <cstdio>
+
+#include "torch2pprof/report.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -104,13 +108,19 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
   std::stable_sort(calls.begin(), calls.end(),
                    [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
   for (const auto& [start, dur, key] : calls) r.calls.push_back(CollectiveCall{index[key], start, dur});
+  for (const CollectiveSizeRow& c : a.collective_sizes) {
+    if (c.message_bytes < 0 || c.time_ns <= 0) continue;
+    r.bus_bytes +=
+        static_cast<int64_t>(static_cast<double>(c.message_bytes) * static_cast<double>(c.calls) * c.bus_factor);
+    r.bus_time_ns += c.time_ns;
+  }
   return r;
 }
 
 namespace {
 
 // Each rank's time in collectives split into waiting and transfer (CollectiveWait), and
-// by collective the waiting per rank; then the rank the others wait for (LateRank).
+// by collective the waiting per rank; then the rank the others wait for (Straggler).
 void FindWaits(RanksAnalysis& out) {
   const std::vector<RankSummary>& rs = out.ranks;
   const size_t n = rs.size();
@@ -180,7 +190,7 @@ void FindWaits(RanksAnalysis& out) {
   for (size_t i = 1; i < n; ++i) {
     if (out.waits[i].wait_ns < out.waits[late].wait_ns) late = i;
   }
-  LateRank l;
+  Straggler l;
   l.rank = late;
   std::vector<int64_t> beyond;
   const double enough = out.threshold * static_cast<double>(out.median_step_ns);
@@ -209,7 +219,128 @@ void FindWaits(RanksAnalysis& out) {
     const int64_t delta = rs[late].mean_step.*p.field - Median(others);
     if (delta > l.part_delta_ns) l.part = p.key, l.part_delta_ns = delta;
   }
-  out.late.push_back(std::move(l));
+  out.stragglers.push_back(std::move(l));
+}
+
+std::string Pct(double fraction) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * fraction);
+  return b;
+}
+
+std::string RankOf(const RanksAnalysis& a, size_t i) { return std::to_string(a.ranks[i].rank); }
+
+// Findings across the ranks, per step: the straggler (the others' wait for it), the link
+// (communication's transfer), slower ranks (their excess). The first is time in
+// collectives waiting, the second time in them moving data, the third a rank's own step:
+// they share no time.
+void FindRecommendations(RanksAnalysis& out) {
+  const std::vector<RankSummary>& rs = out.ranks;
+  const size_t n = rs.size();
+  if (n < 2) return;
+  std::vector<size_t> late;
+  for (const Straggler& l : out.stragglers) {
+    late.push_back(l.rank);
+    std::string who;
+    for (size_t i = 0; i < l.waiters.size() && i < 8; ++i) who += (who.empty() ? "" : " ") + RankOf(out, l.waiters[i]);
+    if (l.waiters.size() > 8) who += " and " + std::to_string(l.waiters.size() - 8) + " more";
+    std::string text = "Rank " + RankOf(out, l.rank) + " is the straggler: ranks " + who + " wait " +
+                       FormatDuration(l.waited_ns) + " per step for it in " + l.collective;
+    std::string part;
+    for (const StepPart& p : kStepParts) {
+      if (l.part == p.key) part = p.heading;
+    }
+    if (l.part == std::string("other")) {
+      text += "; its own step spends " + FormatDuration(l.part_delta_ns) +
+              " more per step than the other ranks' median outside any traced operation (other): find what it "
+              "does then (analyze its trace on its own: its Python, I/O or a sleep)";
+    } else if (!part.empty()) {
+      text += "; its own step spends " + part + " " + FormatDuration(l.part_delta_ns) +
+              " more per step than the other ranks' median. Make its " + part + " as short as theirs " +
+              (l.part == std::string("dataloader") ? "(more loader workers or faster storage on its host)"
+               : l.part == std::string("kernel")   ? "(its share of the data or model is larger: balance them)"
+                                                   : "(analyze its trace on its own)");
+    } else {
+      text += ". Analyze its trace on its own for what it does before the collective";
+    }
+    out.recommendations.push_back({"straggler", text + ".", l.waited_ns});
+  }
+  // Communication: each rank's share of its mean step, over the ranks; what limits it,
+  // the wait for other ranks (skew) or the transfer (the link).
+  std::vector<int64_t> comm, total, wait, transfer;
+  int64_t bus_bytes = 0, bus_time = 0;
+  bool gpu = false;
+  for (size_t i = 0; i < n; ++i) {
+    comm.push_back(rs[i].mean_step.communication_ns);
+    total.push_back(rs[i].mean_step.total_ns);
+    if (i < out.waits.size()) wait.push_back(out.waits[i].wait_ns), transfer.push_back(out.waits[i].transfer_ns);
+    bus_bytes += rs[i].bus_bytes, bus_time += rs[i].bus_time_ns;
+    gpu |= rs[i].gpu_span_ns > 0;
+  }
+  const int64_t comm_median = Median(comm), total_median = Median(total);
+  if (total_median > 0 && comm_median * 10 >= total_median * 3) {
+    const int64_t w = wait.empty() ? 0 : Median(wait), x = transfer.empty() ? 0 : Median(transfer);
+    std::string text = "Communication takes " +
+                       Pct(static_cast<double>(comm_median) / static_cast<double>(total_median)) +
+                       " of each step (median over " + std::to_string(n) + " ranks: " + FormatDuration(comm_median) +
+                       " of " + FormatDuration(total_median) + ")";
+    if (w + x > 0) {
+      text += "; in the collectives each rank waits " + FormatDuration(w) + " per step for the others (skew) and " +
+              "moves data " + FormatDuration(x) + " (the link)";
+    }
+    if (bus_time > 0) {
+      char bw[32];
+      std::snprintf(bw, sizeof bw, "%.1f", static_cast<double>(bus_bytes) / static_cast<double>(bus_time));
+      text += ", at " + std::string(bw) + " GB/s of bus bandwidth (nccl-tests' definition)";
+    } else if (rs[0].backend == "gloo") {
+      text += "; gloo records no message sizes, so no bandwidth";
+    }
+    text += ". ";
+    if (w > x) {
+      text += "Skew limits it, not the link: the ranks reach the collectives at different times" +
+              std::string(out.stragglers.empty() ? "" : " (the straggler above)") +
+              "; balance their work before tuning communication.";
+    } else if (rs[0].backend == "gloo" && gpu) {
+      text +=
+          "The link limits it, and gloo copies CUDA tensors through host memory: use the nccl backend "
+          "(init_process_group(\"nccl\")) for CUDA tensors.";
+    } else {
+      text +=
+          "The link limits it: overlap communication with computation (DDP's bucket_cap_mb, no_sync() for "
+          "gradient accumulation), communicate less often, or compress gradients.";
+    }
+    out.recommendations.push_back({"communication", text, w > x ? 0 : x});
+  }
+  // Ranks whose steps are slower than the others' (the straggler aside: its time is the
+  // others' wait).
+  size_t shown = 0, more = 0;
+  for (const SlowRank& s : out.slow_ranks) {
+    if (s.metric != "step_time" || std::find(late.begin(), late.end(), s.rank) != late.end()) continue;
+    if (shown == 3) {
+      ++more;
+      continue;
+    }
+    ++shown;
+    std::string part = s.part;
+    for (const StepPart& p : kStepParts) {
+      if (s.part == p.key) part = p.heading;
+    }
+    out.recommendations.push_back(
+        {"slow_rank",
+         "Rank " + RankOf(out, s.rank) + "'s median step is " + FormatDuration(s.value_ns) + ", +" + Pct(s.excess) +
+             " over the ranks' median (" + FormatDuration(s.median_ns) + ")" +
+             (part.empty() ? "" : ": its " + part + " takes " + FormatDuration(s.part_delta_ns) + " more per step") +
+             ". Give it less work (uneven shards or pipeline stages), or analyze its trace on its own.",
+         s.value_ns - s.median_ns});
+  }
+  if (more > 0) {
+    out.recommendations.push_back({"slow_rank",
+                                   std::to_string(more) + " more ranks' median steps are over the ranks' median by " +
+                                       "more than the threshold (slow_ranks lists them).",
+                                   0});
+  }
+  std::stable_sort(out.recommendations.begin(), out.recommendations.end(),
+                   [](const Recommendation& x, const Recommendation& y) { return x.saving_ns > y.saving_ns; });
 }
 
 // The rank table's numbers over the ranks: least, median, 90th percentile, most.
@@ -286,7 +417,7 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
     for (const RankSummary& o : rs) parts.push_back(o.mean_step.*kStepParts[k].field);
     part_median[k] = Median(parts);
   }
-  auto differing_part = [&](const RankSummary& r, Straggler& s) {
+  auto differing_part = [&](const RankSummary& r, SlowRank& s) {
     for (int k = 0; k < kStepPartCount; ++k) {
       int64_t delta = r.mean_step.*kStepParts[k].field - part_median[k];
       if (delta > s.part_delta_ns) s.part = kStepParts[k].key, s.part_delta_ns = delta;
@@ -299,18 +430,19 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
       if (median <= 0) continue;
       double excess = static_cast<double>(value) / static_cast<double>(median) - 1;
       if (excess <= threshold) continue;
-      Straggler s;
+      SlowRank s;
       s.rank = i, s.metric = metric, s.value_ns = value, s.median_ns = median, s.excess = excess;
       differing_part(r, s);
-      out.stragglers.push_back(s);
+      out.slow_ranks.push_back(s);
     }
   }
   // The slowest first: past a handful of ranks the text shows the top ones.
-  std::stable_sort(out.stragglers.begin(), out.stragglers.end(),
-                   [](const Straggler& x, const Straggler& y) { return x.excess > y.excess; });
+  std::stable_sort(out.slow_ranks.begin(), out.slow_ranks.end(),
+                   [](const SlowRank& x, const SlowRank& y) { return x.excess > y.excess; });
 
   FindWaits(out);
   FindSpreads(out);
+  FindRecommendations(out);
 
   // Collectives by (kind, name) across ranks.
   std::map<std::pair<std::string, std::string>, CollectiveRow> rows;

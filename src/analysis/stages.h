@@ -2,14 +2,19 @@
 // Analysis; analyzer.cc wires them (steps on a thread of its own).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "analysis/analyzer.h"
 #include "analysis/events.h"
 #include "model/lane_builder.h"
+#include "model/step_windows.h"
 
 namespace torch2pprof::analysis {
 
@@ -42,14 +47,69 @@ int64_t AnalysedDeviceStep(const Events& ev, size_t e, const StepScope& scope);
 // The same for an instant on a host lane.
 int64_t AnalysedHostStep(const Events& ev, uint32_t lane, int64_t t, const StepScope& scope);
 
+// The critical path's time by the cause a finding names (Recommend): every nanosecond of
+// the analysed steps goes to one, so findings that claim causes never share a microsecond.
+enum Cause : int {
+  kGpuWork,         // device work no finding claims: kernels (those off the Tensor Cores: kTensorCores), pinned copies
+  kTensorCores,     // matmul and convolution kernels off the Tensor Cores (known after the operators: Recommend)
+  kPageableCopy,    // copies to or from pageable memory, and the host's synchronous copy calls
+  kCommunication,   // communication kernels
+  kLaunchOverhead,  // device work waiting for its launch, gaps between kernels, the host's launch calls
+  kPythonOverhead,  // the host in Python with no operator open, or with nothing open
+  kHostOps,         // the host in operators (CPU exec)
+  kSyncWait,        // the host in synchronizations (their own time: the device's is its work)
+  kDataLoaderWait,  // the host in a DataLoader's next()
+  kCauses
+};
+
+struct CauseTime {
+  int64_t ns = 0;
+  std::map<std::string, int64_t> names;  // event (frame name) -> ns
+  std::map<std::string, int64_t> where;  // code: innermost Python frame, else operator -> ns
+};
+
+// A device stream's waits for the host within the analysed steps, and what the launching
+// thread was doing over them, by the cause it would be (host causes only).
+struct HostWait {
+  std::string device, stream;
+  int64_t ns = 0;
+  std::array<int64_t, kCauses> by_cause{};
+  std::array<std::map<std::string, int64_t>, kCauses> where;
+};
+
+struct CriticalResult {
+  std::vector<CriticalStep> steps;  // parallel to the analysed steps
+  std::vector<CriticalItem> top;
+  std::array<CauseTime, kCauses> causes;
+  int64_t total_ns = 0;  // the steps' time, all of it on the paths
+  // Host time after a synchronization until the device resumed (by its own cause, which
+  // holds it), and the device's time on the paths: without the waits the two overlap, so
+  // removing them saves up to the smaller (Recommend moves that much to kSyncWait).
+  std::array<int64_t, kCauses> after_sync{};
+  int64_t device_ns = 0;
+  // The kernels on the paths that kGpuWork holds, with their launching runtime call and
+  // its code (name ids): Recommend moves those off the Tensor Cores to kTensorCores.
+  struct Kernel {
+    uint32_t call, kernel, python, op;
+    int64_t ns;
+  };
+  std::vector<Kernel> kernels;
+  std::vector<HostWait> host_waits;  // by time, most first
+};
+// Reads the lanes' pieces: run before they are freed. The steps are walked on the
+// executor's threads; the result never depends on how many.
+CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
+                        Executor& ex);
+
 // Steps and their breakdown (tb-semantics §3, §4).
 struct StepsResult {
+  StepWindows windows;  // the analysed steps' time (model/step_windows.h)
   std::vector<StepRow> rows;
   bool whole_trace = false;                  // no ProfilerStep: one step over the trace
   std::pair<int64_t, int64_t> window{0, 0};  // first step start to last step end
   StepScope scope;
 };
-StepsResult Steps(const Events& ev, Executor& ex);
+StepsResult Steps(const Events& ev, StepWindows windows, Executor& ex);
 
 // The operator table (§5), and for each [memory] event the name id of the operator
 // open on its thread when it happened (kNoOwner: none).
@@ -88,6 +148,13 @@ std::vector<CopyRow> Copies(const Events& ev, const StepScope& scope);
 // Whether a kernel runs on Tensor Cores, by its name: torch-tb-profiler's list and the
 // names of later GPUs (docs/reference.md).
 bool IsTensorCoreKernel(std::string_view name);
+// Whether an operator runs in lower precision under autocast, so that its kernels can use
+// Tensor Cores (torch-tb-profiler's allowlist, docs/reference.md).
+bool IsTensorCoreEligible(std::string_view op);
+
+// The name id of the operator that claimed runtime call e (OperatorsResult::launchers), or
+// UINT32_MAX: the launching operator of device work, decided by the operator table.
+uint32_t OperatorOf(const std::vector<std::pair<uint32_t, uint32_t>>& launchers, uint32_t e);
 
 // Device work by launching operator and name, and the Tensor Core share overall and per
 // operator, from the operators' launchers (OperatorsResult).
@@ -117,7 +184,9 @@ std::vector<QueueRow> QueueLength(const Events& ev);
 // Per device: the model's memory timeline and the operators that allocated most (§8).
 std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners);
 
-// Advice that fires on evidence in the analysis, quoting it.
-std::vector<Recommendation> Recommend(const Analysis& a);
+// Advice that fires on evidence in the analysis and its critical paths, quoting it; each
+// finding's saving is the critical-path time of the causes it claims.
+std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical,
+                                      const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
 
 }  // namespace torch2pprof::analysis

@@ -239,6 +239,8 @@ std::string EncodeSummary(const SummaryFile& f) {
   Text(o, "memory_device", r.memory_device);
   Key(o, "wall_clock_offset_ns");
   o += r.wall_clock ? std::to_string(r.wall_clock_offset_ns) : "null";
+  Int(o, "bus_bytes", r.bus_bytes);
+  Int(o, "bus_time_ns", r.bus_time_ns);
   Key(o, "mean_step");
   EncodeStep(o, r.mean_step);
   Key(o, "steps");
@@ -308,14 +310,21 @@ SummaryFile ReadSummary(ByteSource& source) {
       {"non_compute_ns", &RankSummary::non_compute_ns}, {"comm_kernel_ns", &RankSummary::comm_kernel_ns},
       {"overlap_ns", &RankSummary::overlap_ns},         {"communication_ns", &RankSummary::communication_ns},
       {"gpu_window_ns", &RankSummary::gpu_window_ns},   {"memory_peak_bytes", &RankSummary::memory_peak_bytes},
+      {"bus_bytes", &RankSummary::bus_bytes},           {"bus_time_ns", &RankSummary::bus_time_ns},
   };
+  // Fields later writers added: read where they are, 0 where an earlier summary has none.
+  static constexpr const char* kOptional[] = {"bus_bytes", "bus_time_ns"};
   std::vector<std::string> required = {"file",          "rank",
                                        "world_size",    "backend",
                                        "warnings",      "gpu_utilization",
                                        "memory_device", "wall_clock_offset_ns",
                                        "mean_step",     "steps",
                                        "collectives",   "calls"};
-  for (const IntField& i : kInts) required.push_back(i.key);
+  for (const IntField& i : kInts) {
+    if (std::find(std::begin(kOptional), std::end(kOptional), std::string_view(i.key)) == std::end(kOptional)) {
+      required.push_back(i.key);
+    }
+  }
   // Calls name collectives by index: checked once both are read, whatever their order.
   int64_t max_collective = -1;
   uint64_t max_at = 0;

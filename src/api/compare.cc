@@ -43,7 +43,8 @@ Run TraceRun(const CompareRunsOptions& options, Input& input, std::atomic<uint64
   if (!options.diff_output.empty()) {
     // The profile convert would write (its defaults), from the same load.
     stages.Begin("aggregate");
-    const AggregateOptions aggregate;
+    AggregateOptions aggregate;
+    aggregate.critical = true;
     Aggregator aggregator(aggregate);
     if (StepLabelsOn(aggregate, built.model)) {
       aggregator.Add(trace, built.model, BuildLanes(trace, ConvertBuildOptions(built.model, aggregate), ex), ex);

@@ -226,7 +226,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                  "collective_sizes, memory, "
                  "modules, module_classes, "
                  "python_functions; several ranks: "
-                 "ranks (default), spreads, late_ranks, stragglers, collectives, step_alignment");
+                 "ranks (default), spreads, stragglers, slow_ranks, collectives, step_alignment");
   an->add_option("--group-by", analyze.group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", analyze.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));

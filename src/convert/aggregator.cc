@@ -24,6 +24,7 @@ struct Added {
   int64_t first, last;  // time span of the trace's intervals (first > last: none)
   bool device;          // it has device work
   uint64_t saturated;   // device sums held at the 64-bit limit
+  bool critical;        // it has a critical path (a step)
 };
 
 std::string Summary(const Trace& trace, const std::vector<LaneStacks>& lanes) {
@@ -75,8 +76,9 @@ Added AddTrace(const Trace& t, const TraceModel& m, const std::vector<LaneStacks
   uint64_t saturated = 0;
   for (const MemoryTimeline& tl : m.memory) saturated += tl.saturated;
   const bool has_device = AddDeviceWork(t, m, options, step_labels, frame_keys, found, places, &saturated, b, ex);
+  const bool has_critical = options.critical && AddCritical(t, m, lanes, folded, found, places, step_labels, b, ex);
   if (options.memory) AddMemory(t, m, step_labels, places, b);
-  return Added{m.start_ns, m.end_ns, has_device, saturated};
+  return Added{m.start_ns, m.end_ns, has_device, saturated, has_critical};
 }
 
 // One comment line per device whose peak holds memory the trace did not allocate.
@@ -95,7 +97,7 @@ struct Aggregator::State {
   explicit State(const AggregateOptions& o) : options(o), b(&p, o.max_depth) {
     options.fold_segment = std::max(1u, options.fold_segment);
   }
-  bool has_device = false, has_memory = false;
+  bool has_device = false, has_memory = false, has_critical = false;
   uint64_t saturated = 0;  // the traces' sums held at the 64-bit limit, beyond the builder's
   // One per trace: what the profile's comments say of it, and its time span.
   struct Input {
@@ -111,9 +113,9 @@ struct Aggregator::State {
 };
 Aggregator::Aggregator(const AggregateOptions& options) : s_(std::make_unique<State>(options)) {
   s_->b.set_labels(options.labels);
-  s_->p.sample_types = {{"calls", "count"},         {"wall", "nanoseconds"},    {"work", "nanoseconds"},
-                        {"gpu", "nanoseconds"},     {"alloc_objects", "count"}, {"alloc_space", "bytes"},
-                        {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+  s_->p.sample_types = {{"calls", "count"},       {"wall", "nanoseconds"},     {"work", "nanoseconds"},
+                        {"gpu", "nanoseconds"},   {"critical", "nanoseconds"}, {"alloc_objects", "count"},
+                        {"alloc_space", "bytes"}, {"inuse_objects", "count"},  {"inuse_space", "bytes"}};
 }
 Aggregator::~Aggregator() = default;
 Aggregator::Aggregator(Aggregator&&) noexcept = default;
@@ -125,6 +127,7 @@ void Aggregator::Add(const Trace& trace, const TraceModel& model, const std::vec
   s.b.Begin(trace, model, s.options.rank_labels ? static_cast<int64_t>(s.inputs.size()) : -1);
   Added added = AddTrace(trace, model, lanes, s.options, s.b, ex);
   s.has_device |= added.device;
+  s.has_critical |= added.critical;
   s.saturated += added.saturated;
   s.has_memory |= s.options.memory && !trace.memory.empty();
   State::Input input;
@@ -245,6 +248,7 @@ std::vector<int64_t> Aggregator::AddProfile(const Profile& in, const std::string
     if (k == s.p.sample_types.size()) ThrowInput(file, -1, "a sample type convert does not write: " + t.type);
     column.push_back(k);
     s.has_device |= t.type == "gpu";
+    s.has_critical |= t.type == "critical";
     s.has_memory |= t.type == "alloc_objects";
   }
   std::vector<uint32_t> frames;
@@ -288,6 +292,7 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   Profile p = std::move(s.p);
   std::vector<int> keep = {kCalls, kWall, kWork};
   if (s.has_device) keep.push_back(kGpu);
+  if (s.has_critical) keep.push_back(kCritical);
   if (s.has_memory) {
     for (int k = kAllocObjects; k < kLayoutSize; ++k) keep.push_back(k);
   }

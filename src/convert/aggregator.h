@@ -31,6 +31,10 @@ struct AggregateOptions {
   // The memory sample types (allocations where they happened, what was in use at each
   // device's peak); the module view reads none of them.
   bool memory = true;
+  // The critical sample type: each step's critical path under the stacks that caused it.
+  // Convert's default (ConvertOptions::critical); off here, where the module view and
+  // the tests of the other columns aggregate.
+  bool critical = false;
   StepLabels step_labels = StepLabels::kAuto;
   // Frames a stack keeps: deeper ones fold into one "[deeper frames truncated]" frame,
   // whose samples keep their values (pprof stores every sample's whole stack: depth d

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "base/flat_map.h"
 #include "base/saturate.h"
+#include "base/sum_table.h"
+#include "model/critical_path.h"
 #include "model/open_at.h"
+#include "model/step_windows.h"
 
 namespace torch2pprof {
 
@@ -162,6 +166,81 @@ bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& 
     }
   }
   return any;
+}
+
+bool AddCritical(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes, const FoldedLanes& folded,
+                 const Points& points, const Places& places, bool step_labels, ProfileBuilder& b, Executor& ex) {
+  const StepWindows windows = FindStepWindows(t, m);
+  if (windows.steps.empty()) return false;
+  const CriticalPathWalker walker(t, m, lanes, windows);
+  std::vector<uint32_t> index_of(t.lanes.size(), kNone);  // by lane: its index in lanes
+  for (size_t i = 0; i < lanes.size(); ++i) index_of[lanes[i].lane] = static_cast<uint32_t>(i);
+  // A step's path summed by what its samples are: a host stretch by its piece's node
+  // (kNone: nothing open) and thread, device work by its event and what bound it.
+  struct Sum {
+    uint32_t what, lane;  // host: node and thread; device: event and kNone
+    Bound bound;
+    int64_t ns;
+  };
+  auto sum_up = [&](const StepCriticalPath& path) {
+    SumTable sums;  // by (lane, what), bound
+    for (const CriticalSegment& s : path.segments) {
+      const bool host = s.bound == Bound::kCpu || s.bound == Bound::kDataLoading;
+      const uint32_t what = !host          ? s.event
+                            : s.piece >= 0 ? folded.NodeOf(index_of[s.lane], static_cast<uint32_t>(s.piece))
+                                           : kNone;
+      const uint32_t lane = host ? s.lane : kNone;
+      const Bound bound = host ? Bound::kCpu : s.bound;
+      sums.Add({uint64_t{lane} << 32 | what, static_cast<uint64_t>(bound)}, s.end_ns - s.start_ns);
+    }
+    std::vector<Sum> out;
+    for (const auto& [k, ns] : sums.Sorted()) {
+      out.push_back(Sum{static_cast<uint32_t>(k.hi), static_cast<uint32_t>(k.hi >> 32), static_cast<Bound>(k.lo), ns});
+    }
+    return out;
+  };
+  // The critical samples are the samples the same work has (its stack, its labels): the
+  // frames say what bound the time — device work under its launch, its wait for the launch
+  // and the stream's gap after it below it, host work where it ran — and no sample is
+  // added for it. Steps are walked on the threads a block at a time and added in order.
+  const uint32_t idle = b.FrameFor("[no event on the thread]");
+  const uint32_t launch_wait = b.FrameFor("[waiting for its launch]");
+  const uint32_t gap_after = b.FrameFor("[stream gap after it]");
+  const size_t n = windows.steps.size(), block = 4 * static_cast<size_t>(ex.threads());
+  std::vector<std::vector<Sum>> sums(block);
+  for (size_t first = 0; first < n; first += block) {
+    const size_t count = std::min(block, n - first);
+    ParallelFor(ex, count, [&](size_t i) { sums[i] = sum_up(walker.Walk(first + i)); });
+    for (size_t i = 0; i < count; ++i) {
+      const size_t k = first + i;
+      const int64_t step = step_labels && !windows.whole_trace ? m.steps[k].number : -1;
+      for (const Sum& s : sums[i]) {
+        if (s.lane != kNone) {
+          b.Add(s.what != kNone ? s.what : b.Node(0, idle), b.Labels(s.lane, step), kCritical, s.ns);
+          continue;
+        }
+        const Interval& d = t.intervals[s.what];
+        const Launch* l = m.LaunchOf(s.what);
+        uint32_t node, lane;
+        if (l) {
+          const Place& at = l->host_event == Launch::kNoEvent
+                                ? places.flow[static_cast<size_t>(l - m.launches.data())]
+                                : places.launcher[static_cast<size_t>(points.launchers.SlotOf(l->host_event))];
+          node = b.Node(at.node, b.Frame(d.name)), lane = at.lane;
+        } else {
+          const LaneRole& dl = m.lanes[d.lane];
+          std::string where = (dl.device_name.empty() ? "device " + t.lanes[d.lane].pid : dl.device_name) + " stream " +
+                              t.lanes[d.lane].tid + " (no launch found)";
+          node = b.Node(b.Node(0, b.FrameFor(where)), b.Frame(d.name)), lane = d.lane;
+        }
+        if (s.bound == Bound::kLaunch) node = b.Node(node, launch_wait);
+        if (s.bound == Bound::kKernelKernel) node = b.Node(node, gap_after);
+        b.Add(node, b.Labels(lane, step, d.lane), kCritical, s.ns);
+      }
+      std::vector<Sum>().swap(sums[i]);
+    }
+  }
+  return true;
 }
 
 void AddMemory(const Trace& t, const TraceModel& m, bool step_labels, const Places& places, ProfileBuilder& b) {

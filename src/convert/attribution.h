@@ -16,7 +16,7 @@ namespace torch2pprof {
 
 // The sample values, in a fixed layout while traces are added; Aggregator::Finish drops
 // the columns no trace had (gpu without device work, memory without [memory] events).
-inline constexpr int kCalls = 0, kWall = 1, kWork = 2, kGpu = 3, kAllocObjects = 4, kLayoutSize = 8;
+inline constexpr int kCalls = 0, kWall = 1, kWork = 2, kGpu = 3, kCritical = 4, kAllocObjects = 5, kLayoutSize = 9;
 
 // Where something happened in the call tree: a node and the thread.
 struct Place {
@@ -61,6 +61,13 @@ Places AddLanes(const Trace& t, const TraceModel& m, const std::vector<LaneStack
 bool AddDeviceWork(const Trace& t, const TraceModel& m, const AggregateOptions& options, bool step_labels,
                    const FrameKeys& frame_keys, const Points& points, const Places& places, uint64_t* saturated_sums,
                    ProfileBuilder& b, Executor& ex);
+
+// Each step's critical path (model/critical_path.h) as `critical`: its nanoseconds at the
+// stack that caused them — a host piece's, device work under its launch (its wait for the
+// launch and a stream's gap after it on frames below it) — labelled bound_by with HTA's
+// category. Returns whether there was any.
+bool AddCritical(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes, const FoldedLanes& folded,
+                 const Points& points, const Places& places, bool step_labels, ProfileBuilder& b, Executor& ex);
 
 // Allocations where they happened; and, per device, what was still allocated when the
 // allocated total peaked, with what was allocated before the trace began on a frame of

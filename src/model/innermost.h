@@ -1,6 +1,7 @@
 // The stack walk's one rule for whose time an instant is: at every instant the open
 // interval that started last is the innermost and holds the time. The lane builder
-// credits pieces with it; analyze credits device work on a stream the same way.
+// credits pieces with it; analyze credits device work on a stream the same way, and the
+// critical path walks a stream's stretches made by it.
 #pragma once
 
 #include <algorithm>
@@ -35,6 +36,8 @@ class InnermostClock {
   }
   // Outermost first; ended entries included.
   std::vector<Entry>& stack() { return stack_; }
+  // While a credit runs: where the stretch it is given starts.
+  int64_t now() const { return now_; }
 
  private:
   template <typename Credit>

@@ -572,6 +572,14 @@ std::vector<std::vector<int64_t>> TraceModel::StepBoundaries() const {
   return out;
 }
 
+bool IsSyncCall(std::string_view name) {
+  static constexpr std::string_view kCalls[] = {
+      "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+      "cuStreamSynchronize",   "cuCtxSynchronize",      "cuEventSynchronize",   "cuMemcpyDtoH_v2",
+      "hipStreamSynchronize",  "hipDeviceSynchronize",  "hipEventSynchronize",  "hipMemcpy"};
+  return std::find(std::begin(kCalls), std::end(kCalls), name) != std::end(kCalls);
+}
+
 std::string DeviceName(std::string_view type, int64_t id) {
   return id >= 0 ? std::string(type) + ":" + std::to_string(id) : std::string(type);
 }

@@ -55,11 +55,25 @@ std::string Overview(const Analysis& a) {
          "(busy: the time a thread ran events, or a stream ran device work; work: busy less blocking waits)\n";
 }
 
-// First in the report: what to change, largest possible saving first.
+// First in the report: what to change, largest possible saving first, each with the
+// critical-path time its cause holds (findings never share a microsecond: the savings add
+// up to at most the steps' time).
 std::string Recommendations(const Analysis& a) {
   std::string out = Section("Recommendations (largest possible saving first)");
   if (a.recommendations.empty()) return out + "(none: nothing crossed a threshold)\n";
-  for (const Recommendation& r : a.recommendations) out += Wrap(r.text, "- ", "  ");
+  int64_t total = 0, steps = 0;
+  for (const Recommendation& r : a.recommendations) {
+    total += r.saving_ns;
+    out +=
+        Wrap((r.saving_ns > 0 ? "[up to " + FormatDuration(r.saving_ns) + "] " : std::string()) + r.text, "- ", "  ");
+  }
+  for (const CriticalStep& s : a.critical_path) steps += s.length_ns;
+  if (total > 0) {
+    out += Wrap("(savings up to " + FormatDuration(total) + " in all, " + Percent(total, steps) +
+                    " of the analysed steps' " + FormatDuration(steps) +
+                    ": each is the critical-path time its cause holds, and no two share any)",
+                "", "");
+  }
   return out;
 }
 
@@ -135,11 +149,24 @@ void WriteStepAverage(Json& j, const Analysis& a) {
 }  // namespace
 
 const std::vector<std::string>& CsvTables() {
-  static const std::vector<std::string> tables = {
-      "categories", "steps",        "operators",           "kernels",
-      "gpu",        "idle_time",    "kernel_launches",     "queue_length",
-      "copies",     "tensor_cores", "kernels_by_operator", "synchronizations",
-      "memory",     "modules",      "module_classes",      "python_functions"};
+  static const std::vector<std::string> tables = {"categories",
+                                                  "steps",
+                                                  "critical_path",
+                                                  "critical_top",
+                                                  "operators",
+                                                  "kernels",
+                                                  "gpu",
+                                                  "idle_time",
+                                                  "kernel_launches",
+                                                  "queue_length",
+                                                  "copies",
+                                                  "tensor_cores",
+                                                  "kernels_by_operator",
+                                                  "synchronizations",
+                                                  "memory",
+                                                  "modules",
+                                                  "module_classes",
+                                                  "python_functions"};
   return tables;
 }
 
@@ -152,6 +179,14 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   out += WriteText(StepsTable(a), o.top);
   size_t shown = Limit(a.steps.size(), o.top);
   if (shown < a.steps.size()) out += "(" + std::to_string(a.steps.size() - shown) + " more steps; -top 0 shows all)\n";
+  if (!a.critical_path.empty()) {
+    out += Section("Critical path (what each step waited on: every nanosecond to one event, in HTA's categories)");
+    out += WriteText(CriticalPathTable(a), o.top);
+    out +=
+        "(walked back from each step's end through launches, stream order and synchronizations; "
+        "docs/reference.md: critical path)\n\n";
+    out += WriteText(CriticalTopTable(a), o.top);
+  }
   out += Section("Operators (by host total; host self excludes child operators and their own launches)");
   out += a.operators.empty() ? "(no operators)\n" : WriteText(OperatorsTable(a), o.top);
   out += Section("Kernels (by total)");
@@ -258,6 +293,8 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   WriteJson(j, CategoriesTable(a), o.rows);
   WriteJson(j, StepsTable(a), o.rows);
   WriteStepAverage(j, a);
+  WriteJson(j, CriticalPathTable(a), o.rows);
+  WriteJson(j, CriticalTopTable(a), o.rows);
   WriteJson(j, OperatorsTable(a), o.rows);
   WriteJson(j, KernelsTable(a), o.rows);
   WriteJson(j, GpusTable(a), o.rows);
@@ -279,6 +316,8 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   j.Open('{');
   j.FieldInt("categories", static_cast<int64_t>(a.categories.size()));
   j.FieldInt("steps", static_cast<int64_t>(a.steps.size()));
+  j.FieldInt("critical_path", static_cast<int64_t>(a.critical_path.size()));
+  j.FieldInt("critical_top", static_cast<int64_t>(a.critical_top.size()));
   j.FieldInt("operators", static_cast<int64_t>(a.operators.size()));
   j.FieldInt("kernels", static_cast<int64_t>(a.kernels.size()));
   j.FieldInt("gpu", static_cast<int64_t>(a.gpu.size()));
@@ -303,6 +342,8 @@ std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
   const std::string& table = o.table;
   if (table == "categories") return WriteCsv(CategoriesTable(a), o.rows);
   if (table == "steps") return WriteCsv(StepsTable(a), o.rows);
+  if (table == "critical_path") return WriteCsv(CriticalPathTable(a), o.rows);
+  if (table == "critical_top") return WriteCsv(CriticalTopTable(a), o.rows);
   if (table == "operators") return WriteCsv(OperatorsTable(a), o.rows);
   if (table == "kernels") return WriteCsv(KernelsTable(a), o.rows);
   if (table == "gpu") return WriteCsv(GpusTable(a), o.rows);

@@ -361,6 +361,62 @@ DataTable<PythonFunctionRow> PythonFunctionsTable(const Analysis& a) {
            {"device_total_us", "dev total", [](const PythonFunctionRow& r) { return Micros(r.device_total_ns); }}}};
 }
 
+DataTable<CriticalStep> CriticalPathTable(const Analysis& a) {
+  // Short headings for the categories, in kBoundNames order.
+  static constexpr const char* kHeadings[kBounds] = {"k-k gap", "launch", "dataload", "cpu", "compute", "comm"};
+  DataTable<CriticalStep> t{
+      "critical_path",
+      a.critical_path,
+      true,
+      {{"step", "step", [](const CriticalStep& s) { return Text(s.step); }},
+       {"length_us", "length", [](const CriticalStep& s) { return Micros(s.length_ns); }},
+       {"", "bound by", [](const CriticalStep& s) {
+          const int b = static_cast<int>(s.bound_by());
+          return Cell{Cell::kString, "", std::string(kBoundNames[b]) + " " + Percent(s.bound_ns[b], s.length_ns)};
+        }}}};
+  for (int b = 0; b < kBounds; ++b) {
+    t.columns.push_back({"", kHeadings[b], [b](const CriticalStep& s) { return Micros(s.bound_ns[b]); }});
+  }
+  // CSV: a column per category by its HTA name; JSON: "bound_by", the categories as an
+  // object, then the category holding most and the events holding most.
+  for (int b = 0; b < kBounds; ++b) {
+    Column<CriticalStep> c{std::string(kBoundNames[b]) + "_us", "",
+                           [b](const CriticalStep& s) { return Micros(s.bound_ns[b]); }};
+    c.json = false;
+    t.columns.push_back(std::move(c));
+  }
+  t.json_more = [](Json& j, const CriticalStep& s) {
+    j.Key("bound_by");
+    j.Open('{');
+    for (int b = 0; b < kBounds; ++b) j.FieldMicros(kBoundNames[b], s.bound_ns[b]);
+    j.Close('}');
+    j.Field("bound_by_most", kBoundNames[static_cast<int>(s.bound_by())]);
+    if (s.most.ns > 0) {
+      j.Key("most");
+      j.Open('{');
+      j.Field("name", s.most.name), j.Field("bound", kBoundNames[static_cast<int>(s.most.bound)]);
+      j.Field("where", s.most.where), j.FieldMicros("us", s.most.ns);
+      j.Close('}');
+    }
+  };
+  return t;
+}
+
+DataTable<CriticalItem> CriticalTopTable(const Analysis& a) {
+  int64_t total = 0;
+  for (const CriticalStep& s : a.critical_path) total += s.length_ns;
+  return {"critical_top",
+          a.critical_top,
+          true,
+          {{"name", "", [](const CriticalItem& i) { return Text(i.name); }},
+           {"", "event", [](const CriticalItem& i) { return Text(Fit(i.name, 36)); }},
+           {"bound", "bound by", [](const CriticalItem& i) { return Text(kBoundNames[static_cast<int>(i.bound)]); }},
+           {"where", "", [](const CriticalItem& i) { return Text(i.where); }},
+           {"", "code", [](const CriticalItem& i) { return Text(FitLeft(i.where, 36)); }},
+           {"us", "time", [](const CriticalItem& i) { return Micros(i.ns); }},
+           {"", "of steps", [total](const CriticalItem& i) { return Share(i.ns, total); }}}};
+}
+
 DataTable<Recommendation> RecommendationsTable(const Analysis& a) {
   return {"recommendations",
           a.recommendations,

@@ -39,5 +39,9 @@ DataTable<ModuleNode> ModulesTable(const Analysis& a);
 DataTable<ModuleClassRow> ModuleClassesTable(const Analysis& a);
 DataTable<PythonFunctionRow> PythonFunctionsTable(const Analysis& a);
 DataTable<Recommendation> RecommendationsTable(const Analysis& a);
+// Each step's critical path (its categories, the event holding most), and the events
+// holding most of it over all steps.
+DataTable<CriticalStep> CriticalPathTable(const Analysis& a);
+DataTable<CriticalItem> CriticalTopTable(const Analysis& a);
 
 }  // namespace torch2pprof::report

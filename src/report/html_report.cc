@@ -262,7 +262,26 @@ std::string Steps(const Analysis& a, int top) {
   out += Note(
       "Each step's time split into the parts torch-tb-profiler shows, in the order they claim time "
       "(kernel first); the parts sum to the step's time.");
-  return out + HtmlTable("steps-table", StepsTable(a), top, true);
+  out += HtmlTable("steps-table", StepsTable(a), top, true);
+  if (!a.critical_path.empty()) {
+    // What each step waited on, one line a step, then the table with every category.
+    out += Note(
+        "What each step waited on: its critical path, walked back from the step's end through launches, "
+        "stream order and synchronizations; every nanosecond to one event, in HTA's categories.");
+    out += "<ul class=\"bound-by\">";
+    for (const CriticalStep& c : a.critical_path) {
+      const int b = static_cast<int>(c.bound_by());
+      std::string line = Html(c.step) + ": bound by <b>" + kBoundNames[b] + "</b> " +
+                         Html(Percent(c.bound_ns[b], c.length_ns)) + " of " + Html(FormatDuration(c.length_ns));
+      if (c.most.ns > 0) {
+        line += "; most in " + Html(c.most.name) +
+                (c.most.where.empty() || c.most.where == c.most.name ? "" : " (" + Html(c.most.where) + ")");
+      }
+      out += "<li>" + line + "</li>";
+    }
+    out += "</ul>" + HtmlTable("critical-table", CriticalPathTable(a), top, true);
+  }
+  return out;
 }
 
 std::string Gpu(const Analysis& a, int top) {
@@ -469,12 +488,13 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   std::string out = PageStart("torch2pprof: " + title, "torch2pprof analyze: " + title,
                               n ? a.ranks.front().file + (n > 1 ? " … " + a.ranks.back().file : "") : "");
   out +=
-      "<nav><a href=\"#straggler\">Straggler</a><a href=\"#ranks\">Ranks</a><a href=\"#slow\">Slow ranks</a>"
+      "<nav><a href=\"#advice\">Recommendations</a><a href=\"#straggler\">Straggler</a><a href=\"#ranks\">Ranks</a>"
+      "<a href=\"#slow\">Slow ranks</a>"
       "<a href=\"#collectives\">Collectives</a><a href=\"#alignment\">Step alignment</a></nav>\n<main>\n";
   const std::string pct = std::to_string(static_cast<int>(100 * a.threshold + 0.5)) + "%";
   std::string late;
-  for (const LateRank& l : a.late) late += "<p class=\"late\">" + Html(LateSentence(a, l, "; ")) + "</p>\n";
-  if (a.late.empty()) late = Note(NoLateRank(a));
+  for (const Straggler& l : a.stragglers) late += "<p class=\"late\">" + Html(LateSentence(a, l, "; ")) + "</p>\n";
+  if (a.stragglers.empty()) late = Note(NoLateRank(a));
   if (n <= kManyRanks) {
     // Each rank's mean step, part by part: the late rank's own part stands out, and the
     // others' communication holds their wait for it.
@@ -499,8 +519,18 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
     late += Note("Past " + std::to_string(kManyRanks) +
                  " ranks the page draws no bar per rank: the tables below list them all, and sort.");
   }
+  std::string advice = a.recommendations.empty()
+                           ? Note("(none: nothing crossed a threshold)")
+                           : Note("Per step, largest possible saving first.") + "<ul class=\"advice\">";
+  for (const Recommendation& r : a.recommendations) {
+    advice += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\">" +
+              (r.saving_ns > 0 ? "<b>up to " + Html(FormatDuration(r.saving_ns)) + " a step:</b> " : std::string()) +
+              Html(r.text) + "</li>";
+  }
+  if (!a.recommendations.empty()) advice += "</ul>\n";
+  out += Section("advice", "Recommendations", advice);
   out += Section("straggler", "Straggler (the rank the others wait for in collectives)",
-                 late + (a.late.empty() ? "" : HtmlTable("late-table", LateTable(a), o.top, false)));
+                 late + (a.stragglers.empty() ? "" : HtmlTable("late-table", StragglersTable(a), o.top, false)));
   std::string ranks = Note(
       "Per step: steps, their median and maximum, each part's mean, wait and transfer in collectives. Over the whole "
       "trace, as HTA defines them: GPU utilization, compute, idle, overlap. Click a heading to sort.");
@@ -509,7 +539,7 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   if (n > kManyRanks) ranks += "<h3>Over the ranks</h3>\n" + HtmlTable("spreads-table", SpreadTable(a), 0, false);
   out += Section("ranks", "Ranks", ranks);
   out += Section("slow", "Slow ranks (median step or compute time more than " + pct + " above the median of ranks)",
-                 a.stragglers.empty() ? Note(NoSlowRank(a)) : HtmlTable("slow-table", StragglersTable(a), o.top, true));
+                 a.slow_ranks.empty() ? Note(NoSlowRank(a)) : HtmlTable("slow-table", SlowRanksTable(a), o.top, true));
   out += Section("collectives", "Collectives (time per rank; the rank with least time usually arrived last)",
                  a.collectives.empty() ? Note("(no nccl:/gloo: collectives or communication kernels)")
                                        : HtmlTable("collectives-table", CollectivesTable(a), o.top, true));

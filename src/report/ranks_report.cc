@@ -40,8 +40,8 @@ std::string LongCsv(const RanksAnalysis& a, const std::string& table, int top) {
 }  // namespace
 
 const std::vector<std::string>& RanksCsvTables() {
-  static const std::vector<std::string> tables = {"ranks",      "spreads",     "late_ranks",
-                                                  "stragglers", "collectives", "step_alignment"};
+  static const std::vector<std::string> tables = {"ranks",      "spreads",     "stragglers",
+                                                  "slow_ranks", "collectives", "step_alignment"};
   return tables;
 }
 
@@ -57,6 +57,16 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
     const RankSummary& r = a.ranks[i];
     out += "  rank " + std::to_string(r.rank) + ": " + FitLeft(VisibleText(r.file), kWidth - 12) + "\n";
   }
+  out += Section("Recommendations (per step, largest possible saving first)");
+  if (a.recommendations.empty()) {
+    out += "(none: nothing crossed a threshold)\n";
+  } else {
+    for (const Recommendation& r : a.recommendations) {
+      out += Wrap((r.saving_ns > 0 ? "[up to " + FormatDuration(r.saving_ns) + " a step] " : std::string()) +
+                      VisibleText(r.text),
+                  "- ", "  ");
+    }
+  }
   if (many) {
     out += Section("Ranks (" + std::to_string(a.ranks.size()) +
                    " ranks, per step unless marked; every rank's row: --format json or csv)");
@@ -68,20 +78,20 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
   out += WaitNote(a) + "\n";
   const std::string pct = Printf("%.0f", 100 * a.threshold) + "%";
   out += Section("Straggler (the rank the others wait for in collectives)");
-  if (!a.late.empty()) {
-    for (const LateRank& l : a.late) out += LateSentence(a, l, ";\n  ") + "\n";
-    out += WriteText(LateTable(a), 0);
+  if (!a.stragglers.empty()) {
+    for (const Straggler& l : a.stragglers) out += LateSentence(a, l, ";\n  ") + "\n";
+    out += WriteText(StragglersTable(a), 0);
   } else {
     out += NoLateRank(a) + "\n";
   }
   out += Section("Slow ranks (median step or compute time more than " + pct + " above the median of ranks)");
-  if (a.stragglers.empty()) {
+  if (a.slow_ranks.empty()) {
     out += NoSlowRank(a) + "\n";
   } else {
-    out += WriteText(StragglersTable(a), o.top);
-    const size_t shown = Limit(a.stragglers.size(), o.top);
-    if (shown < a.stragglers.size()) {
-      out += "(" + std::to_string(a.stragglers.size() - shown) + " more; -top 0 shows all)\n";
+    out += WriteText(SlowRanksTable(a), o.top);
+    const size_t shown = Limit(a.slow_ranks.size(), o.top);
+    if (shown < a.slow_ranks.size()) {
+      out += "(" + std::to_string(a.slow_ranks.size() - shown) + " more; -top 0 shows all)\n";
     }
   }
   out += Section("Collectives (time per rank; the rank with least time usually arrived last)");
@@ -103,18 +113,19 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
   j.String(a.waits_from_arrivals ? "arrivals" : "durations");
   WriteJson(j, RanksTable(a), o.rows);
   WriteJson(j, SpreadTable(a), o.rows);
-  WriteJson(j, LateTable(a), o.rows);
   WriteJson(j, StragglersTable(a), o.rows);
+  WriteJson(j, SlowRanksTable(a), o.rows);
   WriteJson(j, CollectivesTable(a), o.rows);
   WriteJson(j, AlignmentTable(a), o.rows);
+  WriteJson(j, RanksRecommendationsTable(a), o.rows);
   j.Close('}');
   return j.out + "\n";
 }
 
 std::string RenderRanksCsv(const RanksAnalysis& a, const ReportOptions& o) {
   if (o.table == "ranks") return WriteCsv(RanksTable(a), o.rows);
+  if (o.table == "slow_ranks") return WriteCsv(SlowRanksTable(a), o.rows);
   if (o.table == "stragglers") return WriteCsv(StragglersTable(a), o.rows);
-  if (o.table == "late_ranks") return WriteCsv(LateTable(a), o.rows);
   if (o.table == "spreads") return WriteCsv(SpreadTable(a), o.rows);
   if (o.table == "collectives" || o.table == "step_alignment") return LongCsv(a, o.table, o.rows);
   std::string names;

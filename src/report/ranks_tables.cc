@@ -50,20 +50,29 @@ DataTable<RankSummary> RanksTable(const RanksAnalysis& a) {
   return t;
 }
 
-DataTable<Straggler> StragglersTable(const RanksAnalysis& a) {
-  return {"stragglers",
-          a.stragglers,
+DataTable<SlowRank> SlowRanksTable(const RanksAnalysis& a) {
+  return {"slow_ranks",
+          a.slow_ranks,
           true,
-          {{"rank", "rank", [&a](const Straggler& s) { return SignedInt(a.ranks[s.rank].rank); }},
-           {"metric", "metric", [](const Straggler& s) { return Text(s.metric); }},
-           {"value_us", "value", [](const Straggler& s) { return Micros(s.value_ns); }},
-           {"median_us", "median of ranks", [](const Straggler& s) { return Micros(s.median_ns); }},
+          {{"rank", "rank", [&a](const SlowRank& s) { return SignedInt(a.ranks[s.rank].rank); }},
+           {"metric", "metric", [](const SlowRank& s) { return Text(s.metric); }},
+           {"value_us", "value", [](const SlowRank& s) { return Micros(s.value_ns); }},
+           {"median_us", "median of ranks", [](const SlowRank& s) { return Micros(s.median_ns); }},
            {"excess", "excess",
-            [](const Straggler& s) {
+            [](const SlowRank& s) {
               return Cell{Cell::kNumber, Printf("%.6g", s.excess), Printf("+%.1f%%", 100 * s.excess)};
             }},
-           {"part", "part", [](const Straggler& s) { return Text(s.part); }},
-           {"part_delta_us", "part per step", [](const Straggler& s) { return Micros(s.part_delta_ns); }}}};
+           {"part", "part", [](const SlowRank& s) { return Text(s.part); }},
+           {"part_delta_us", "part per step", [](const SlowRank& s) { return Micros(s.part_delta_ns); }}}};
+}
+
+DataTable<Recommendation> RanksRecommendationsTable(const RanksAnalysis& a) {
+  return {"recommendations",
+          a.recommendations,
+          false,
+          {{"id", "", [](const Recommendation& r) { return Text(r.id); }},
+           {"saving_us", "", [](const Recommendation& r) { return Micros(r.saving_ns); }},
+           {"text", "", [](const Recommendation& r) { return Text(r.text); }}}};
 }
 
 std::string RankList(const RanksAnalysis& a, const std::vector<size_t>& ranks) {
@@ -72,21 +81,21 @@ std::string RankList(const RanksAnalysis& a, const std::vector<size_t>& ranks) {
   return out;
 }
 
-DataTable<LateRank> LateTable(const RanksAnalysis& a) {
-  return {"late_ranks",
-          a.late,
+DataTable<Straggler> StragglersTable(const RanksAnalysis& a) {
+  return {"stragglers",
+          a.stragglers,
           false,
-          {{"rank", "rank", [&a](const LateRank& l) { return SignedInt(a.ranks[l.rank].rank); }},
+          {{"rank", "rank", [&a](const Straggler& l) { return SignedInt(a.ranks[l.rank].rank); }},
            {"waiters", "waited for by",
-            [&a](const LateRank& l) {
+            [&a](const Straggler& l) {
               Cell c = Text(RankList(a, l.waiters));
               if (l.waiters.size() > 8) c.display = std::to_string(l.waiters.size()) + " ranks";
               return c;
             }},
-           {"waited_us", "wait per step", [](const LateRank& l) { return Micros(l.waited_ns); }},
-           {"collective", "in", [](const LateRank& l) { return Text(l.collective); }},
-           {"part", "its part", [](const LateRank& l) { return Text(l.part); }},
-           {"part_delta_us", "above the others", [](const LateRank& l) { return Micros(l.part_delta_ns); }}}};
+           {"waited_us", "wait per step", [](const Straggler& l) { return Micros(l.waited_ns); }},
+           {"collective", "in", [](const Straggler& l) { return Text(l.collective); }},
+           {"part", "its part", [](const Straggler& l) { return Text(l.part); }},
+           {"part_delta_us", "above the others", [](const Straggler& l) { return Micros(l.part_delta_ns); }}}};
 }
 
 Cell SpreadCell(const RankSpread& sp, double v) {
@@ -172,7 +181,7 @@ DataTable<StepAlignment> AlignmentTable(const RanksAnalysis& a) {
   return t;
 }
 
-std::string LateSentence(const RanksAnalysis& a, const LateRank& l, const std::string& joint) {
+std::string LateSentence(const RanksAnalysis& a, const Straggler& l, const std::string& joint) {
   // Past a handful of ranks, their number: the table (and JSON, CSV) list them all.
   const std::string who = l.waiters.size() == 1   ? "rank " + RankList(a, l.waiters) + " waits"
                           : l.waiters.size() <= 8 ? "ranks " + RankList(a, l.waiters) + " wait"

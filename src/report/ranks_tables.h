@@ -20,7 +20,7 @@ std::string RankList(const RanksAnalysis& a, const std::vector<size_t>& ranks);
 // "rank 2 arrives last: ranks 0 1 3 wait 20.0ms per step for it in gloo:all_reduce",
 // then `joint` and "its step spends other +20.0ms per step above the other ranks'
 // median" where the part is known.
-std::string LateSentence(const RanksAnalysis& a, const LateRank& l, const std::string& joint);
+std::string LateSentence(const RanksAnalysis& a, const Straggler& l, const std::string& joint);
 
 // What wait means in this analysis: from arrivals on comparable clocks, or durations.
 std::string WaitNote(const RanksAnalysis& a);
@@ -29,8 +29,10 @@ std::string NoLateRank(const RanksAnalysis& a);
 std::string NoSlowRank(const RanksAnalysis& a);
 
 DataTable<RankSummary> RanksTable(const RanksAnalysis& a);
+DataTable<SlowRank> SlowRanksTable(const RanksAnalysis& a);
+// Per step (saving_us: per step).
+DataTable<Recommendation> RanksRecommendationsTable(const RanksAnalysis& a);
 DataTable<Straggler> StragglersTable(const RanksAnalysis& a);
-DataTable<LateRank> LateTable(const RanksAnalysis& a);
 DataTable<RankSpread> SpreadTable(const RanksAnalysis& a);
 DataTable<CollectiveRow> CollectivesTable(const RanksAnalysis& a);
 DataTable<StepAlignment> AlignmentTable(const RanksAnalysis& a);

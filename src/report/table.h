@@ -56,6 +56,7 @@ struct Column {
   std::string heading;  // text and markdown heading; empty: JSON and CSV only
   std::function<Cell(const Row&)> cell;
   bool csv = true;            // false: JSON only among the machine formats
+  bool json = true;           // false: CSV only
   bool json_if_empty = true;  // false: JSON leaves the key out when the text is empty
 };
 
@@ -83,7 +84,7 @@ void WriteJson(Json& j, const DataTable<Row>& t, int top) {
   for (size_t i = 0; i < RowsShown(t, top); ++i) {
     j.Open('{');
     for (const Column<Row>& c : t.columns) {
-      if (c.key.empty()) continue;
+      if (c.key.empty() || !c.json) continue;
       Cell cell = c.cell(t.rows[i]);
       if (!c.json_if_empty && cell.text.empty()) continue;
       j.Key(c.key);

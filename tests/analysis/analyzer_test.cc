@@ -524,11 +524,25 @@ TEST(Analyzer, RecommendationsCarryTheirNumbers) {
       X("cuda_runtime", "cudaLaunchKernel", "1", 700, 5, Rt(1, 0)),
       X("kernel", "k", "stream 7", 710, 100, Dev(1, 0)),
   }));
-  // One kernel: no gap, so no idle time to blame on the host.
-  ASSERT_EQ(a.recommendations.size(), 1u);
+  // The critical path, walked back from 1000 on the host: the step's own time [705, 1000)
+  // and [600, 700), the launch call [700, 705), the DataLoader [0, 600). The kernel ends
+  // before the step does: off the path.
+  ASSERT_EQ(a.recommendations.size(), 2u);
   EXPECT_EQ(a.recommendations[0].id, "dataloader");
   EXPECT_EQ(a.recommendations[0].saving_ns, 600 * 1000);
   EXPECT_NE(a.recommendations[0].text.find("60.0%"), std::string::npos) << a.recommendations[0].text;
+  EXPECT_NE(a.recommendations[0].text.find("Load batches in worker processes"), std::string::npos);
+  EXPECT_EQ(a.recommendations[1].id, "launch_bound");
+  EXPECT_EQ(a.recommendations[1].saving_ns, 400 * 1000);
+  // A DataLoader with worker processes already: the next step instead.
+  Analysis w = AnalyzeText(Trace({
+      X("cpu_op", "ProfilerStep#1", "1", 0, 1000),
+      X("cpu_op", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "1", 0, 600),
+  }));
+  ASSERT_FALSE(w.recommendations.empty());
+  EXPECT_EQ(w.recommendations[0].id, "dataloader");
+  EXPECT_NE(w.recommendations[0].text.find("already loads in worker processes"), std::string::npos);
+  EXPECT_EQ(w.recommendations[0].text.find("Load batches in worker processes"), std::string::npos);
 }
 
 // Found by fuzzing: header values of unexpected types are ignored, not thrown about.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/analyzer.h"
+#include "analysis/stages.h"
 #include "test_util.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/stages/trace_loader.h"
@@ -230,13 +231,23 @@ TEST(DeviceTime, CopiesByKindWithBandwidth) {
             "device,kind,count,bytes,time_us,gb_per_s,peak_gb_per_s,with_bytes,count_per_step,time_per_step_us,"
             "bytes_per_step\n"
             "cuda:0,Memcpy DtoH (Device -> Pageable),4,3500000,300,14,30,3,2,200,3000000");
-  // The pageable copies are a finding. c4 records no bytes, so the time pinned memory
-  // would take is unknown: the bound is the copies' whole time.
+  // The pageable copies are a finding, with the critical path's time they hold. The one
+  // step is aten::copy_'s span [50, 150) re-timed to the end of the copies it launched:
+  // [50, 250). Walked back from c2's end: c2 [150, 250) and c1 [100, 150) (c2 started
+  // later: from 150 it is the innermost), c1's wait for its launch [60, 100), then
+  // aten::copy_ [50, 60): 100 + 50 + 40 of the pageable copies, 10 of the operator.
   const Recommendation* pageable = nullptr;
   for (const Recommendation& r : a.recommendations) pageable = r.id == "pageable_copies" ? &r : pageable;
   ASSERT_NE(pageable, nullptr);
-  EXPECT_EQ(pageable->saving_ns, 300 * us);
-  EXPECT_NE(pageable->text.find("launched by aten::copy_ (2)"), std::string::npos) << pageable->text;
+  EXPECT_EQ(pageable->saving_ns, 190 * us);
+  EXPECT_NE(pageable->text.find("2 Memcpy DtoH (Device -> Pageable) on cuda:0 (200us at 14.0 GB/s)"), std::string::npos)
+      << pageable->text;
+  EXPECT_NE(pageable->text.find("in aten::copy_"), std::string::npos) << pageable->text;
+  ASSERT_EQ(a.critical_path.size(), 1u);
+  EXPECT_EQ(a.critical_path[0].length_ns, 200 * us);
+  EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kGpuCompute)], 150 * us);
+  EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kLaunch)], 40 * us);
+  EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 10 * us);
 }
 
 std::string Step(int dur) {
@@ -284,50 +295,142 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   EXPECT_EQ(a.synchronizations[0].call, "cudaStreamSynchronize");
   EXPECT_EQ(a.synchronizations[0].op, "aten::_local_scalar_dense");
   EXPECT_EQ(a.synchronizations[0].total_ns, 80 * us);
-  // Findings by saving: half the 200 us of FP32 matmul, then the 80 us of waits; the
-  // device waited for the host only 10 us (k3), under 20% of the step: no launch finding.
-  ASSERT_EQ(a.recommendations.size(), 2u) << a.recommendations[0].text;
-  EXPECT_EQ(a.recommendations[0].id, "tensor_cores");
-  EXPECT_EQ(a.recommendations[0].saving_ns, 100 * us);
-  EXPECT_EQ(a.recommendations[1].id, "synchronizations");
-  EXPECT_EQ(a.recommendations[1].saving_ns, 80 * us);
-  EXPECT_NE(a.recommendations[1].text.find("cudaStreamSynchronize under aten::_local_scalar_dense"), std::string::npos);
+  // The host is the long pole: the device's work [30, 390) ends long before the step, and
+  // the synchronization waits for nothing (k3 ended at 390, before it began). Walked back
+  // from 1000 on the host: the step's own time (no operator open: 500 + 50 + 135 + 5 + 10
+  // = 700), the operators' (10 + 10 + 35 + 10 + 40 + 5 + 85 + 10 = 205), the wait's own
+  // 80 and three launch calls of 5. The FP32 matmul is off the critical path: no Tensor
+  // Core finding, whatever its time.
+  ASSERT_EQ(a.critical_path.size(), 1u);
+  EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 1000 * us);
+  ASSERT_EQ(a.recommendations.size(), 3u) << a.recommendations[0].text;
+  EXPECT_EQ(a.recommendations[0].id, "launch_bound");
+  EXPECT_EQ(a.recommendations[0].saving_ns, 715 * us);
+  EXPECT_EQ(a.recommendations[1].id, "host_bound");
+  EXPECT_EQ(a.recommendations[1].saving_ns, 205 * us);
+  EXPECT_EQ(a.recommendations[2].id, "synchronizations");
+  EXPECT_EQ(a.recommendations[2].saving_ns, 80 * us);
+  EXPECT_NE(a.recommendations[2].text.find("cudaStreamSynchronize under aten::_local_scalar_dense"), std::string::npos);
   const std::string json = RenderJson(a, ReportOptions{});
   EXPECT_NE(json.find("\"kernel_time_share\": 0.285714"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"saving_us\": 100,"), std::string::npos);
+  EXPECT_NE(json.find("\"saving_us\": 715,"), std::string::npos);
 
-  // The same with Tensor Core kernels for the matmul, and no synchronization: no finding.
-  Analysis b =
+  // The synchronization waits for the FP32 matmul [30, 430): the path goes through it.
+  // Walked back: the step's own [500, 1000), the operator after the wait [440, 500), the
+  // wait's own [430, 440), the matmul [30, 430), its wait for its launch [20, 30),
+  // aten::mm [10, 20), the step [0, 10). The matmul's 400 us off the Tensor Cores: half
+  // of it is the saving.
+  Analysis c =
       AnalyzeText("[" + Step(1000) + "," + Op("aten::mm", 10, 100, 1) + "," + Runtime("cudaLaunchKernel", 20, 5, 1, 1) +
-                  "," + Kernel("sm90_xmma_gemm_bf16bf16", 30, 200, 1) + "]");
-  EXPECT_EQ(b.tensor_cores.tensor_core_ns, 200 * us);
-  EXPECT_TRUE(b.recommendations.empty()) << b.recommendations[0].text;
+                  "," + Kernel(fp32, 30, 400, 1) + "," + Op("aten::_local_scalar_dense", 400, 100, 4) + "," +
+                  Runtime("cudaStreamSynchronize", 410, 30, 4, 4) + "]");
+  ASSERT_EQ(c.critical_path.size(), 1u);
+  EXPECT_EQ(c.critical_path[0].bound_ns[static_cast<int>(Bound::kGpuCompute)], 400 * us);
+  EXPECT_EQ(c.critical_path[0].bound_ns[static_cast<int>(Bound::kLaunch)], 10 * us);
+  EXPECT_EQ(c.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 590 * us);
+  const Recommendation* tc_finding = Finding(c, "tensor_cores");
+  ASSERT_NE(tc_finding, nullptr);
+  EXPECT_EQ(tc_finding->saving_ns, 200 * us);
+  // No deviceProperties: the advice says what it depends on.
+  EXPECT_NE(tc_finding->text.find("compute capability 8.0 or later, which the trace does not say"), std::string::npos)
+      << tc_finding->text;
+  // The host held the rest: 500 + 10 of the step's own time, 10 of the launch wait, 60 +
+  // 10 of the operators, the wait's own 10. The wait serialised the 560 us after it (500
+  // of the step, 60 of the operator) behind the 400 us of device work: without it they
+  // overlap, and min(560, 400) = 400 moves from those causes to the synchronizations, in
+  // proportion: 500 * 400 / 560 = 357.142 from the step's (Python), 60 * 400 / 560 =
+  // 42.857 from the operators' (in whole nanoseconds, rounded down).
+  ASSERT_NE(Finding(c, "synchronizations"), nullptr);
+  EXPECT_EQ(Finding(c, "synchronizations")->saving_ns, 10000 + 357142 + 42857);
+  ASSERT_NE(Finding(c, "launch_bound"), nullptr);
+  EXPECT_EQ(Finding(c, "launch_bound")->saving_ns, 510000 - 357142 + 10000);
+  EXPECT_EQ(Finding(c, "host_bound"), nullptr);  // 70 - 42.857 = 27.143 us: under 5% of the step
+  int64_t savings = 0;
+  for (const Recommendation& r : c.recommendations) savings += r.saving_ns;
+  EXPECT_LE(savings, 1000 * us);
+
+  // The same with Tensor Core kernels for the matmul: no Tensor Core finding.
+  Analysis b = AnalyzeText(
+      "[" + Step(1000) + "," + Op("aten::mm", 10, 100, 1) + "," + Runtime("cudaLaunchKernel", 20, 5, 1, 1) + "," +
+      Kernel("sm90_xmma_gemm_bf16bf16", 30, 400, 1) + "," + Op("aten::_local_scalar_dense", 400, 100, 4) + "," +
+      Runtime("cudaStreamSynchronize", 410, 30, 4, 4) + "]");
+  EXPECT_EQ(b.tensor_cores.tensor_core_ns, 400 * us);
+  EXPECT_EQ(Finding(b, "tensor_cores"), nullptr);
 }
 
-// Ten launches 100 us apart, each call 10 us and its kernel 2 us: the device waits on
-// the host 9 x 98 us = 882 us of the 1000 us step, and every kernel is shorter than its
-// call: launch-bound. With 20 us kernels the calls are no longer longer than the work:
-// bound by the host, not by launches.
+// Tensor Core kernels by name (each pattern's source: kernel_ops.cc), the ones the H100 and
+// A100 libraries write among them, and the FP32 ones that only look like them.
+TEST(DeviceTime, TensorCoreKernelNames) {
+  for (const char* tc : {"sdpa_sm80_flash_fprop_wmma_f16_knob_3_64x64x16_4x1x1_kernel0_0",
+                         "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_kernel0_0",
+                         "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_kernel0_0",
+                         "nvjet_sm90_tst_128x128_64x6_2x1_v_bz_NNT",
+                         "void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_f16_128x64_64x6_nt_align8>(Params)",
+                         "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64",
+                         "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
+                         "void nvcuda_wmma_gemm_kernel<half>(int)", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_relu"}) {
+    EXPECT_TRUE(analysis::IsTensorCoreKernel(tc)) << tc;
+  }
+  for (const char* cuda_cores :
+       {"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x64x8_stage3_warpsize2x2x1_ffma_aligna4_execute_kernel",
+        "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm80>)",
+        "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(Params)",
+        "void gemmSN_TN_kernel<float, 128, 16, 2, 4, 10, 11, false>(Params)", "vectorized_elementwise_kernel"}) {
+    EXPECT_FALSE(analysis::IsTensorCoreKernel(cuda_cores)) << cuda_cores;
+  }
+}
+
+// What the GPU can do decides the precision advice: TF32 and bfloat16 from compute
+// capability 8.0 on, FP16 on 7.x (a V100), nothing before (no Tensor Cores).
+TEST(DeviceTime, TensorCoreAdviceFollowsTheComputeCapability) {
+  const std::string fp32 = "sm70_xmma_gemm_f32f32_f32f32_f32_nn_n_ffma_execute_kernel";
+  auto trace = [&](const char* major, const char* minor) {
+    return AnalyzeText(std::string(R"({"deviceProperties": [{"id": 0, "name": "GPU", "computeMajor": )") + major +
+                       R"(, "computeMinor": )" + minor + R"(}], "traceEvents": [)" + Step(1000) + "," +
+                       Op("aten::mm", 10, 100, 1) + "," + Runtime("cudaLaunchKernel", 20, 5, 1, 1) + "," +
+                       Kernel(fp32, 30, 400, 1) + "," + Op("aten::_local_scalar_dense", 400, 100, 4) + "," +
+                       Runtime("cudaStreamSynchronize", 410, 30, 4, 4) + "]}");
+  };
+  const Analysis volta = trace("7", "0"), hopper = trace("9", "0");
+  const Recommendation* v100 = Finding(volta, "tensor_cores");
+  ASSERT_NE(v100, nullptr);
+  EXPECT_NE(v100->text.find("torch.float16"), std::string::npos) << v100->text;
+  EXPECT_EQ(v100->text.find("bfloat16)"), std::string::npos) << v100->text;
+  EXPECT_EQ(v100->text.find("allow_tf32"), std::string::npos) << v100->text;
+  const Recommendation* h100 = Finding(hopper, "tensor_cores");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_NE(h100->text.find("allow_tf32"), std::string::npos) << h100->text;
+  EXPECT_EQ(Finding(trace("6", "1"), "tensor_cores"), nullptr);  // Pascal: no Tensor Cores
+}
+
+// Ten launches 100 us apart, each call 10 us and its kernel 2 us (or 20): the device waits
+// on the host, and the host is the critical path: the step's own time (no operator open)
+// 900 us and the ten calls' 100 us. With each call inside an operator of 30 us, 20 of each
+// are the operators'.
 TEST(DeviceTime, LaunchBoundAndHostBound) {
-  auto trace = [&](int kernel_us) {
+  auto trace = [&](int kernel_us, bool ops) {
     std::string t = "[" + Step(1000);
     for (int i = 0; i < 10; ++i) {
-      t += "," + Runtime("cudaLaunchKernel", 100 * i + 10, 10, i + 1, 0) + "," +
+      if (ops) t += "," + Op("aten::k", 100 * i + 5, 30, i + 1);
+      t += "," + Runtime("cudaLaunchKernel", 100 * i + 10, 10, i + 1, ops ? i + 1 : 0) + "," +
            Kernel("k", 100 * i + 25, kernel_us, i + 1);
     }
     return AnalyzeText(t + "]");
   };
-  Analysis a = trace(2);
+  Analysis a = trace(2, false);
   const Recommendation* l = Finding(a, "launch_bound");
   ASSERT_NE(l, nullptr);
-  EXPECT_EQ(l->saving_ns, 9 * 98 * us);
+  EXPECT_EQ(l->saving_ns, 1000 * us);
   EXPECT_NE(l->text.find("10 of 10 launches"), std::string::npos) << l->text;
   EXPECT_EQ(Finding(a, "host_bound"), nullptr);
-  Analysis b = trace(20);
-  EXPECT_EQ(Finding(b, "launch_bound"), nullptr);
+  EXPECT_NE(Finding(trace(20, false), "launch_bound")->text.find("0 of 10 launches"), std::string::npos);
+  Analysis b = trace(2, true);
+  ASSERT_NE(Finding(b, "launch_bound"), nullptr);
+  EXPECT_EQ(Finding(b, "launch_bound")->saving_ns, 800 * us);
   const Recommendation* h = Finding(b, "host_bound");
   ASSERT_NE(h, nullptr);
-  EXPECT_EQ(h->saving_ns, 9 * 80 * us);
+  EXPECT_EQ(h->saving_ns, 200 * us);
+  EXPECT_NE(h->text.find("aten::k"), std::string::npos) << h->text;
 }
 
 // Without ProfilerStep the one step is the host-side work's span, [0, 500) here: of the
@@ -362,7 +465,8 @@ TEST(DeviceTime, WithStackCaveatAndWorkWithoutALaunch) {
   };
   Analysis a = trace(true);
   ASSERT_GE(a.recommendations.size(), 2u);
-  EXPECT_EQ(a.recommendations.front().id, "tensor_cores");
+  // The host never waits for the 900 us kernel: the Python step after aten::mm is the path.
+  EXPECT_EQ(a.recommendations.front().id, "launch_bound");
   EXPECT_EQ(a.recommendations.back().id, "with_stack");
   EXPECT_EQ(a.recommendations.back().saving_ns, 0);
   EXPECT_EQ(Finding(a, "dataloader"), nullptr);
@@ -374,7 +478,8 @@ TEST(DeviceTime, WithStackCaveatAndWorkWithoutALaunch) {
   EXPECT_EQ(b.tensor_cores.kernel_ns, 905 * us);
 }
 
-// gloo with a GPU in the trace: a finding with the steps' communication time; nccl: none.
+// gloo with a GPU in the trace: a finding with the critical path's time in the collective
+// (gloo runs it on the host: 400 us of the path); nccl: none.
 TEST(DeviceTime, GlooWithCudaTensors) {
   auto trace = [&](const char* backend) {
     return AnalyzeText(std::string(R"({"distributedInfo": {"backend": ")") + backend +

@@ -100,15 +100,15 @@ TEST(Ranks, EightRanksOneSlow) {
   EXPECT_EQ(a.median_step_ns, 1000 * us);
   EXPECT_EQ(a.median_compute_ns, 1500 * us);
   // Largest excess first: compute (+50%), then the median step (+25%).
-  ASSERT_EQ(a.stragglers.size(), 2u);
-  EXPECT_EQ(a.stragglers[1].rank, 5u);
-  EXPECT_EQ(a.stragglers[1].metric, "step_time");
-  EXPECT_DOUBLE_EQ(a.stragglers[1].excess, 0.25);
-  EXPECT_EQ(a.stragglers[1].part, "kernel");
-  EXPECT_EQ(a.stragglers[1].part_delta_ns, 250 * us);
-  EXPECT_EQ(a.stragglers[0].rank, 5u);
-  EXPECT_EQ(a.stragglers[0].metric, "compute");
-  EXPECT_DOUBLE_EQ(a.stragglers[0].excess, 0.5);
+  ASSERT_EQ(a.slow_ranks.size(), 2u);
+  EXPECT_EQ(a.slow_ranks[1].rank, 5u);
+  EXPECT_EQ(a.slow_ranks[1].metric, "step_time");
+  EXPECT_DOUBLE_EQ(a.slow_ranks[1].excess, 0.25);
+  EXPECT_EQ(a.slow_ranks[1].part, "kernel");
+  EXPECT_EQ(a.slow_ranks[1].part_delta_ns, 250 * us);
+  EXPECT_EQ(a.slow_ranks[0].rank, 5u);
+  EXPECT_EQ(a.slow_ranks[0].metric, "compute");
+  EXPECT_DOUBLE_EQ(a.slow_ranks[0].excess, 0.5);
   // Collectives, by spread: the host all_reduce (450us vs 90us), then its kernel (360 vs 120).
   ASSERT_EQ(a.collectives.size(), 2u);
   EXPECT_EQ(a.collectives[0].kind, "host");
@@ -131,13 +131,13 @@ TEST(Ranks, EightRanksOneSlow) {
   }
   // So rank 5 is late: the seven others wait 120us per step for it (over 5% of the 1000us
   // median step), most in the host all_reduce, and its own step spends it in kernels.
-  ASSERT_EQ(a.late.size(), 1u);
-  EXPECT_EQ(a.late[0].rank, 5u);
-  EXPECT_EQ(a.late[0].waiters, (std::vector<size_t>{0, 1, 2, 3, 4, 6, 7}));
-  EXPECT_EQ(a.late[0].waited_ns, 120 * us);
-  EXPECT_EQ(a.late[0].collective, "nccl:all_reduce");
-  EXPECT_EQ(a.late[0].part, "kernel");
-  EXPECT_EQ(a.late[0].part_delta_ns, 250 * us);
+  ASSERT_EQ(a.stragglers.size(), 1u);
+  EXPECT_EQ(a.stragglers[0].rank, 5u);
+  EXPECT_EQ(a.stragglers[0].waiters, (std::vector<size_t>{0, 1, 2, 3, 4, 6, 7}));
+  EXPECT_EQ(a.stragglers[0].waited_ns, 120 * us);
+  EXPECT_EQ(a.stragglers[0].collective, "nccl:all_reduce");
+  EXPECT_EQ(a.stragglers[0].part, "kernel");
+  EXPECT_EQ(a.stragglers[0].part_delta_ns, 250 * us);
   // Step N on every rank: rank 5 is 250us slower each time.
   ASSERT_EQ(a.steps.size(), 3u);
   for (int k = 0; k < 3; ++k) {
@@ -184,8 +184,8 @@ TEST(Ranks, PastAHandfulOfRanksTheTextShowsSpreads) {
   EXPECT_EQ(step->p90, 1000 * us);  // the 36th of 40 sorted values
   EXPECT_EQ(step->max, 1250 * us);
   EXPECT_EQ(step->max_rank, 5u);
-  ASSERT_EQ(a.late.size(), 1u);
-  EXPECT_EQ(a.late[0].waiters.size(), 39u);
+  ASSERT_EQ(a.stragglers.size(), 1u);
+  EXPECT_EQ(a.stragglers[0].waiters.size(), 39u);
   const std::string text = RenderRanksText(a, ReportOptions{});
   std::istringstream lines(text);
   size_t rows = 0;
@@ -211,8 +211,8 @@ TEST(Ranks, WithoutDistributedInfoRanksAreThePositions) {
   EXPECT_EQ(r.analysis.ranks[0].rank, 0);
   EXPECT_EQ(r.analysis.ranks[0].file, options.inputs[0]);
   EXPECT_EQ(r.analysis.ranks[1].rank, 1);
-  EXPECT_TRUE(r.analysis.stragglers.empty());
-  EXPECT_TRUE(r.analysis.late.empty());  // no collectives: nobody waits
+  EXPECT_TRUE(r.analysis.slow_ranks.empty());
+  EXPECT_TRUE(r.analysis.stragglers.empty());  // no collectives: nobody waits
 }
 
 // Three ranks in one all-reduce: rank 0 arrives at 0 and leaves at 100, rank 1 at 60 and

@@ -270,7 +270,8 @@ TEST(Cli, ConvertWritesAProfileInEveryForm) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "");
     auto d = DecodeProfile(ReadFile(dir.path() + "/a.pb.gz"));
-    EXPECT_EQ(d.stacks.at("pid=1,tid=1|a"), (std::vector<int64_t>{1, 5000, 5000}));
+    // calls, wall, work, and critical: one thread, no device: the step waited on all of it.
+    EXPECT_EQ(d.stacks.at("pid=1,tid=1|a"), (std::vector<int64_t>{1, 5000, 5000, 5000}));
   }
 }
 
@@ -289,9 +290,9 @@ TEST(Cli, ManyRanksInOneProfile) {
   ASSERT_EQ(r.status, 0) << r.err;
   auto d = DecodeProfile(ReadFile(out));
   EXPECT_EQ(d.problem, "");
-  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 5000, 5000}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=3,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 9000, 9000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 5000, 5000, 5000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=3,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000, 7000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 9000, 9000, 9000}));
 
   // A repeated rank: the inputs' positions label them apart, with a warning.
   std::string again = dir.Write("again.json", RankTrace(3, 11));
@@ -299,8 +300,8 @@ TEST(Cli, ManyRanksInOneProfile) {
   ASSERT_EQ(r.status, 0);
   EXPECT_NE(r.err.find("warning: distributedInfo.rank is missing or repeated"), std::string::npos);
   d = DecodeProfile(ReadFile(out));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 11000, 11000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000, 7000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 11000, 11000, 11000}));
 
   // One unreadable input fails the command with its name; nothing is written.
   std::string bad = dir.Write("bad.json", "not json");
@@ -373,7 +374,7 @@ TEST(Cli, ManyRanksStreamThroughAnyNumberOfThreads) {
     auto d = DecodeProfile(bytes);
     for (int rank = 0; rank < 9; ++rank) {
       EXPECT_EQ(d.stacks.at("pid=1,rank=" + std::to_string(8 - rank) + ",tid=1|step"),
-                (std::vector<int64_t>{1, (10 + rank) * 1000, (10 + rank) * 1000}));
+                (std::vector<int64_t>{1, (10 + rank) * 1000, (10 + rank) * 1000, (10 + rank) * 1000}));
     }
   }
   std::string late = dir.Write("late.json", "[{\"ph\": \"X\"");

@@ -306,8 +306,18 @@ class Checks(Tally):
             problems.append(f'pprof -top names the profile {first!r}')
         raw, model = Raw(out), Model(trace)
         problems += self.check_default(trace, model)
+        # critical: each analysed step's critical path, where there are steps; its total is the
+        # steps' time as analyze's step table counts it (every nanosecond of a step once).
+        steps = json.loads(subprocess.run([self.binary, 'analyze', '--format', 'json', trace],
+                                          capture_output=True).stdout or b'{}').get('steps', [])
         want_types = ['calls', 'wall', 'work'] + (['gpu'] if model.gpu_total else []) + (
+            ['critical'] if steps else []) + (
             ['alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space'] if model.alloc else [])
+        if steps and 'critical' in raw.types:
+            got = sum(raw.value(smp, 'critical') for smp in raw.samples)
+            want = sum(ns(s['total_us']) for s in steps)
+            if got != want:
+                problems.append(f'critical total {got} ns, the steps\' {want} ns')
         if model.alloc and raw.types == want_types:
             alloc, inuse = collections.Counter(), collections.Counter()
             for smp in raw.samples:

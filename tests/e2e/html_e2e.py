@@ -294,9 +294,9 @@ class Checks(Tally):
         if any(hidden for hidden, c in rows):
             problems.append('the ranks table hides ranks (it shows every one, as JSON and CSV)')
         late = dom.tables.get('late-table', [])
-        if [c[0] for h, c in late] != [str(x['rank']) for x in report['late_ranks']]:
+        if [c[0] for h, c in late] != [str(x['rank']) for x in report['stragglers']]:
             problems.append(f'late table {late}')
-        if [c[0] for h, c in dom.tables.get('slow-table', [])] != [str(x['rank']) for x in report['stragglers']]:
+        if [c[0] for h, c in dom.tables.get('slow-table', [])] != [str(x['rank']) for x in report['slow_ranks']]:
             problems.append('slow ranks differ from JSON')
         charts = 2 if len(report['ranks']) <= 16 else 0
         if dom.charts != charts:

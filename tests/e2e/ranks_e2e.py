@@ -309,7 +309,7 @@ class Checks(Tally):
         problems = []
         # Rank 5: median step 1300us against 1000us (+30%), compute 2700us against 1800us (+50%),
         # set apart by its kernel part (900us against 600us per step); the other parts move with it.
-        got = [(s['rank'], s['metric'], s['excess'], s['part'], s['part_delta_us']) for s in j['stragglers']]
+        got = [(s['rank'], s['metric'], s['excess'], s['part'], s['part_delta_us']) for s in j['slow_ranks']]
         want = [(5, 'compute', Decimal('0.5'), 'kernel', Decimal('300')),
                 (5, 'step_time', Decimal('0.3'), 'kernel', Decimal('300'))]
         if got != want:
@@ -354,7 +354,7 @@ class Checks(Tally):
         paths = late_rank_set(source, work, late=2, gap=Decimal(gap_us))
         j = json.loads(self.analyze('--format', 'json', *paths), parse_float=Decimal)
         problems = []
-        late = j['late_ranks']
+        late = j['stragglers']
         if len(late) != 1:
             problems.append(f'late ranks {late}')
         else:
@@ -368,8 +368,8 @@ class Checks(Tally):
         waits = [Decimal(r['wait_us']) for r in j['ranks']]
         if waits[2] != 0 or any(abs(w - gap_us) > gap_us / 100 for k, w in enumerate(waits) if k != 2):
             problems.append(f'waits per step {waits}')
-        if j['stragglers']:  # every rank's step is as long: no slow rank by step time
-            problems.append(f'slow ranks {j["stragglers"]}')
+        if j['slow_ranks']:  # every rank's step is as long: no slow rank by step time
+            problems.append(f'slow ranks {j["slow_ranks"]}')
         text = self.analyze(*paths)
         line = 'rank 2 arrives last: ranks 0 1 3 wait 20.0ms per step for it in gloo:all_reduce;\n' \
                '  its step spends other +20.0ms per step above the other ranks\' median'
@@ -385,10 +385,10 @@ class Checks(Tally):
         late = [os.path.join(d, f'ddp_gloo_4ranks_late2_rank{r}.pt.trace.json.gz') for r in range(4)]
         j = json.loads(self.analyze('--format', 'json', *late), parse_float=Decimal)
         problems = []
-        l = j['late_ranks'][0] if len(j['late_ranks']) == 1 else {}
+        l = j['stragglers'][0] if len(j['stragglers']) == 1 else {}
         if (l.get('rank'), l.get('waiters'), l.get('collective'), l.get('part')) != (2, '0 1 3', 'gloo:all_reduce',
                                                                                      'other'):
-            problems.append(f'late ranks {j["late_ranks"]}')
+            problems.append(f'late ranks {j["stragglers"]}')
         elif abs(Decimal(l['part_delta_us']) - 30000) > 30000 * Decimal('0.05'):
             problems.append(f'its other part +{l["part_delta_us"]} us per step, slept 30000')
         elif not 30000 * Decimal('0.95') <= Decimal(l['waited_us']) <= 30000 * Decimal('1.2'):
@@ -396,10 +396,10 @@ class Checks(Tally):
         self.report('real 4 ranks, rank 2 sleeping 30 ms: the straggler, its waiters and its part', problems)
         uneven = [os.path.join(d, f'ddp_gloo_4ranks_uneven1_rank{r}.pt.trace.json.gz') for r in range(4)]
         j = json.loads(self.analyze('--format', 'json', *uneven), parse_float=Decimal)
-        slow = [(x['rank'], x['metric'], x['part']) for x in j['stragglers']]
+        slow = [(x['rank'], x['metric'], x['part']) for x in j['slow_ranks']]
         self.report('real 4 ranks, rank 1 on twice the batch: a slow rank in compute, no late rank',
-                    [] if slow == [(1, 'compute', 'kernel')] and not j['late_ranks'] else
-                    [f'slow {slow}, late {j["late_ranks"]}'])
+                    [] if slow == [(1, 'compute', 'kernel')] and not j['stragglers'] else
+                    [f'slow {slow}, late {j["stragglers"]}'])
         return late
 
     def run(self, *args, ok=True):
@@ -494,7 +494,7 @@ class Checks(Tally):
         self.summaries(f'{n} ranks made from 2', traces, work, [[], ['--format', 'json']])
         j = json.loads(self.analyze('--format', 'json', *traces), parse_float=Decimal)
         problems = []
-        l = j['late_ranks'][0] if j['late_ranks'] else {}
+        l = j['stragglers'][0] if j['stragglers'] else {}
         expect = sorted(big - g for r, g in gaps.items() if r != late)[(n - 1) // 2] / 1000
         if l.get('rank') != late or len(l.get('waiters', '').split()) != n - 1:
             problems.append(f'late {str(l)[:200]}')
@@ -529,7 +529,7 @@ def main():
     for sub in ('job', 'late', 'late_map', 'real', 'ddp', 'job_map', 'errors'):
         os.makedirs(os.path.join(work, sub))
     csv_tables = [['--format', 'csv', '--table', t] for t in
-                  ('ranks', 'spreads', 'late_ranks', 'stragglers', 'collectives', 'step_alignment')]
+                  ('ranks', 'spreads', 'stragglers', 'slow_ranks', 'collectives', 'step_alignment')]
     every = [[], ['--format', 'json']] + csv_tables
     checks = (
         lambda: c.compare_with_hta('DDP gloo 2 ranks', ddp),

@@ -130,6 +130,11 @@ struct TraceModel {
   std::vector<std::vector<int64_t>> StepBoundaries() const;
 };
 
+// Runtime and driver calls that block the host until the device has done its work
+// (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cudaMemcpy and their
+// driver and HIP names): analyze's synchronizations and the critical path's host waits.
+bool IsSyncCall(std::string_view name);
+
 // A device's name, the one rule for every output ("cuda:0", "mtia:17"; the type alone
 // without an id): streams, memory timelines and deviceProperties are named by it, so that
 // the three join. torch names ROCm devices cuda, and so does this.

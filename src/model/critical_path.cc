@@ -1,0 +1,547 @@
+#include "model/critical_path.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string_view>
+#include <tuple>
+
+#include "convert/frame_names.h"
+#include "model/innermost.h"
+
+namespace torch2pprof {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+// What is innermost on a device stream at each instant, by the lane builder's rule
+// (InnermostClock): stretches in time order; one ends where the next begins or where its
+// event ends, whichever is first (12 bytes a stretch).
+class Innermost {
+ public:
+  Innermost(const Trace& t, std::vector<uint32_t> events);
+  size_t size() const { return start_.size(); }
+  int64_t start(size_t i) const { return start_[i]; }
+  int64_t end(size_t i) const {
+    const int64_t e = (*intervals_)[key_[i]].end_ns;
+    return i + 1 < start_.size() ? std::min(e, start_[i + 1]) : e;
+  }
+  uint32_t key(size_t i) const { return key_[i]; }
+  // The stretch holding instant t (start < t <= end); else covering is false and the
+  // result is the last stretch before t (-1: none). *hint: the caller's last answer here.
+  int64_t At(int64_t t, bool* covering, size_t* hint) const;
+
+ private:
+  const std::vector<Interval>* intervals_ = nullptr;
+  std::vector<int64_t> start_;
+  std::vector<uint32_t> key_;
+};
+
+}  // namespace
+
+Stretch HostTimeline::Before(int64_t t, size_t* hint) const {
+  Stretch s;
+  // The piece that started last before t: a few steps from the hint, else searched.
+  int64_t i = -1;
+  if (hint && *hint < p_.size()) {
+    int64_t at = static_cast<int64_t>(*hint);
+    for (int step = 0; step < 16 && at >= 0; ++step) {
+      if (p_[static_cast<size_t>(at)].start_ns >= t) {
+        --at;
+      } else if (static_cast<size_t>(at) + 1 < p_.size() && p_[static_cast<size_t>(at) + 1].start_ns < t) {
+        ++at;
+      } else {
+        i = at;
+        break;
+      }
+    }
+    if (at < 0) i = -1, hint = nullptr, s.end = kMin;
+  }
+  if (i < 0) {
+    auto it = std::lower_bound(p_.begin(), p_.end(), t, [](const Piece& x, int64_t v) { return x.start_ns < v; });
+    i = (it - p_.begin()) - 1;
+  }
+  if (hint) *hint = static_cast<size_t>(std::max<int64_t>(i, 0));
+  if (i < 0) {
+    s.end = kMin;
+    return s;
+  }
+  // From there up its parents to the first still open at t; the one below it on the way
+  // is its last child to end before t.
+  int64_t child = -1;
+  while (i >= 0 && p_[static_cast<size_t>(i)].end_ns < t) child = i, i = p_[static_cast<size_t>(i)].parent;
+  if (i < 0) {
+    s.end = p_[static_cast<size_t>(child)].end_ns;
+    return s;
+  }
+  s.found = true;
+  s.piece = static_cast<uint32_t>(i);
+  s.start = child >= 0 ? p_[static_cast<size_t>(child)].end_ns : p_[static_cast<size_t>(i)].start_ns;
+  s.end = p_[static_cast<size_t>(i)].end_ns;
+  return s;
+}
+
+Stretch HostTimeline::After(int64_t t) const {
+  Stretch s;
+  auto it = std::upper_bound(p_.begin(), p_.end(), t, [](int64_t v, const Piece& x) { return v < x.start_ns; });
+  const int64_t next = it == p_.end() ? std::numeric_limits<int64_t>::max() : it->start_ns;
+  int64_t i = (it - p_.begin()) - 1, child = -1;
+  while (i >= 0 && p_[static_cast<size_t>(i)].end_ns <= t) child = i, i = p_[static_cast<size_t>(i)].parent;
+  if (i < 0) {
+    s.end = next;
+    return s;
+  }
+  const Piece& piece = p_[static_cast<size_t>(i)];
+  s.found = true;
+  s.piece = static_cast<uint32_t>(i);
+  s.start = child >= 0 ? p_[static_cast<size_t>(child)].end_ns : piece.start_ns;
+  // A piece that starts inside it before its end is its next child: it stops being the
+  // innermost there.
+  s.end = std::min(piece.end_ns, next);
+  return s;
+}
+
+HostTimeline::Cursor::Cursor(const HostTimeline& tl, int64_t t) : p_(tl.p_), at_(t) {
+  auto it = std::upper_bound(p_.begin(), p_.end(), t, [](int64_t v, const Piece& x) { return v < x.start_ns; });
+  next_ = static_cast<size_t>(it - p_.begin());
+  for (int64_t i = static_cast<int64_t>(next_) - 1; i >= 0; i = p_[static_cast<size_t>(i)].parent) {
+    if (p_[static_cast<size_t>(i)].end_ns > t) open_.push_back(static_cast<uint32_t>(i));
+  }
+  std::reverse(open_.begin(), open_.end());
+}
+
+void HostTimeline::Cursor::Settle() {
+  while (!open_.empty() && p_[open_.back()].end_ns <= at_) open_.pop_back();
+  // Pieces nest: one that starts inside the innermost lies in it.
+  for (; next_ < p_.size() && p_[next_].start_ns <= at_; ++next_) {
+    if (p_[next_].end_ns > at_) open_.push_back(static_cast<uint32_t>(next_));
+  }
+}
+
+Stretch HostTimeline::Cursor::Next() {
+  Stretch s;
+  s.start = at_;
+  const int64_t next = next_ < p_.size() ? p_[next_].start_ns : std::numeric_limits<int64_t>::max();
+  if (open_.empty()) {
+    s.end = next;
+  } else {
+    s.found = true;
+    s.piece = open_.back();
+    s.end = std::min(p_[open_.back()].end_ns, next);
+  }
+  at_ = s.end;
+  if (at_ != std::numeric_limits<int64_t>::max()) Settle();
+  return s;
+}
+
+Innermost::Innermost(const Trace& t, std::vector<uint32_t> events) : intervals_(&t.intervals) {
+  // In start order, an enclosing event before those it holds (equal starts: the later is
+  // the deeper).
+  std::stable_sort(events.begin(), events.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(t.intervals[a].start_ns, a) < std::tie(t.intervals[b].start_ns, b);
+  });
+  struct Open {
+    int64_t end_ns;
+    uint32_t event;
+  };
+  InnermostClock<Open> clock;
+  int64_t last_end = kMin;
+  auto credit = [&](const Open& o, int64_t ns) {
+    const int64_t from = clock.now();
+    if (!key_.empty() && key_.back() == o.event && last_end == from) {
+      last_end = from + ns;  // the same event on: one stretch
+      return;
+    }
+    start_.push_back(from);
+    key_.push_back(o.event);
+    last_end = from + ns;
+  };
+  for (const uint32_t e : events) {
+    clock.AdvanceTo(t.intervals[e].start_ns, credit);
+    clock.Push(Open{t.intervals[e].end_ns, e});
+  }
+  clock.Finish(credit);
+}
+
+int64_t Innermost::At(int64_t t, bool* covering, size_t* hint) const {
+  for (size_t i : {*hint, *hint - 1}) {
+    if (i < start_.size() && start_[i] < t && (i + 1 == start_.size() || start_[i + 1] >= t)) {
+      *hint = i;
+      *covering = end(i) >= t;
+      return static_cast<int64_t>(i);
+    }
+  }
+  auto it = std::lower_bound(start_.begin(), start_.end(), t);  // the first stretch starting at or after t
+  if (it == start_.begin()) {
+    *covering = false;
+    return -1;
+  }
+  const int64_t i = (it - start_.begin()) - 1;
+  *hint = static_cast<size_t>(i);
+  *covering = end(static_cast<size_t>(i)) >= t;
+  return i;
+}
+
+struct CriticalPathWalker::Impl {
+  struct End {
+    int64_t end;
+    uint32_t event, lane;
+  };
+
+  // One walk's own state: its segments, its window's start, and where it last looked on
+  // each lane.
+  struct State {
+    std::vector<CriticalSegment> out;  // latest first
+    int64_t lo = 0;
+    std::vector<size_t> hint;  // by lane
+    End waited{};
+  };
+
+  Impl(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes, const StepWindows& w)
+      : t_(t), m_(m), lanes_(lanes), w_(w) {
+    stacks_of_.assign(t.lanes.size(), -1);
+    for (size_t i = 0; i < lanes.size(); ++i) stacks_of_[lanes[i].lane] = static_cast<int64_t>(i);
+    host_.resize(t.lanes.size());
+    data_loader_.resize(t.lanes.size());
+    device_.resize(t.lanes.size());
+    std::vector<std::vector<uint32_t>> on(t.lanes.size());
+    last_.assign(w.steps.size(), -1);
+    for (uint32_t e = 0; e < t.intervals.size(); ++e) {
+      const Interval& iv = t.intervals[e];
+      if (!IsDeviceRole(m.RoleOf(iv))) continue;
+      on[iv.lane].push_back(e);
+      ends_.push_back(End{iv.end_ns, e, iv.lane});
+      // Each step's last device work: where a step ends on the device, its walk starts there.
+      const int64_t k = w.DeviceStep(t, m, e);
+      if (k < 0) continue;
+      int64_t& l = last_[static_cast<size_t>(k)];
+      if (l < 0 || iv.end_ns > t.intervals[static_cast<size_t>(l)].end_ns) l = e;
+    }
+    for (size_t l = 0; l < on.size(); ++l) {
+      if (!on[l].empty()) device_[l] = std::make_unique<Innermost>(t, std::move(on[l]));
+    }
+    std::sort(ends_.begin(), ends_.end(), [](const End& a, const End& b) { return a.end < b.end; });
+    // What each runtime call launched: a synchronous copy waits for its own copy.
+    for (const Launch& l : m.launches) {
+      if (l.host_event != Launch::kNoEvent) launched_.push_back({l.host_event, l.device_event});
+      if (stacks_of_[l.lane] >= 0) launching_.push_back(l.lane);
+    }
+    std::sort(launched_.begin(), launched_.end());
+    std::sort(launching_.begin(), launching_.end());
+    launching_.erase(std::unique(launching_.begin(), launching_.end()), launching_.end());
+    // The host lanes a walk visits: those that launch device work, and the steps' own.
+    wait_.assign(t.strings.size(), 0);
+    std::vector<int8_t> name_seen(t.strings.size(), 0);
+    auto prepare = [&](uint32_t lane) {
+      if (stacks_of_[lane] < 0 || host_[lane]) return;
+      const LaneStacks& ls = lanes_[static_cast<size_t>(stacks_of_[lane])];
+      host_[lane] = std::make_unique<HostTimeline>(ls);
+      // Which pieces lie in a DataLoader's next(), and which names are blocking waits
+      // (the thread waits for another: run_backward, a queue's get, a lock).
+      std::vector<bool>& dl = data_loader_[lane];
+      dl.assign(ls.pieces.size(), false);
+      for (size_t p = 0; p < ls.pieces.size(); ++p) {
+        const Interval& iv = t_.intervals[ls.pieces[p].interval];
+        const Role r = m_.RoleOf(iv);
+        dl[p] = ((r == Role::kOperator || r == Role::kUserAnnotation) && m_.Has(iv, kDataLoaderName)) ||
+                (ls.pieces[p].parent >= 0 && dl[static_cast<size_t>(ls.pieces[p].parent)]);
+        if (!name_seen[iv.name]) {
+          name_seen[iv.name] = 1;
+          wait_[iv.name] = IsBlockingWaitEvent(t_.strings.Get(iv.name)) ? 1 : 0;
+        }
+      }
+    };
+    for (uint32_t lane : launching_) prepare(lane);
+    for (const StepWindow& sw : w.steps) prepare(sw.lane);
+  }
+
+  size_t steps() const { return w_.steps.size(); }
+
+  StepCriticalPath Walk(size_t k, State& st) const {
+    const StepWindow& w = w_.steps[k];
+    st.out.clear();
+    if (st.hint.size() != t_.lanes.size()) st.hint.assign(t_.lanes.size(), 0);
+    st.lo = w.start;
+    int64_t t = w.end;
+    uint32_t lane = w.lane;
+    bool on_device = false;
+    const int64_t last = last_[k];
+    if (last >= 0 && t_.intervals[static_cast<size_t>(last)].end_ns >= w.end) {
+      lane = t_.intervals[static_cast<size_t>(last)].lane;
+      on_device = true;
+    }
+    int stuck = 0;  // moves between lanes at one instant: a cycle is cut after a few
+    while (t > st.lo) {
+      const int64_t before = t;
+      if (on_device) {
+        DeviceStep(st, w, &lane, &t, &on_device);
+      } else {
+        HostStep(st, &lane, &t, &on_device, stuck >= 3, w.lane);
+      }
+      stuck = t < before ? 0 : stuck + 1;
+      if (stuck > 8) {  // nothing explains the time: the step's own thread's
+        Emit(st, st.lo, t, w.lane, CriticalSegment::kNoEvent, -1, Bound::kCpu);
+        break;
+      }
+    }
+    StepCriticalPath path;
+    for (auto it = st.out.rbegin(); it != st.out.rend(); ++it) {
+      if (!path.segments.empty()) {
+        CriticalSegment& back = path.segments.back();
+        if (back.end_ns == it->start_ns && back.lane == it->lane && back.event == it->event &&
+            back.piece == it->piece && back.bound == it->bound) {
+          back.end_ns = it->end_ns;
+          continue;
+        }
+      }
+      path.segments.push_back(*it);
+    }
+    for (const CriticalSegment& s : path.segments) {
+      path.length_ns += s.end_ns - s.start_ns;
+      path.by_bound[static_cast<int>(s.bound)] += s.end_ns - s.start_ns;
+    }
+    return path;
+  }
+
+  const HostTimeline* Host(uint32_t lane) const { return host_[lane].get(); }
+
+  const LaneStacks* StacksOf(uint32_t lane) const {
+    return stacks_of_[lane] >= 0 ? &lanes_[static_cast<size_t>(stacks_of_[lane])] : nullptr;
+  }
+
+ private:
+  static void Emit(State& st, int64_t start, int64_t end, uint32_t lane, uint32_t event, int32_t piece, Bound bound) {
+    start = std::max(start, st.lo);
+    if (start < end) st.out.push_back(CriticalSegment{start, end, lane, event, piece, bound});
+  }
+
+  // The device event that ended last in (after, upto], on a lane other than `except`
+  // (UINT32_MAX: any), launched before `launched_before` (kMin: any); else nullptr.
+  const End* LastEnd(int64_t after, int64_t upto, uint32_t except, int64_t launched_before) const {
+    auto it = std::upper_bound(ends_.begin(), ends_.end(), upto, [](int64_t v, const End& e) { return v < e.end; });
+    while (it != ends_.begin()) {
+      --it;
+      if (it->end <= after) return nullptr;
+      if (it->lane == except) continue;
+      if (launched_before != kMin) {
+        const Launch* l = m_.LaunchOf(it->event);
+        if (l && l->ts_ns >= launched_before) continue;
+      }
+      return &*it;
+    }
+    return nullptr;
+  }
+
+  // The device work a host call at [call_start, t] waited for, or nullptr: a
+  // synchronization waits for the last work to end while it ran; a copy call for its own copy.
+  const End* WaitedFor(State& st, uint32_t call, int64_t t) const {
+    const Interval& iv = t_.intervals[call];
+    if (m_.RoleOf(iv) != Role::kRuntime) return nullptr;
+    const std::string_view name = t_.strings.Get(iv.name);
+    if (IsSyncCall(name)) return LastEnd(iv.start_ns, t, UINT32_MAX, iv.start_ns);
+    if (name.find("emcpy") == std::string_view::npos) return nullptr;  // Memcpy, memcpy
+    auto it = std::lower_bound(launched_.begin(), launched_.end(), std::make_pair(call, uint32_t{0}));
+    const End* best = nullptr;
+    for (; it != launched_.end() && it->first == call; ++it) {
+      const Interval& d = EventAt(t_, it->second);
+      if (d.end_ns > iv.start_ns && d.end_ns <= t && (!best || d.end_ns > best->end)) {
+        st.waited = End{d.end_ns, it->second, d.lane};
+        best = &st.waited;
+      }
+    }
+    return best;
+  }
+
+  // Whether a thread whose innermost piece is this one does no work of its own: a
+  // blocking wait, or the step's own span with nothing under it (it marks time; torch 1.x
+  // records nothing on the main thread while the autograd thread runs the backward pass).
+  bool Idle(const LaneStacks& ls, uint32_t piece) const {
+    const Interval& iv = t_.intervals[ls.pieces[piece].interval];
+    return wait_[iv.name] == 1 || m_.Has(iv, kStepName);
+  }
+
+  // Whether `lane` works at t: a piece open there that is not idle.
+  bool Works(State& st, uint32_t lane, int64_t t) const {
+    const HostTimeline* tl = Host(lane);
+    if (!tl) return false;
+    const Stretch s = tl->Before(t, &st.hint[lane]);
+    return s.found && !Idle(*StacksOf(lane), s.piece);
+  }
+
+  // Another thread of the process that works at t, where this one waits or has nothing
+  // open: the threads that launch device work first, then the step's own; UINT32_MAX: none.
+  uint32_t Busy(State& st, uint32_t lane, int64_t t, uint32_t step_lane) const {
+    const int32_t process = m_.lanes[lane].process;
+    for (uint32_t other : launching_) {
+      if (other != lane && m_.lanes[other].process == process && Works(st, other, t)) return other;
+    }
+    return step_lane != lane && Works(st, step_lane, t) ? step_lane : UINT32_MAX;
+  }
+
+  // The latest instant before t at which another thread of the process stopped working:
+  // a wait or a gap on this thread is put down to it only back to there. kMin: none.
+  int64_t LastBusyEnd(State& st, uint32_t lane, int64_t t, uint32_t step_lane) const {
+    const int32_t process = m_.lanes[lane].process;
+    int64_t last = kMin;
+    auto from = [&](uint32_t other) {
+      if (other == lane || m_.lanes[other].process != process) return;
+      const HostTimeline* tl = Host(other);
+      if (!tl) return;
+      const LaneStacks& ls = *StacksOf(other);
+      // Back over the other thread's waits and idle time, a bounded number of them.
+      int64_t at = t;
+      for (int looked = 0; looked < 256 && at > last; ++looked) {
+        const Stretch s = tl->Before(at, &st.hint[other]);
+        if (!s.found) {
+          at = s.end;
+        } else if (Idle(ls, s.piece)) {
+          at = s.start;
+        } else {
+          last = std::max(last, at);
+          return;
+        }
+      }
+    };
+    for (uint32_t other : launching_) from(other);
+    from(step_lane);
+    return last;
+  }
+
+  void HostStep(State& st, uint32_t* lane, int64_t* t, bool* on_device, bool no_jump, uint32_t step_lane) const {
+    const HostTimeline* tl = Host(*lane);
+    Stretch here;
+    if (tl) {
+      here = tl->Before(*t, &st.hint[*lane]);
+    } else {
+      here.end = kMin;
+    }
+    const LaneStacks* ls = StacksOf(*lane);
+    const bool idle = !here.found || Idle(*ls, here.piece);
+    if (idle && !no_jump) {
+      // The thread waits, or has nothing open: the step goes on where a thread works.
+      const uint32_t other = Busy(st, *lane, *t, step_lane);
+      if (other != UINT32_MAX) {
+        *lane = other;
+        return;
+      }
+      if (!here.found && *lane != step_lane) {
+        *lane = step_lane;
+        return;
+      }
+    }
+    // Idle time is this thread's only back to when another stopped working.
+    const int64_t others = idle ? LastBusyEnd(st, *lane, *t, step_lane) : kMin;
+    if (!here.found) {
+      // Nothing open on the thread: its own time, no event to put it down to.
+      const int64_t from = std::max(here.end == kMin ? st.lo : here.end, others);
+      Emit(st, from, *t, *lane, CriticalSegment::kNoEvent, -1, Bound::kCpu);
+      *t = std::max(from, st.lo);
+      return;
+    }
+    const uint32_t piece = here.piece;
+    const uint32_t event = ls->pieces[piece].interval;
+    if (!no_jump) {
+      if (const End* d = WaitedFor(st, event, *t)) {
+        // The host waited in the call until the device finished d: the time after d's end
+        // is the call's own, the time before is the device's.
+        Emit(st, d->end, *t, *lane, event, static_cast<int32_t>(piece), Bound::kCpu);
+        *t = std::max(d->end, st.lo);
+        *lane = d->lane;
+        *on_device = true;
+        return;
+      }
+    }
+    const Bound bound = data_loader_[*lane][piece] ? Bound::kDataLoading : Bound::kCpu;
+    const int64_t from = std::max(here.start, others);
+    Emit(st, from, *t, *lane, event, static_cast<int32_t>(piece), bound);
+    *t = std::max(from, st.lo);
+  }
+
+  void DeviceStep(State& st, const StepWindow& w, uint32_t* lane, int64_t* t, bool* on_device) const {
+    const Innermost* leaves = device_[*lane].get();
+    bool covering = false;
+    const int64_t k = leaves ? leaves->At(*t, &covering, &st.hint[*lane]) : -1;
+    if (!covering) {  // the stream idled: what happened then was the host's
+      *lane = w.lane;
+      *on_device = false;
+      return;
+    }
+    const uint32_t e = leaves->key(static_cast<size_t>(k));
+    const int64_t start = leaves->start(static_cast<size_t>(k));
+    const Interval& d = t_.intervals[e];
+    const bool comm = m_.RoleOf(d) == Role::kKernel && m_.Has(d, kNcclName);
+    Emit(st, start, *t, *lane, e, -1, comm ? Bound::kGpuCommunication : Bound::kGpuCompute);
+    *t = std::max(start, st.lo);
+    if (*t <= st.lo || start != d.start_ns) return;
+    // Why it started then: the later of its launch and the end of the work before it on
+    // the stream.
+    int64_t prev_end = kMin;
+    uint32_t prev = UINT32_MAX;
+    if (k > 0 && leaves->end(static_cast<size_t>(k - 1)) <= *t) {
+      prev_end = leaves->end(static_cast<size_t>(k - 1));
+      prev = leaves->key(static_cast<size_t>(k - 1));
+    }
+    const Launch* l = m_.LaunchOf(e);
+    const int64_t ready_launch = l ? l->ts_ns : kMin;
+    if (l && ready_launch >= prev_end) {
+      // It waited for the host to launch it: the launch's delay, then the host before it.
+      Emit(st, ready_launch, *t, *lane, e, -1, Bound::kLaunch);
+      *t = std::max(std::min(ready_launch, *t), st.lo);
+      *lane = l->lane;
+      *on_device = false;
+      return;
+    }
+    if (prev == UINT32_MAX) {  // no launch and nothing before it: the host's time
+      *lane = w.lane;
+      *on_device = false;
+      return;
+    }
+    if (*t - prev_end > kStreamWaitNs) {
+      // A long gap no launch explains: work on another stream it waited for.
+      if (const End* x = LastEnd(prev_end, *t, *lane, kMin)) {
+        Emit(st, x->end, *t, *lane, prev, -1, Bound::kKernelKernel);
+        *t = std::max(x->end, st.lo);
+        *lane = x->lane;
+        return;
+      }
+    }
+    Emit(st, prev_end, *t, *lane, prev, -1, Bound::kKernelKernel);
+    *t = std::max(prev_end, st.lo);
+  }
+
+  const Trace& t_;
+  const TraceModel& m_;
+  const std::vector<LaneStacks>& lanes_;
+  const StepWindows& w_;
+  std::vector<int64_t> stacks_of_;                       // by lane: index into lanes_, or -1
+  std::vector<std::unique_ptr<HostTimeline>> host_;      // by lane: launching and step lanes
+  std::vector<std::vector<bool>> data_loader_;           // by lane, by piece: inside a DataLoader
+  std::vector<std::unique_ptr<Innermost>> device_;       // by lane
+  std::vector<End> ends_;                                // device events by end
+  std::vector<int64_t> last_;                            // by step: its last device event, or -1
+  std::vector<std::pair<uint32_t, uint32_t>> launched_;  // (runtime call, device event), sorted
+  std::vector<uint32_t> launching_;                      // host lanes that launch device work
+  std::vector<int8_t> wait_;                             // by name id: a blocking wait
+};
+
+CriticalPathWalker::CriticalPathWalker(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,
+                                       const StepWindows& windows)
+    : impl_(std::make_unique<Impl>(t, m, lanes, windows)) {}
+CriticalPathWalker::~CriticalPathWalker() = default;
+size_t CriticalPathWalker::steps() const { return impl_->steps(); }
+StepCriticalPath CriticalPathWalker::Walk(size_t step) const {
+  Impl::State st;
+  return impl_->Walk(step, st);
+}
+void CriticalPathWalker::WalkAll(Executor& ex, const std::function<void(size_t, const StepCriticalPath&)>& each) const {
+  // Steps in blocks, a walk state per block.
+  const size_t n = impl_->steps(), block = 8;
+  ParallelFor(ex, (n + block - 1) / block, [&](size_t b) {
+    Impl::State st;
+    for (size_t k = b * block; k < std::min(n, (b + 1) * block); ++k) each(k, impl_->Walk(k, st));
+  });
+}
+const HostTimeline* CriticalPathWalker::Host(uint32_t lane) const { return impl_->Host(lane); }
+const LaneStacks* CriticalPathWalker::StacksOf(uint32_t lane) const { return impl_->StacksOf(lane); }
+
+}  // namespace torch2pprof

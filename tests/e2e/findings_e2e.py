@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Findings a user can act on, end to end on every real trace: each step's critical path
+covers the step (its categories add up to its length, which is the step's time), the
+findings' savings add up to at most the analysed steps' time (they never share a
+microsecond), no finding holds a placeholder, and the pprof `critical` samples add up to
+the same; and where the truth is known, the findings say it: a compiled model is not told
+to compile, a graphed one not to capture graphs, a V100 gets no TF32 or bfloat16 advice,
+multistream's host wait names its synchronous copy, the DDP ranks get a communication
+finding and the late rank is the straggler.
+
+Prints one line per check and 'N passed, N failed' last.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import Tally, ns  # noqa: E402
+
+PLACEHOLDER = re.compile(r'<[a-z_]+>')  # '<operator>', '<kernel>': never a name from the trace
+
+
+def analyze(binary, *paths):
+    r = subprocess.run([binary, 'analyze', '--format', 'json', *paths], capture_output=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def text_of(j, rec_id):
+    return ' '.join(r['text'] for r in j.get('recommendations', []) if r['id'] == rec_id)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--testdata', required=True)
+    ap.add_argument('--no-shared', action='store_true')
+    a = ap.parse_args()
+    c = Tally()
+    real = os.path.join(a.testdata, 'real')
+    traces = sorted(glob.glob(os.path.join(real, '*.json*')) + glob.glob(os.path.join(real, 'torch211', '*.pt.trace.json.gz')))
+    shared = os.path.join(os.path.dirname(os.path.abspath(a.testdata)), '..', 'shared', 'traces')
+    if not a.no_shared and os.path.isdir(shared):
+        have = {os.path.basename(t) for t in traces}
+        traces += sorted(t for t in glob.glob(os.path.join(shared, '*.json*')) + glob.glob(
+            os.path.join(shared, 'torch211', '*.pt.trace.json.gz'))
+                         if os.path.basename(t) not in have and 'gpt2_big' not in t)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for t in traces:
+            name = os.path.basename(t)
+            j = analyze(a.binary, t)
+            if j is None:
+                c.report(f'{name}: analyze --format json', ['failed'])
+                continue
+            results[name] = j
+            problems = []
+            steps = j['steps']
+            cp = j['critical_path']
+            if len(cp) != len(steps):
+                problems.append(f'{len(cp)} critical paths for {len(steps)} steps')
+            for s, p in zip(steps, cp):
+                parts = sum(ns(v) for v in p['bound_by'].values())
+                if not (parts == ns(p['length_us']) == ns(s['total_us'])):
+                    problems.append(f'{p["step"]}: categories {parts} ns, length {p["length_us"]}, step {s["total_us"]}')
+                if p['bound_by_most'] != max(p['bound_by'], key=lambda k: ns(p['bound_by'][k])):
+                    problems.append(f'{p["step"]}: bound_by_most {p["bound_by_most"]}')
+            total = sum(ns(s['total_us']) for s in steps)
+            savings = sum(ns(r['saving_us']) for r in j['recommendations'])
+            if savings > total:
+                problems.append(f'savings {savings} ns over the steps\' {total} ns')
+            holes = [r['text'][:80] for r in j['recommendations'] if PLACEHOLDER.search(r['text'])]
+            if holes:
+                problems.append(f'placeholders in {holes}')
+            # convert's critical samples: the same paths, under the stacks that caused them.
+            out = os.path.join(tmp, 'c.folded')
+            r = subprocess.run([a.binary, 'convert', '--format', 'folded', '--sample-type', 'critical', t, out],
+                               capture_output=True)
+            if steps:
+                got = sum(int(line.rsplit(' ', 1)[1]) for line in open(out) if line.strip()) if r.returncode == 0 else -1
+                if got != total:
+                    problems.append(f'convert\'s critical samples add up to {got} ns, the steps to {total}')
+            c.report(f'{name}: {len(steps)} steps covered by their critical paths, savings {savings / 1e6:.1f} of '
+                     f'{total / 1e6:.1f} ms', problems)
+
+        def check(trace, what, ok, detail=''):
+            if trace in results:
+                c.report(f'{trace}: {what}', [] if ok(results[trace]) else [detail or 'no'])
+
+        check('lm_compile.pt.trace.json.gz', 'a compiled model is not told to compile, but what remains',
+              lambda j: 'Fuse small operations and cut Python overhead with torch.compile' not in
+              json.dumps(j['recommendations']) and 'already compiled' in text_of(j, 'launch_bound'))
+        check('cudagraph.pt.trace.json.gz', 'a graphed model is not told to capture graphs',
+              lambda j: 'capture the step in CUDA graphs' not in json.dumps(j['recommendations']) and
+              all('already replays CUDA graphs' in r['text'] for r in j['recommendations'] if r['id'] == 'launch_bound'))
+        v100 = 'hta__ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz'
+        check(v100, 'a V100 (compute capability 7.0) gets FP16, never TF32 or bfloat16, advice',
+              lambda j: 'torch.float16' in text_of(j, 'tensor_cores') and
+              'dtype=torch.bfloat16' not in json.dumps(j) and 'allow_tf32 = True' not in json.dumps(j))
+        check('multistream.pt.trace.json.gz', "the host wait's finding names the synchronous copy",
+              lambda j: 'meanwhile the launching thread was in synchronous copies' in text_of(j, 'pageable_copies'))
+        check('multistream.pt.trace.json.gz', 'its FP32 matmuls, off the critical path, are no finding',
+              lambda j: not text_of(j, 'tensor_cores'))
+        # The ranks' own findings.
+        ddp = sorted(glob.glob(os.path.join(real, 'torch211', 'ddp_gloo_2ranks_rank*.pt.trace.json.gz')))
+        j = analyze(a.binary, *ddp)
+        comm = [r for r in (j or {}).get('recommendations', []) if r['id'] == 'communication']
+        c.report('two DDP ranks over gloo: a communication finding with its share and what limits it',
+                 [] if comm and 'of each step' in comm[0]['text'] and 'use the nccl backend' in comm[0]['text']
+                 else [f'{(j or {}).get("recommendations")}'])
+        late = sorted(glob.glob(os.path.join(real, 'torch211', 'ddp_gloo_4ranks_late2_rank*.pt.trace.json.gz')))
+        j = analyze(a.binary, *late) or {}
+        ok = ([s['rank'] for s in j.get('stragglers', [])] == [2] and
+              any(r['id'] == 'straggler' and r['text'].startswith('Rank 2 is the straggler')
+                  for r in j.get('recommendations', [])) and
+              sum(ns(r['saving_us']) for r in j.get('recommendations', [])) <= ns(j.get('median_step_us', 0)))
+        c.report('four DDP ranks, rank 2 late: JSON stragglers names it, its finding first, savings within a step',
+                 [] if ok else [f'{j.get("stragglers")} {j.get("recommendations")}'])
+    return c.summary()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -19,11 +19,11 @@ _torch2pprof() {
   case "$cmd" in
     convert)
       opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats
-        --force --all-frames" ;;
+        --force --all-frames --max-snapshot-items" ;;
     analyze)
-      opts="$common --format --top --table --group-by --stats --straggler-threshold" ;;
+      opts="$common --format --top --table --group-by --stats --straggler-threshold --max-snapshot-items" ;;
     compare)
-      opts="$common --format --fail-on --noise-aware --output --top --group-by --force" ;;
+      opts="$common --format --fail-on --noise-aware --output --top --group-by --force --max-snapshot-items" ;;
     summarize)
       opts="$common --output --stats --force" ;;
     help)

@@ -430,8 +430,11 @@ struct SnapshotOom {
   int64_t requested_bytes = 0;
   int64_t device_free_bytes = -1;   // what the device had free; -1 not recorded
   int64_t allocated_bytes = 0;      // replayed at the event
-  std::vector<SnapshotSite> sites;  // live at the event, most bytes first
+  std::vector<SnapshotSite> sites;  // live at the event, most bytes first (see kOomSites)
 };
+// Out-of-memory events of a device whose live blocks are read out (each is a replay of
+// the device's ring): the first and the last kOomSites / 2; those between keep their numbers.
+inline constexpr size_t kOomSites = 64;
 
 // Allocated and reserved bytes after a stretch of the ring, for the timeline.
 struct SnapshotLevel {

@@ -54,6 +54,9 @@ struct ConvertOptions {
   // forward op that created it, below a "[backward] Node" frame.
   bool thread_stacks = false;
   bool all_frames = false;  // memory snapshots: keep the interpreter's and the allocator's own frames
+  // Memory snapshots: the segments, blocks and ring entries one may hold once its shared
+  // references are expanded; 0: 2^22 and a quarter of the pickle's bytes.
+  uint64_t max_snapshot_items = 0;
   // Traces: the `critical` sample type, each step's critical path under the stacks that
   // caused it (docs/reference.md, "Critical path").
   bool critical = true;
@@ -88,6 +91,7 @@ struct AnalyzeOptions {
   bool allow_truncated = false;
   bool group_by_shape = false;        // operators by name and Input Dims
   bool per_step = false;              // per-step operator and kernel times (what Compare needs)
+  uint64_t max_snapshot_items = 0;    // as ConvertOptions::max_snapshot_items
   double straggler_threshold = 0.05;  // a rank summary: as AnalyzeRanksOptions::threshold
   Progress* progress = nullptr;       // where given, kept up to date
   // Called with the input's kind as soon as its first bytes are read, before any work: a
@@ -110,8 +114,9 @@ AnalyzeResult Analyze(const AnalyzeOptions& options);
 // peak and out-of-memory events with the code holding memory there (docs/reference.md,
 // "Memory snapshots"). Throws Error (kInput) for a file that is no snapshot.
 struct AnalyzeSnapshotOptions {
-  std::string input;             // a snapshot (.pickle, .pickle.gz)
-  Progress* progress = nullptr;  // where given, kept up to date
+  std::string input;                // a snapshot (.pickle, .pickle.gz)
+  uint64_t max_snapshot_items = 0;  // as ConvertOptions::max_snapshot_items
+  Progress* progress = nullptr;     // where given, kept up to date
 };
 struct AnalyzeSnapshotResult {
   SnapshotAnalysis analysis;
@@ -173,6 +178,7 @@ struct CompareRunsOptions {
   int threads = 0;
   bool strict = false;                   // traces: an unreadable event is an error
   bool allow_truncated = false;          // traces: a trace cut off mid-write keeps its complete events
+  uint64_t max_snapshot_items = 0;       // as ConvertOptions::max_snapshot_items
   std::string diff_output;               // the pprof diff (.pb.gz); "" none
   bool force = false;                    // as ConvertOptions::force
   bool remove_output_on_signal = false;  // as ConvertOptions::remove_output_on_signal

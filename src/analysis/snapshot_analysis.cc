@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <unordered_map>
 
 #include "model/memory_replay.h"
 
@@ -13,11 +14,14 @@ namespace {
 // Stretches of the ring the timeline keeps at most: enough for a chart's width.
 constexpr size_t kTimelinePoints = 2000;
 
-// Live blocks summed by site, most bytes first.
+// Live blocks summed by site, most bytes first; a stack's site is found once.
 std::vector<SnapshotSite> Sites(const MemorySnapshot& s, const std::vector<LiveBlock>& live) {
   std::map<std::string, SnapshotSite> by;
+  std::unordered_map<uint32_t, std::string> site_of;
   for (const LiveBlock& b : live) {
-    std::string site = StackSite(s, b.stack);
+    auto [it, added] = site_of.try_emplace(b.stack);
+    if (added) it->second = StackSite(s, b.stack);
+    std::string site = it->second;
     if (b.kind == LiveBlock::kFreedLater) site = "[before the window; freed at] " + site;
     SnapshotSite& row = by[site];
     row.site = site;
@@ -40,8 +44,8 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
   for (const DevicePeak& peak : DevicePeaks(s)) {
     SnapshotDevice d;
     d.device = "cuda:" + std::to_string(peak.device);
-    for (const SnapshotSegment& seg : s.segments) {
-      if (seg.device != peak.device) continue;
+    for (const SnapshotSegment* segment : peak.segments) {
+      const SnapshotSegment& seg = *segment;
       ++d.segments;
       d.reserved_bytes += seg.total_size;
       for (const SnapshotBlock& b : seg.blocks) {
@@ -92,8 +96,12 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
         oom.requested_bytes = e.size;
         oom.device_free_bytes = DeviceFree(e);
         oom.allocated_bytes = allocated;
-        oom.sites = Sites(s, LiveAfter(s, peak.device, oom.entry));
         d.ooms.push_back(std::move(oom));
+      }
+    }
+    for (size_t k = 0; k < d.ooms.size(); ++k) {
+      if (k < kOomSites / 2 || k + kOomSites / 2 >= d.ooms.size()) {
+        d.ooms[k].sites = Sites(s, LiveAfter(s, peak.device, peak.segments, d.ooms[k].entry));
       }
     }
     a.devices.push_back(std::move(d));

@@ -30,9 +30,10 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages) {
   return SummarizeRank(trace, model, analysis);
 }
 
-SnapshotAnalysis AnalyzeSnapshotInput(Input& input, Stages& stages, std::vector<std::string>* warnings) {
+SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, Stages& stages,
+                                      std::vector<std::string>* warnings) {
   stages.Begin("read and parse");
-  const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name());
+  const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name(), max_items);
   stages.Begin("analyze");
   SnapshotAnalysis analysis = AnalyzeMemorySnapshot(snapshot);
   for (const SnapshotDevice& d : analysis.devices) {
@@ -104,7 +105,7 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
   result.kind = input.kind();
   if (options.on_input_kind) options.on_input_kind(input.kind());
   if (input.kind() == InputKind::kSnapshot) {
-    result.snapshot = AnalyzeSnapshotInput(input, stages, &result.warnings);
+    result.snapshot = AnalyzeSnapshotInput(input, options.max_snapshot_items, stages, &result.warnings);
     return;
   }
   if (input.kind() == InputKind::kSummary) {  // a rank's part of the report over ranks, even alone
@@ -174,7 +175,7 @@ AnalyzeSnapshotResult AnalyzeSnapshot(const AnalyzeSnapshotOptions& options) {
         if (input.kind() != InputKind::kSnapshot) {
           ThrowInput(input.name(), -1, std::string(InputKindName(input.kind())) + ", not a memory snapshot");
         }
-        result.analysis = api::AnalyzeSnapshotInput(input, stages, &result.warnings);
+        result.analysis = api::AnalyzeSnapshotInput(input, options.max_snapshot_items, stages, &result.warnings);
       });
 }
 

@@ -62,7 +62,7 @@ Run TraceRun(const CompareRunsOptions& options, Input& input, std::atomic<uint64
 Run SnapshotRun(const CompareRunsOptions& options, Input& input, Stages& stages, std::vector<std::string>* warnings) {
   Run run;
   stages.Begin("read and parse");
-  const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name());
+  const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name(), options.max_snapshot_items);
   stages.Begin("analyze");
   run.snapshot = AnalyzeMemorySnapshot(snapshot);
   for (const SnapshotDevice& d : run.snapshot.devices) {

@@ -97,7 +97,7 @@ void ConvertSnapshot(const ConvertOptions& options, Input& input, Stages& stages
                 "pstats holds call times: a memory snapshot converts to pprof (.pb.gz) or folded stacks (.folded)");
   }
   stages.Begin("read and parse");
-  const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name());
+  const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name(), options.max_snapshot_items);
   stages.Begin("aggregate");
   SnapshotProfileOptions profile_options;
   profile_options.all_frames = options.all_frames;

@@ -86,6 +86,7 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   options.input = inputs[0];
   options.threads = args.threads;
   options.strict = args.in.strict;
+  options.max_snapshot_items = static_cast<uint64_t>(args.in.max_snapshot_items);
   options.allow_truncated = args.in.allow_truncated;
   options.group_by_shape = args.group_by == "shape";
   options.straggler_threshold = args.straggler_threshold / 100.0;

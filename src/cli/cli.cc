@@ -34,6 +34,16 @@ void AddInputOptions(CLI::App* cmd, InputArgs* in) {
   cmd->add_flag("--quiet", in->quiet, "No warnings and no progress on stderr (errors still print)");
 }
 
+CLI::Validator WholeNumber(long long min, long long max);
+
+// The commands that read memory snapshots.
+void AddSnapshotOptions(CLI::App* cmd, InputArgs* in) {
+  cmd->add_option("--max-snapshot-items", in->max_snapshot_items,
+                  "Memory snapshots: the segments, blocks and ring entries a snapshot may hold once its shared "
+                  "references are expanded (default: 4194304 and a quarter of the pickle's bytes)")
+      ->check(WholeNumber(1, (1LL << 62)));
+}
+
 // A whole number in [min, max]; anything else gets a plain message, not CLI11's.
 CLI::Validator WholeNumber(long long min, long long max) {
   return CLI::Validator(
@@ -204,6 +214,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   conv->add_flag("--force", convert.force,
                  "Replace an existing output that is no profile, folded stacks or pstats (default: refuse it)");
   AddInputOptions(conv, &convert.in);
+  AddSnapshotOptions(conv, &convert.in);
   conv->footer(
       "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"
       "inclusive) and calls. Also gpu (device time under the launching stack) and alloc_/inuse_ objects and space\n"
@@ -236,6 +247,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                  "and a slow rank's median step or compute time exceeds the median of ranks by more (default 5)")
       ->check(WholeNumber(0, 1000));
   AddInputOptions(an, &analyze.in);
+  AddSnapshotOptions(an, &analyze.in);
   an->footer(
       "Times follow torch-tb-profiler's definitions (docs/tb-semantics.md). JSON times are microseconds exact to the "
       "ns.\n"
@@ -268,6 +280,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->check(WholeNumber(0, 1000000000));
   cmp->add_option("--threads", compare.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
   AddInputOptions(cmp, &compare.in);
+  AddSnapshotOptions(cmp, &compare.in);
   cmp->footer(
       "Steps compare by their median, with a 95% bootstrap interval of its change; '~' marks a change within the\n"
       "noise. Operators, kernels and parts compare per step. Exit status: 0, or 4 when a rule fired.\n"

@@ -15,10 +15,11 @@ inline constexpr int kDefaultTop = 20;
 
 // How broken input is treated; shared by the commands that read traces.
 struct InputArgs {
-  bool strict = false;           // an unreadable event is an error
-  bool allow_truncated = false;  // a trace cut off mid-write keeps its complete events
-  bool progress = false;         // show progress even when stderr is no terminal
-  bool quiet = false;            // no warnings, no progress
+  bool strict = false;             // an unreadable event is an error
+  bool allow_truncated = false;    // a trace cut off mid-write keeps its complete events
+  bool progress = false;           // show progress even when stderr is no terminal
+  bool quiet = false;              // no warnings, no progress
+  int64_t max_snapshot_items = 0;  // memory snapshots: the expansion cap (0: the default)
 };
 
 struct ConvertArgs {

@@ -33,6 +33,7 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   options.group_by_shape = args.group_by == "shape";
   options.threads = args.threads;
   options.strict = args.in.strict;
+  options.max_snapshot_items = static_cast<uint64_t>(args.in.max_snapshot_items);
   options.allow_truncated = args.in.allow_truncated;
   options.diff_output = args.output;
   options.force = args.force;

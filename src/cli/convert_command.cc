@@ -61,6 +61,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
   }
   options.threads = args.threads;
   options.strict = args.in.strict;
+  options.max_snapshot_items = static_cast<uint64_t>(args.in.max_snapshot_items);
   options.allow_truncated = args.in.allow_truncated;
   options.thread_stacks = args.thread_stacks;
   options.all_frames = args.all_frames;

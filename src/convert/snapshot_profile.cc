@@ -127,7 +127,8 @@ class Builder {
   std::unordered_map<uint64_t, uint32_t> children_, samples_;
 };
 
-// Allocated before the ring's first entry, freed after the peak: the stack below is the free's.
+// Allocated before the ring's first entry, freed after the peak: the leaf below the stack
+// of its free, so that what holds the bytes reads as the free's stack in every view.
 constexpr const char* kBeforeWindowFreed = "[allocated before the recorded window; stack of its free]";
 constexpr const char* kUnaccounted = "[the ring and the segments disagree]";
 constexpr const char* kRounding = "[rounding to the block size]";
@@ -137,7 +138,10 @@ constexpr const char* kUncovered = "[reserved, in no block]";
 std::string Bytes(int64_t b) { return std::to_string(b) + " bytes"; }
 
 // The innermost record_function range open at each ring entry's time on the device
-// (external_annotations' START and END; a range ends at the latest open one of its name).
+// (external_annotations' START and END; an END closes the latest open range of its name).
+// The marks are replayed once, in time order, keeping the innermost range after each; an
+// entry reads it at its time (by search where the ring's time goes back): linear in the
+// marks and the ring, whatever their order.
 std::vector<uint32_t> Annotations(const MemorySnapshot& s, int32_t device, const SnapshotRing& ring) {
   std::vector<uint32_t> out(ring.size(), 0);
   std::vector<const SnapshotAnnotation*> marks;
@@ -147,23 +151,37 @@ std::vector<uint32_t> Annotations(const MemorySnapshot& s, int32_t device, const
   if (marks.empty()) return out;
   std::stable_sort(marks.begin(), marks.end(),
                    [](const SnapshotAnnotation* a, const SnapshotAnnotation* b) { return a->time_us < b->time_us; });
+  // The open ranges: names in opening order, closed ones marked so (an END may close one
+  // below the top); per name, its open positions, latest last.
   std::vector<uint32_t> open;
-  size_t next = 0;
+  std::vector<bool> closed;
+  std::unordered_map<uint32_t, std::vector<size_t>> open_of;
+  std::vector<uint32_t> innermost(marks.size() + 1, 0);  // after the first k marks
+  for (size_t k = 0; k < marks.size(); ++k) {
+    const SnapshotAnnotation& m = *marks[k];
+    if (m.start) {
+      open_of[m.name].push_back(open.size());
+      open.push_back(m.name);
+      closed.push_back(false);
+    } else if (auto it = open_of.find(m.name); it != open_of.end() && !it->second.empty()) {
+      closed[it->second.back()] = true;
+      it->second.pop_back();
+    }
+    while (!open.empty() && closed.back()) open.pop_back(), closed.pop_back();
+    innermost[k + 1] = open.empty() ? 0 : open.back();
+  }
+  size_t k = 0;
   int64_t last = std::numeric_limits<int64_t>::min();
   for (size_t i = 0; i < ring.size(); ++i) {
     const int64_t t = ring[i].time_us;
-    if (t < last) open.clear(), next = 0;  // the ring is in time order; where not, start over
-    last = t;
-    for (; next < marks.size() && marks[next]->time_us <= t; ++next) {
-      const SnapshotAnnotation& m = *marks[next];
-      if (m.start) {
-        open.push_back(m.name);
-      } else {
-        auto it = std::find(open.rbegin(), open.rend(), m.name);
-        if (it != open.rend()) open.erase(std::next(it).base());
-      }
+    if (t < last) {  // the ring is in time order; where not, found again by search
+      k = static_cast<size_t>(std::upper_bound(marks.begin(), marks.end(), t,
+                                               [](int64_t v, const SnapshotAnnotation* m) { return v < m->time_us; }) -
+                              marks.begin());
     }
-    out[i] = open.empty() ? 0 : open.back();
+    last = t;
+    while (k < marks.size() && marks[k]->time_us <= t) ++k;
+    out[i] = innermost[k];
   }
   return out;
 }
@@ -217,7 +235,7 @@ Profile SnapshotProfile(const MemorySnapshot& s, const std::vector<DevicePeak>& 
         labels = b.Labels(peak.device, seg.stream, seg.segment_type, seg.pool);
       } else {
         const SnapshotEvent& e = ring[static_cast<size_t>(live.entry)];
-        node = live.kind == LiveBlock::kFreedLater ? b.Node(live.stack, kBeforeWindowFreed) : b.Node(live.stack);
+        node = live.kind == LiveBlock::kFreedLater ? b.Node(live.stack, "", kBeforeWindowFreed) : b.Node(live.stack);
         const SnapshotContext& c = s.contexts[e.context];
         labels = b.Labels(peak.device, c.stream, 0, 0, c.compile_context, annotation[static_cast<size_t>(live.entry)]);
       }

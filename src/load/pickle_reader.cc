@@ -57,8 +57,14 @@ class PickleReader {
         case '.':  // STOP
           if (stack_.size() != 1 || !marks_.empty()) Fail("STOP with " + std::to_string(stack_.size()) + " values");
           d_.root_ = stack_.back();
+          d_.items_.resize(d_.items_used_);
           return std::move(d_);
         case '(':  // MARK
+          if (marks_.size() >= kMaxMarks) {
+            Fail("more than " + std::to_string(kMaxMarks) +
+                 " MARKs open at once: deeper than any pickle Python writes (its containers nest "
+                 "within its recursion limit)");
+          }
           marks_.push_back(stack_.size());
           break;
         case '}':  // EMPTY_DICT
@@ -96,6 +102,7 @@ class PickleReader {
           Need(3);
           const Node v = Pop(), k = Pop();
           std::vector<Node>& items = Items(Top(), PickleData::Kind::kDict);
+          Named(k), Named(v);
           items.push_back(k), items.push_back(Offer(v));
           break;
         }
@@ -104,8 +111,10 @@ class PickleReader {
           if (from == 0 || (stack_.size() - from) % 2) Fail("SETITEMS without a dict or with an odd count");
           std::vector<Node>& items = Items(stack_[from - 1], PickleData::Kind::kDict);
           Reserve(items, stack_.size() - from);
-          for (size_t i = from; i < stack_.size(); i += 2)
+          for (size_t i = from; i < stack_.size(); i += 2) {
+            Named(stack_[i]), Named(stack_[i + 1]);
             items.push_back(stack_[i]), items.push_back(Offer(stack_[i + 1]));
+          }
           stack_.resize(from);
           break;
         }
@@ -196,12 +205,15 @@ class PickleReader {
           if (!marks_.empty() && marks_.back() == stack_.size()) {
             marks_.pop_back();
           } else {
-            Need(1), Pop();
+            Need(1);
+            Discard(Pop());
           }
           break;
-        case '1':  // POP_MARK
-          stack_.resize(PopMark());
+        case '1': {  // POP_MARK
+          const size_t from = PopMark();
+          while (stack_.size() > from) Discard(Pop());
           break;
+        }
         case '2':  // DUP
           Need(1);
           Push(Top());
@@ -262,23 +274,46 @@ class PickleReader {
       if (got == 0) Fail("the stream ends inside a value (a truncated file)");
       end_ += got;
     }
+    // torch's snapshots inflate 9 to 20 times: one that inflates far more is made to take
+    // the machine (a megabyte of gzip that would be gigabytes of one string or of MARKs).
+    const uint64_t inflated = offset_ + end_ - pos_;
+    if (source_.gzipped() && inflated > kInflateFloor && inflated > kMaxInflation * source_.stored_offset()) {
+      ThrowInput(source_.name(), static_cast<int64_t>(offset_),
+                 "not read: a gzipped snapshot that inflates more than " + std::to_string(kMaxInflation) +
+                     " times its size past 64 MiB (" + std::to_string(source_.stored_offset()) + " bytes to " +
+                     std::to_string(inflated) +
+                     " so far; torch's inflate about 20 times): gunzip it to read it as it is");
+    }
   }
 
   Node Add(PickleData::Item item) {
     if (d_.nodes_.size() >= PickleData::kStringBit) Fail("more than 2^30 values held at once");
+    // Values held at once grow with the pickle's bytes, never faster: each costs 16 bytes.
+    if (d_.nodes_.size() >= kHeldFloor + offset_ / 4) {
+      Fail("more than " + std::to_string(d_.nodes_.size()) +
+           " values held at once: more than a quarter of the bytes read (past 2^22), which a snapshot never holds");
+    }
     ++made_;
     d_.nodes_.push_back(item);
     return static_cast<Node>(d_.nodes_.size() - 1);
   }
   Node Value(PickleData::Kind kind, int64_t v) { return Add({kind, 0, v}); }
   Node Container(PickleData::Kind kind) {
-    d_.items_.emplace_back();
-    return Add({kind, static_cast<uint32_t>(d_.items_.size() - 1), 0});
+    if (d_.items_used_ < d_.items_.size()) {
+      d_.items_[d_.items_used_].clear();
+    } else {
+      d_.items_.emplace_back();
+    }
+    return Add({kind, static_cast<uint32_t>(d_.items_used_++), 0});
   }
 
   // A string or bytes of n bytes, read in pieces as they arrive (a length the file does
   // not hold fails at its end, not in an allocation).
   Node Text(PickleData::Kind kind, uint64_t n) {
+    if (n > kMaxString) {
+      Fail("a string of " + std::to_string(n) + " bytes: longer than " + std::to_string(kMaxString) +
+           ", and a snapshot's strings are names, file names and contexts");
+    }
     if (n <= buf_.size()) {  // in the buffer whole: interned from there
       const uint8_t* p = Bytes(static_cast<size_t>(n));
       return Interned(kind, d_.strings_.Intern(std::string_view(reinterpret_cast<const char*>(p), n)));
@@ -317,7 +352,26 @@ class PickleReader {
     return Value(PickleData::Kind::kInt, static_cast<int64_t>(v));
   }
 
-  void Push(Node n) { stack_.push_back(n); }
+  // A value popped and never to be named again: where it is the last one made (a stream
+  // of values pushed and popped), its slot goes.
+  void Discard(Node n) {
+    if (n & kImmediate || n + 1 != d_.nodes_.size()) return;
+    if ((last_named_ != kNoNode && n <= last_named_) || (!stack_.empty() && stack_.back() == n)) return;
+    const PickleData::Kind k = d_.nodes_[n].kind;
+    if (k == PickleData::Kind::kList || k == PickleData::Kind::kTuple || k == PickleData::Kind::kDict) {
+      if (d_.nodes_[n].ref + 1 != d_.items_used_) return;
+      --d_.items_used_;
+    }
+    d_.nodes_.pop_back();
+  }
+
+  void Push(Node n) {
+    if (stack_.size() >= kMaxStack) {
+      Fail("more than " + std::to_string(kMaxStack) +
+           " values on the stack at once: Python's pickler appends and sets items in batches of 1,000");
+    }
+    stack_.push_back(n);
+  }
   Node Pop() {
     const Node n = stack_.back();
     stack_.pop_back();
@@ -336,6 +390,7 @@ class PickleReader {
     return from;
   }
   void Tuple(size_t from) {
+    for (size_t i = from; i < stack_.size(); ++i) Named(stack_[i]);
     const Node t = Container(PickleData::Kind::kTuple);
     d_.items_[d_.nodes_[t].ref].assign(stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
     stack_.resize(from);
@@ -343,6 +398,7 @@ class PickleReader {
   }
   std::vector<Node>& Items(Node n, PickleData::Kind want) {
     if (d_.kind(n) != want) Fail(want == PickleData::Kind::kList ? "APPEND to no list" : "SETITEM on no dict");
+    if (n == PickleData::kEmptyList) Fail("APPEND to an empty list already placed in another");
     return d_.items_[d_.nodes_[n].ref];
   }
   // The memo by index: a pickler numbers what it stores from 0 (MEMOIZE) and never past
@@ -351,8 +407,14 @@ class PickleReader {
   void Put(uint32_t index) {
     Need(1);
     if (index > made_) Fail("a memo index beyond the values read");
-    if (index >= memo_.size()) memo_.resize(static_cast<size_t>(index) + 1, kNoNode);
+    if (index >= memo_.size()) {
+      // Grown by half, not doubled: a pickler memoizes every container and string, so the
+      // memo is as long as the pickle has objects.
+      if (index >= memo_.capacity()) memo_.reserve(std::max<size_t>(index + 1, memo_.capacity() / 2 * 3 + 1024));
+      memo_.resize(static_cast<size_t>(index) + 1, kNoNode);
+    }
     memo_[index] = Top();
+    Named(Top());
     if (sink_ && !(Top() & kImmediate)) {
       puts_.push_back({index, Top()});
       const PickleData::Kind k = d_.kind(Top());
@@ -370,9 +432,15 @@ class PickleReader {
     if (!sink_ || v & kImmediate) return v;
     const PickleData::Kind k = d_.kind(v);
     if (k != PickleData::Kind::kDict && k != PickleData::Kind::kList) return v;
+    if (k == PickleData::Kind::kList && d_.items_[d_.nodes_[v].ref].empty()) {
+      const int64_t memo = d_.nodes_[v].value;
+      if (memo > 0 && memo_[static_cast<size_t>(memo - 1)] == v)
+        memo_[static_cast<size_t>(memo - 1)] = PickleData::kEmptyList;
+      return PickleData::kEmptyList;
+    }
     const std::optional<uint32_t> entry = sink_->Take(d_, v);
     if (!entry) return v;
-    if (*entry >= PickleData::kEntryBit) Fail("more than 2^31 entries");
+    if (*entry >= PickleData::kEntryBit - 2) Fail("more than 2^31 - 2 entries");
     // From now on the memo names the entry (a frame shared by many stacks, a stack by an
     // alloc and its free), so the value can go as soon as nothing else holds it.
     const int64_t memo = d_.nodes_[v].value;
@@ -396,6 +464,7 @@ class PickleReader {
     Node first = kNoNode;
     for (size_t i = from; i < stack_.size(); ++i) {
       const Node v = stack_[i], item = Offer(v);
+      Named(v);
       items.push_back(item);
       if (!(item & PickleData::kEntryBit)) {
         all = false;
@@ -427,7 +496,7 @@ class PickleReader {
       if (!(n & kImmediate)) keep = std::max(keep, n + 1);  // the stack's values stay
     }
     if (keep >= d_.nodes_.size()) return;
-    size_t items_cut = d_.items_.size();
+    size_t items_cut = d_.items_used_;
     for (size_t n = keep; n < d_.nodes_.size(); ++n) {
       const PickleData::Kind k = d_.nodes_[n].kind;
       if (k == PickleData::Kind::kList || k == PickleData::Kind::kTuple || k == PickleData::Kind::kDict) {
@@ -435,10 +504,15 @@ class PickleReader {
       }
     }
     d_.nodes_.resize(keep);
-    d_.items_.resize(items_cut);
+    d_.items_used_ = items_cut;
     sink_->Forget(keep);
   }
 
+  static constexpr size_t kMaxMarks = 65536;
+  static constexpr uint64_t kHeldFloor = uint64_t{1} << 22;
+  static constexpr size_t kMaxStack = size_t{1} << 24;
+  static constexpr uint64_t kMaxString = uint64_t{64} << 20;
+  static constexpr uint64_t kMaxInflation = 256, kInflateFloor = uint64_t{64} << 20;
   ByteSource& source_;
   std::vector<uint8_t> buf_;
   size_t pos_ = 0, end_ = 0;
@@ -448,6 +522,12 @@ class PickleReader {
   static constexpr Node kNoNode = ~Node{0};
   static constexpr Node kImmediate = PickleData::kEntryBit | PickleData::kStringBit;  // nodes that hold no slot
   std::vector<Node> memo_;
+  // The highest value the memo or a container ever named (kNoNode: none): no value at or
+  // below it is discarded (a DUP's copy is the only other way to hold one: on the stack).
+  Node last_named_ = kNoNode;
+  void Named(Node n) {
+    if (!(n & kImmediate) && (last_named_ == kNoNode || n > last_named_)) last_named_ = n;
+  }
   PickleSink* sink_;
   uint64_t made_ = 0;  // values made, those dropped included: what the memo's indices may reach
   struct MemoStore {

@@ -25,13 +25,20 @@ class PickleData {
   // A node is a value's slot, or holds what it names itself: an entry (its number) or a
   // string (its id), so that a string, however often named again, holds no slot.
   static constexpr Node kEntryBit = Node{1} << 31, kStringBit = Node{1} << 30;
+  // An empty list placed in a container while reading with a sink (a segment's frames,
+  // an empty ring): one node for all, so that none pins the values read around it.
+  static constexpr Node kEmptyList = kEntryBit | (kEntryBit - 2);  // no sink's entry number
 
   Node root() const { return root_; }
   size_t size() const { return nodes_.size(); }
   // Any number names a value: one past the values (left in a container by a hostile
   // stream after a sink's values were dropped) is None.
   Kind kind(Node n) const {
-    return n & kEntryBit ? Kind::kEntry : n & kStringBit ? Kind::kString : Slot(n) ? nodes_[n].kind : Kind::kNone;
+    return n == kEmptyList  ? Kind::kList
+           : n & kEntryBit  ? Kind::kEntry
+           : n & kStringBit ? Kind::kString
+           : Slot(n)        ? nodes_[n].kind
+                            : Kind::kNone;
   }
   uint32_t Entry(Node n) const { return n & ~kEntryBit; }
   // The value of a kBool or kInt node (others: 0); of a kFloat node, Float.
@@ -59,7 +66,10 @@ class PickleData {
     int64_t value;  // kBool, kInt; kFloat: the double's bits; containers: memo index + 1, 0 none
   };
   std::vector<Item> nodes_;
+  // Containers' items; those from items_used_ on are free, kept for their capacity (a
+  // snapshot's millions of small dicts come and go as they are taken).
   std::vector<std::vector<Node>> items_;
+  size_t items_used_ = 0;
   StringTable strings_;
   Node root_ = 0;
 };
@@ -72,7 +82,7 @@ class PickleData {
 class PickleSink {
  public:
   virtual ~PickleSink() = default;
-  // The container's number as an entry (below 2^31), or none to leave it a value; its
+  // The container's number as an entry (below 2^31 - 2), or none to leave it a value; its
   // items are set (an item may be an entry). May throw Error.
   virtual std::optional<uint32_t> Take(const PickleData& data, PickleData::Node container) = 0;
   // Values from `first` on are gone: their numbers will name other values.

@@ -4,7 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -77,8 +77,55 @@ struct SnapshotContext {
   uint32_t compile_context = 0;  // strings; 0 absent
 };
 
-// A device's ring in chunks: no copy of millions of entries as it grows.
-using SnapshotRing = std::deque<SnapshotEvent>;
+// A device's ring in chunks of at most 4,096 entries, each grown as a vector: millions of
+// entries are never copied as the ring grows (a chunk is), a short ring costs its entries,
+// and an empty one allocates nothing (a snapshot may list many empty rings).
+class SnapshotRing {
+ public:
+  static constexpr size_t kChunk = 4096;
+  SnapshotRing() = default;
+  SnapshotRing(std::initializer_list<SnapshotEvent> events) {
+    for (const SnapshotEvent& e : events) push_back(e);
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const SnapshotEvent& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  SnapshotEvent& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  const SnapshotEvent& front() const { return (*this)[0]; }
+  const SnapshotEvent& back() const { return (*this)[size_ - 1]; }
+  void push_back(const SnapshotEvent& e) {
+    if (chunks_.empty() || chunks_.back().size() == kChunk) chunks_.emplace_back();
+    chunks_.back().push_back(e);
+    ++size_;
+  }
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+
+  class const_iterator {
+   public:
+    const_iterator(const SnapshotRing* r, size_t i) : r_(r), i_(i) {}
+    const SnapshotEvent& operator*() const { return (*r_)[i_]; }
+    const SnapshotEvent* operator->() const { return &(*r_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const SnapshotRing* r_;
+    size_t i_;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  std::vector<std::vector<SnapshotEvent>> chunks_;
+  size_t size_ = 0;
+};
 
 // A record_function range's start or end (external_annotations).
 struct SnapshotAnnotation {
@@ -103,12 +150,12 @@ struct MemorySnapshot {
 
 // The snapshot in a pickle. A value of the wrong type where the format has one is an
 // Error naming the field; fields a version of torch did not write are absent, not errors.
-MemorySnapshot ReadSnapshot(const PickleData& data, const std::string& file);
+// max_items caps the segments, blocks and ring entries once shared references are
+// expanded (0: none).
+MemorySnapshot ReadSnapshot(const PickleData& data, const std::string& file, uint64_t max_items = 0);
 // The same read as the pickle streams in: the rings' entries are taken as they are read,
-// so that memory follows the entries, not the pickle's values.
-MemorySnapshot ReadSnapshot(ByteSource& source, const std::string& file);
-// The snapshot in the file at path (gzipped or not), its bytes as read added to
-// *bytes_read where given. Throws Error (kInput) with the byte offset where one applies.
-MemorySnapshot LoadSnapshot(const std::string& path, std::atomic<uint64_t>* bytes_read = nullptr);
+// so that memory follows the entries, not the pickle's values. max_items 0: 2^22 and a
+// quarter of the pickle's bytes. A gzipped pickle may inflate 256 times past 64 MiB.
+MemorySnapshot ReadSnapshot(ByteSource& source, const std::string& file, uint64_t max_items = 0);
 
 }  // namespace torch2pprof

@@ -39,13 +39,29 @@ bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_
   // frames, the rest of the interpreter's C API (PyMethod_New, _PyObject_MakeTpCall,
   // Py_RunMain) and the C library's start, which _memory_viz leaves between Python frames.
   if (name.find("CachingAllocator::") != std::string_view::npos) return true;
+  // The interpreter's C frames: CPython's sources (recorded with their lines when the
+  // unwinder has its debug information) and its C API by name (without a file).
+  static constexpr std::string_view kCPython[] = {"Objects/", "Python/", "Include/", "Modules/", "Parser/"};
+  const bool c_source = filename.size() > 2 &&
+                        (filename.substr(filename.size() - 2) == ".c" || filename.substr(filename.size() - 2) == ".h");
+  if (c_source) {
+    for (std::string_view dir : kCPython) {
+      const size_t at = filename.find(dir);
+      if (at != std::string_view::npos && (at == 0 || filename[at - 1] == '/')) return true;
+    }
+  }
+  const bool py_api = name.rfind("_Py", 0) == 0 || (name.size() > 2 && name.rfind("Py", 0) == 0 &&
+                                                    (name[2] == '_' || (name[2] >= 'A' && name[2] <= 'Z')));
+  if (py_api && !IsPythonFrame(filename, line)) return true;
   if (name.find("at::detail::empty") != std::string_view::npos) return true;  // the tensor factories
   if (name.find("at::detail::_empty") != std::string_view::npos) return true;
   if (filename.rfind("Register", 0) == 0 || filename.rfind("Redispatch", 0) == 0) return true;
-  if (line == 0) {
-    if (name.rfind("Py", 0) == 0 || name.rfind("_Py", 0) == 0 || name.rfind("__libc_", 0) == 0) return true;
-  }
+  if (line == 0 && name.rfind("__libc_", 0) == 0) return true;
   return false;
+}
+
+bool IsPythonFrame(std::string_view filename, int64_t line) {
+  return line > 0 && filename.size() > 3 && filename.substr(filename.size() - 3) == ".py";
 }
 
 int64_t Requested(const SnapshotBlock& b) { return std::clamp<int64_t>(b.requested_size, 0, b.size); }
@@ -55,6 +71,7 @@ std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s) {
   for (const SnapshotSegment& seg : s.segments) {
     DevicePeak& p = by[seg.device];
     p.device = seg.device;
+    p.segments.push_back(&seg);
     p.reserved_bytes += seg.total_size;
     for (const SnapshotBlock& b : seg.blocks) {
       // The ring records the bytes asked for, not the block's rounded size: the level is
@@ -103,7 +120,7 @@ std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s) {
     }
     if (p.peak_bytes > most_reserved) p.consistent = false;
     // And the blocks live at the peak must make up its level.
-    p.live = LiveAfter(s, device, p.peak_entry);
+    p.live = LiveAfter(s, device, p.segments, p.peak_entry);
     int64_t live = 0;
     for (const LiveBlock& b : p.live) live += b.bytes;
     if (live != p.peak_bytes) p.consistent = false;
@@ -134,20 +151,21 @@ std::string FrameName(const MemorySnapshot& s, uint32_t frame) {
 std::string StackSite(const MemorySnapshot& s, uint32_t stack) {
   const std::vector<uint32_t>& frames = s.stacks[stack];  // innermost first
   for (uint32_t f : frames) {
-    if (s.frames[f].line > 0) return FrameName(s, f);
+    if (IsPythonFrame(s.strings.Get(s.frames[f].filename), s.frames[f].line)) return FrameName(s, f);
   }
   // No Python frame (the autograd engine's threads, C++ callers): the backward node that
-  // ran, else the operator called, else the innermost frame shown; a C++ name without
-  // its parameter list.
+  // ran (a torch::autograd node's apply: generated::MmBackward0, AccumulateGrad), else the
+  // operator called, else the innermost frame shown; a C++ name without its parameter list.
   auto name = [&](uint32_t f) { return s.strings.Get(s.frames[f].name); };
   auto bare = [](std::string_view n) { return std::string(WithoutParameters(n)); };
-  static constexpr std::string_view kNode = "torch::autograd::generated::", kOp = "at::_ops::";
+  static constexpr std::string_view kAutograd = "torch::autograd::", kApply = "::apply", kOp = "at::_ops::";
   for (uint32_t f : frames) {
     const std::string_view n = name(f);
-    if (n.rfind(kNode, 0) == 0 && n.find("::apply(") != std::string_view::npos) {
-      const std::string node = bare(n.substr(kNode.size()));
-      return "[backward] " + node.substr(0, node.rfind("::apply"));
-    }
+    if (n.rfind(kAutograd, 0) != 0) continue;
+    const std::string node = bare(n);
+    if (node.size() <= kApply.size() || node.compare(node.size() - kApply.size(), kApply.size(), kApply) != 0) continue;
+    const std::string cls = node.substr(0, node.size() - kApply.size());
+    return "[backward] " + cls.substr(cls.rfind("::") + 2);
   }
   for (uint32_t f : frames) {
     const std::string_view n = name(f);
@@ -172,7 +190,8 @@ const SnapshotRing& Ring(const MemorySnapshot& s, int32_t device) {
   return device >= 0 && static_cast<size_t>(device) < s.traces.size() ? s.traces[static_cast<size_t>(device)] : kNone;
 }
 
-std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device, int64_t entry) {
+std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device,
+                                 const std::vector<const SnapshotSegment*>& segments, int64_t entry) {
   // Live: the ring's allocs not freed by then; the blocks allocated before the ring and
   // freed after the moment (the ring frees an address it never allocated); the blocks
   // active at the dump whose address the ring never allocates.
@@ -200,12 +219,11 @@ std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device, int64_
   for (size_t i : allocs) {
     out.push_back(LiveBlock{LiveBlock::kRingAlloc, ring[i].size, ring[i].stack, static_cast<int64_t>(i), nullptr});
   }
-  for (const SnapshotSegment& seg : s.segments) {
-    if (seg.device != device) continue;
-    for (const SnapshotBlock& blk : seg.blocks) {
+  for (const SnapshotSegment* seg : segments) {
+    for (const SnapshotBlock& blk : seg->blocks) {
       if (blk.state != BlockState::kActiveAllocated && blk.state != BlockState::kActivePendingFree) continue;
       if (touched.count(blk.address)) continue;
-      out.push_back(LiveBlock{LiveBlock::kStillActive, Requested(blk), blk.stack, -1, &seg});
+      out.push_back(LiveBlock{LiveBlock::kStillActive, Requested(blk), blk.stack, -1, seg});
     }
   }
   return out;

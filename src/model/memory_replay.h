@@ -36,7 +36,8 @@ struct DevicePeak {
   // False where the replay goes below zero, above the most ever reserved, or to a peak
   // the blocks live there do not make up: the ring and the segments disagree.
   bool consistent = true;
-  std::vector<LiveBlock> live;  // LiveAfter(peak_entry): the blocks live at the peak
+  std::vector<LiveBlock> live;                   // LiveAfter(peak_entry): the blocks live at the peak
+  std::vector<const SnapshotSegment*> segments;  // the device's, in the snapshot's order
 };
 // By device, in order; a device with no segments and an empty ring is none.
 std::vector<DevicePeak> DevicePeaks(const MemorySnapshot& s);
@@ -52,8 +53,10 @@ int64_t ReservedChange(const SnapshotEvent& e);
 // A frame as every output names it, as a trace's Python frames are named: Python frames
 // "function path:line" (the path after site-packages/), C++ frames their name as recorded.
 std::string FrameName(const MemorySnapshot& s, uint32_t frame);
-// The code a stack's allocation is put down to in analyze: its innermost Python frame;
-// else the autograd node that ran ("[backward] MeanBackward0"), else the operator called
+// The code a stack's allocation is put down to in analyze: its innermost frame of Python
+// code (a .py file and a line; never the interpreter's C frames, whose lines are C's);
+// else the autograd node that ran ("[backward] MeanBackward0", "[backward]
+// AccumulateGrad": the engine's threads have no Python frame), else the operator called
 // ("at::_ops::div_Tensor::call"), else its innermost frame not hidden (C++ names without
 // their parameters); else "[no stack recorded]".
 std::string StackSite(const MemorySnapshot& s, uint32_t stack);
@@ -65,12 +68,18 @@ std::string DisagreeLine(const std::string& device);
 const SnapshotRing& Ring(const MemorySnapshot& s, int32_t device);
 
 // The blocks live on the device after ring entry `entry` (-1: before the ring's first),
-// replayed from the dump: their bytes add up to the level there where the ring and the
-// segments agree. In the ring's order, then the dump's.
-std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device, int64_t entry);
+// replayed from the dump (`segments`: the device's, DevicePeak::segments): their bytes add
+// up to the level there where the ring and the segments agree. In the ring's order, then
+// the dump's. Its cost is the device's ring and blocks.
+std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device,
+                                 const std::vector<const SnapshotSegment*>& segments, int64_t entry);
 
 // Whether a frame is the interpreter's or the allocator's own, hidden by default as
-// torch.cuda._memory_viz hides it (_frame_filter), and a few more (line 0: a C++ frame).
+// torch.cuda._memory_viz hides it (_frame_filter), and a few more: the interpreter's C
+// frames wherever they are (CPython's Objects/, Python/, Include/, Modules/, Parser/ and
+// its _Py*/Py* API), the allocator's, ATen's tensor factories, the dispatch wrappers.
 bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_t line);
+// Whether a frame is Python code: a .py file and a line.
+bool IsPythonFrame(std::string_view filename, int64_t line);
 
 }  // namespace torch2pprof

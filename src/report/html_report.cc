@@ -585,11 +585,12 @@ std::string RenderSnapshotHtml(const SnapshotAnalysis& a, const ReportOptions& o
   }
   out += Section("timeline", "Timeline", timeline);
   const std::vector<SiteRow> peak = PeakSiteRows(a);
-  out += Section("peak", "Live at the peak",
-                 Note("By the code that allocated it: the innermost Python frame of the allocation stack. go tool "
-                      "pprof on the profile convert writes has the whole stacks.") +
-                     (peak.empty() ? Note("(nothing allocated)")
-                                   : HtmlTable("peak-table", SitesTable("peak_sites", peak, false), o.top, true)));
+  out +=
+      Section("peak", "Live at the peak",
+              Note("By the code that allocated it: the innermost Python line of the allocation stack, else the "
+                   "backward node or the operator. go tool pprof on the profile convert writes has the whole stacks.") +
+                  (peak.empty() ? Note("(nothing allocated)")
+                                : HtmlTable("peak-table", SitesTable("peak_sites", peak, false), o.top, true)));
   const std::vector<OomRow> ooms = OomRows(a);
   const std::vector<SiteRow> oom_sites = OomSiteRows(a);
   out +=

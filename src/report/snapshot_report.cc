@@ -166,7 +166,7 @@ std::string RenderSnapshotText(const SnapshotAnalysis& a, const ReportOptions& o
   }
   std::vector<SiteRow> peak = PeakSiteRows(a);
   for (const SnapshotDevice& d : a.devices) {
-    out += Section("Live at the peak, by the code that allocated it (innermost Python frame)");
+    out += Section("Live at the peak, by the code that allocated it (innermost Python line, else the backward node)");
     out += Wrap(PeakSentence(d), "", "  ") + "\n";
     std::vector<SiteRow> rows;
     for (const SiteRow& r : peak) {

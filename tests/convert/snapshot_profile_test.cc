@@ -69,7 +69,7 @@ TEST(SnapshotProfile, PeakAndWhatIsLiveThere) {
       {"old x.py:1", 500},
       {"kept x.py:1", 1000},
       {"temp x.py:1", 3000},
-      {"[allocated before the recorded window; stack of its free];freer x.py:1", 200}};
+      {"freer x.py:1;[allocated before the recorded window; stack of its free]", 200}};
   EXPECT_EQ(Inuse(p), want);
 }
 

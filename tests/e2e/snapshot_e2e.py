@@ -51,6 +51,11 @@ MEMVIZ_FILES = ['core/boxing', '/Register', '/Redispatch', 'pythonrun.c', 'Modul
                 'Objects/methodobject.c', 'pycore_ceval.h', 'ceval.c', 'cpython/abstract.h']
 
 
+def python_frame(f):
+    """Python code: a .py file and a line (CPython's C frames have lines too)."""
+    return (f.get('line') or 0) > 0 and (f.get('filename') or '').endswith('.py')
+
+
 def hidden(f):
     name, filename, line = f.get('name') or '', f.get('filename') or '', f.get('line') or 0
     if any(x in name for x in MEMVIZ_FUNCTIONS) or any(x in filename for x in MEMVIZ_FILES):
@@ -59,7 +64,12 @@ def hidden(f):
         return True
     if filename.startswith(('Register', 'Redispatch')):
         return True
-    return line == 0 and name.startswith(('Py', '_Py', '__libc_'))
+    # The interpreter's C frames: CPython's source directories, and its C API by name.
+    if filename.endswith(('.c', '.h')) and re.search(r'(^|/)(Objects|Python|Include|Modules|Parser)/', filename):
+        return True
+    if re.match(r'_Py|Py[A-Z_]', name) and not python_frame(f):
+        return True
+    return line == 0 and name.startswith('__libc_')
 
 
 def short_path(path):
@@ -99,16 +109,16 @@ def without_parameters(name):
 
 def site(frames):
     """analyze's site of a stack (docs/reference.md): the innermost Python frame, else the
-    backward node, else the operator, else the innermost frame shown."""
+    backward node (an autograd node's apply), else the operator, else the innermost frame
+    shown."""
     frames = frames or []
     for f in frames:
-        if (f.get('line') or 0) > 0:
+        if python_frame(f):
             return frame_name(f)
-    node = 'torch::autograd::generated::'
     for f in frames:
-        if f['name'].startswith(node) and '::apply(' in f['name']:
-            n = without_parameters(f['name'][len(node):])
-            return '[backward] ' + n[:n.rindex('::apply')]
+        n = without_parameters(f['name'])
+        if f['name'].startswith('torch::autograd::') and n.endswith('::apply') and len(n) > len('::apply'):
+            return '[backward] ' + n[:-len('::apply')].rsplit('::', 1)[-1]
     for f in frames:
         if f['name'].startswith('at::_ops::') and '::call(' in f['name']:
             return without_parameters(f['name'])
@@ -196,7 +206,7 @@ def model(s):
             if e['action'] == 'alloc':
                 seen.add(e['addr'])
             elif e['action'] == 'free_completed' and e['addr'] not in seen and e['addr'] not in live:
-                live[e['addr']] = (e['size'], stack(e.get('frames'), root=BEFORE_FREED),
+                live[e['addr']] = (e['size'], stack(e.get('frames'), leaf=BEFORE_FREED),
                                    '[before the window; freed at] ' + site(e.get('frames')))
         level = sum(v[0] for v in live.values())
         peak, at_peak = level, dict(live)

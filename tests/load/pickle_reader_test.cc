@@ -135,11 +135,19 @@ TEST(PickleReader, BrokenStreamsAreOneLineErrors) {
             std::string::npos);
   PickleData min = Read(std::string("\x80\x02\x8a\x08\0\0\0\0\0\0\0\x80.", 13));
   EXPECT_EQ(min.Int(min.root()), INT64_MIN);
-  EXPECT_NE(ErrorOf(std::string("\x80\x02X\xff\xff\xff\x7f"
+  EXPECT_NE(ErrorOf(std::string("\x80\x02X\x00\x00\x10\x00"
                                 "abc",
                                 10))
                 .find("truncated"),
             std::string::npos);
+  // A string longer than any a snapshot holds is refused at its length, not read.
+  EXPECT_NE(ErrorOf(std::string("\x80\x02X\xff\xff\xff\x7f"
+                                "abc",
+                                10))
+                .find("longer than 67108864"),
+            std::string::npos);
+  // MARKs deeper than Python nests, values piled higher than its batches: refused.
+  EXPECT_NE(ErrorOf("\x80\x02" + std::string(70000, '(')).find("MARKs open at once"), std::string::npos);
 }
 
 // Takes what a snapshot holds millions of, as the snapshot reader does: ring entries

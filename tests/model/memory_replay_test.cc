@@ -24,7 +24,7 @@ TEST(MemoryReplay, LiveAfterEachEntry) {
                       Event(SnapshotAction::kFreeCompleted, 9999, 7, 4)});  // allocated before the ring
   auto bytes = [&](int64_t entry) {
     int64_t sum = 0;
-    for (const LiveBlock& b : LiveAfter(s, 0, entry)) sum += b.bytes;
+    for (const LiveBlock& b : LiveAfter(s, 0, {&s.segments[0]}, entry)) sum += b.bytes;
     return sum;
   };
   EXPECT_EQ(bytes(-1), 500 + 7);
@@ -32,7 +32,7 @@ TEST(MemoryReplay, LiveAfterEachEntry) {
   EXPECT_EQ(bytes(1), 500 + 7 + 100 + 30);
   EXPECT_EQ(bytes(2), 500 + 7 + 100);
   EXPECT_EQ(bytes(3), 500 + 100);  // the dump
-  const std::vector<LiveBlock> before = LiveAfter(s, 0, -1);
+  const std::vector<LiveBlock> before = LiveAfter(s, 0, {&s.segments[0]}, -1);
   ASSERT_EQ(before.size(), 2u);
   EXPECT_EQ(before[0].kind, LiveBlock::kFreedLater);
   EXPECT_EQ(before[0].stack, 4u);  // the free's
@@ -60,6 +60,41 @@ TEST(MemoryReplay, HidesTheInterpreterAndTheAllocator) {
   EXPECT_FALSE(IsSnapshotPlumbing("at::meta::structured_bmm::meta(at::Tensor const&, at::Tensor const&)", "??", 0));
   EXPECT_FALSE(IsSnapshotPlumbing("PyTorchModule", "model.py", 12));
   EXPECT_FALSE(IsSnapshotPlumbing("forward", "model.py", 39));
+  // The interpreter's C frames, with the lines an unwinder with debug information gives
+  // them (cs336__forward_bf16_ctx128's stacks).
+  EXPECT_TRUE(IsSnapshotPlumbing("cfunction_call", "/usr/local/src/conda/python-3.12.3/Objects/methodobject.c", 537));
+  EXPECT_TRUE(IsSnapshotPlumbing("_PyEval_EvalFrameDefault",
+                                 "/croot/python-split_1715024085344/work/build-static/Python/bytecodes.c", 3382));
+  EXPECT_TRUE(IsSnapshotPlumbing("_PyObject_VectorcallTstate",
+                                 "/usr/local/src/conda/python-3.12.3/Include/internal/pycore_call.h", 92));
+  EXPECT_TRUE(IsSnapshotPlumbing("PyObject_Vectorcall", "??", 0));
+  EXPECT_FALSE(IsSnapshotPlumbing("main", "/src/app/Objects.c", 3));  // no CPython directory
+}
+
+// The site is the code: the innermost Python frame (never the interpreter's C frames,
+// which have lines too), else the backward node (AccumulateGrad on the engine's thread),
+// else the operator.
+TEST(MemoryReplay, SitesAreCode) {
+  MemorySnapshot s;
+  auto frame = [&](const char* name, const char* file, int64_t line) {
+    s.frames.push_back(SnapshotFrame{s.strings.Intern(name), s.strings.Intern(file), line});
+    return static_cast<uint32_t>(s.frames.size() - 1);
+  };
+  const uint32_t alloc =
+      frame("c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**)", "", 0);
+  const uint32_t op = frame("at::_ops::empty_strided::call(c10::ArrayRef<c10::SymInt>)", "??", 0);
+  const uint32_t cfunction = frame("cfunction_call", "/usr/src/python-3.12.3/Objects/methodobject.c", 537);
+  const uint32_t einsum = frame("einsum", "/venv/lib/python3.12/site-packages/torch/functional.py", 407);
+  const uint32_t grad = frame("torch::autograd::AccumulateGrad::apply(std::vector<at::Tensor>&&)", "??", 0);
+  const uint32_t mm = frame("torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)", "??", 0);
+  const uint32_t node = frame("torch::autograd::Node::operator()(std::vector<at::Tensor>&&)", "", 0);
+  s.stacks = {{}, {alloc, op, cfunction, einsum}, {alloc, op, grad, node}, {alloc, op, mm, node}, {alloc, op}, {alloc}};
+  EXPECT_EQ(StackSite(s, 1), "einsum torch/functional.py:407");
+  EXPECT_EQ(StackSite(s, 2), "[backward] AccumulateGrad");
+  EXPECT_EQ(StackSite(s, 3), "[backward] MmBackward0");
+  EXPECT_EQ(StackSite(s, 4), "at::_ops::empty_strided::call");
+  EXPECT_EQ(StackSite(s, 5), "[no stack recorded]");
+  EXPECT_EQ(StackSite(s, 0), "[no stack recorded]");
 }
 
 }  // namespace

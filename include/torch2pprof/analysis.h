@@ -379,6 +379,20 @@ struct Recommendation {
   int64_t saving_ns = 0;
 };
 
+// A profile's call tree as the HTML report draws it (a flame graph): each node's
+// inclusive value per sample type. Nodes that hold less than `fold_share` of every
+// type's total are folded into their parents (whose values keep them).
+struct FlameGraph {
+  std::vector<std::string> types, units;    // e.g. "gpu", "nanoseconds"
+  std::vector<std::string> names;           // frame names
+  std::vector<uint32_t> parent;             // by node; node 0 is the root (its own parent)
+  std::vector<uint32_t> name;               // by node: index into names (the root: 0, unused)
+  std::vector<std::vector<int64_t>> total;  // by type, then by node: the inclusive value
+  uint64_t folded = 0;                      // nodes folded into their parents
+  double fold_share = 0;
+  bool empty() const { return parent.size() <= 1; }
+};
+
 struct Analysis {
   TraceOverview trace;
   std::vector<CategoryRow> categories;  // by self time
@@ -405,6 +419,9 @@ struct Analysis {
   std::vector<ModuleClassRow> module_classes;       // by device self (host self without device time)
   std::vector<PythonFunctionRow> python_functions;  // by host self
   std::vector<Recommendation> recommendations;
+  // convert's profile as a flame graph: device time, the critical path, host work and
+  // memory in use at the peak, each under its stacks (AnalyzeOptions::flame_graph).
+  FlameGraph flame;
   // Sums that reached the largest 64-bit value and were held there, where a hostile
   // trace's durations or sizes add up past it (analyze warns).
   uint64_t saturated = 0;
@@ -471,6 +488,7 @@ struct SnapshotAnalysis {
   std::string file;
   std::vector<SnapshotDevice> devices;
   bool overflowed = false;  // allocator_settings' trace_alloc_overflowed
+  FlameGraph flame;         // memory by stack (AnalyzeOptions::flame_graph)
 };
 
 // ---- analyze over several ranks
@@ -620,7 +638,7 @@ struct Delta {
 // Whether a change is more than the step-to-step spread: a 95% bootstrap interval of the
 // change of the statistic over the per-step values (5000 resamples, fixed seed).
 struct Significance {
-  bool assessed = false;     // both runs have at least 2 steps
+  bool assessed = false;     // both runs have at least 10 steps (the bootstrap's floor)
   bool significant = false;  // assessed and the interval excludes 0
   double low = 0, high = 0;  // the interval of the change (ns or the value's unit)
 };

@@ -93,7 +93,10 @@ struct AnalyzeOptions {
   bool per_step = false;              // per-step operator and kernel times (what Compare needs)
   uint64_t max_snapshot_items = 0;    // as ConvertOptions::max_snapshot_items
   double straggler_threshold = 0.05;  // a rank summary: as AnalyzeRanksOptions::threshold
-  Progress* progress = nullptr;       // where given, kept up to date
+  // Also convert's profile as a flame graph (Analysis::flame, SnapshotAnalysis::flame):
+  // what the HTML report draws.
+  bool flame_graph = false;
+  Progress* progress = nullptr;  // where given, kept up to date
   // Called with the input's kind as soon as its first bytes are read, before any work: a
   // caller refuses there what it cannot do with that kind (a CSV table of another report).
   std::function<void(InputKind)> on_input_kind;

@@ -72,14 +72,17 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
       info.busy_ns = busy;
     } else {
       int64_t work = 0;
+      bool overhead = !ls.pieces.empty();  // the lane holds the profiler's own overhead events alone
       for (const Piece& p : ls.pieces) {
         const Interval& iv = t.intervals[p.interval];
+        overhead = overhead && t.strings.Get(iv.cat) == "overhead";
         cover(iv.cat, p.start_ns, p.end_ns);
         self[iv.cat] += p.self_ns;
         if (wait[iv.name] < 0) wait[iv.name] = IsBlockingWaitEvent(t.strings.Get(iv.name));
         if (!wait[iv.name]) work += p.self_ns;
       }
       info.work_ns = work;
+      if (info.name.empty() && overhead) info.name = "(the profiler's own overhead)";
     }
     o.lanes.push_back(std::move(info));
   }

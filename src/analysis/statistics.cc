@@ -59,7 +59,7 @@ double Median(std::vector<double> v) { return v.empty() ? 0 : MedianInPlace(v); 
 Significance Bootstrap(const std::vector<int64_t>& base, const std::vector<int64_t>& next, char statistic,
                        uint64_t seed) {
   Significance s;
-  if (base.size() < 2 || next.size() < 2) return s;
+  if (base.size() < kMinSteps || next.size() < kMinSteps) return s;
   s.assessed = true;
   Random rng{seed};
   auto as_double = [](const std::vector<int64_t>& v) { return std::vector<double>(v.begin(), v.end()); };

@@ -12,9 +12,12 @@
 #include "analysis/snapshot_analysis.h"
 #include "analysis/summary_file.h"
 #include "api/call.h"
+#include "convert/aggregator.h"
+#include "convert/snapshot_profile.h"
 #include "load/input.h"
 #include "load/snapshot.h"
 #include "model/memory_replay.h"
+#include "report/flame_graph.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof {
@@ -30,12 +33,16 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages) {
   return SummarizeRank(trace, model, analysis);
 }
 
-SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, Stages& stages,
+SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, bool flame, Stages& stages,
                                       std::vector<std::string>* warnings) {
   stages.Begin("read and parse");
   const MemorySnapshot snapshot = ReadSnapshot(input.source(), input.name(), max_items);
   stages.Begin("analyze");
   SnapshotAnalysis analysis = AnalyzeMemorySnapshot(snapshot);
+  if (flame) {
+    const Profile profile = SnapshotProfile(snapshot, DevicePeaks(snapshot), SnapshotProfileOptions{});
+    analysis.flame = FlameOf(profile, {"inuse_space", "alloc_space", "dump_space"});
+  }
   for (const SnapshotDevice& d : analysis.devices) {
     if (!d.consistent) warnings->push_back("warning: " + DisagreeLine(d.device));
   }
@@ -105,7 +112,8 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
   result.kind = input.kind();
   if (options.on_input_kind) options.on_input_kind(input.kind());
   if (input.kind() == InputKind::kSnapshot) {
-    result.snapshot = AnalyzeSnapshotInput(input, options.max_snapshot_items, stages, &result.warnings);
+    result.snapshot =
+        AnalyzeSnapshotInput(input, options.max_snapshot_items, options.flame_graph, stages, &result.warnings);
     return;
   }
   if (input.kind() == InputKind::kSummary) {  // a rank's part of the report over ranks, even alone
@@ -128,9 +136,20 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
   result.warnings = LoadWarnings(trace);
   stages.Begin("model and stacks");
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
+  FlameGraph flame;
+  if (options.flame_graph) {  // convert's profile, from the lanes before the analysis takes them
+    stages.Begin("profile");
+    AggregateOptions aggregate;
+    aggregate.labels = false;
+    aggregate.critical = true;
+    aggregate.step_labels = StepLabels::kOff;
+    flame =
+        FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), {"gpu", "critical", "work", "inuse_space"});
+  }
   stages.Begin("analyze");
   result.analysis = Analyze(trace, built.model, std::move(built.lanes),
                             AnalysisOptions{options.group_by_shape, options.per_step}, ex);
+  result.analysis.flame = std::move(flame);
   if (result.analysis.saturated) result.warnings.push_back(SaturatedWarning(result.analysis.saturated));
 }
 
@@ -175,7 +194,7 @@ AnalyzeSnapshotResult AnalyzeSnapshot(const AnalyzeSnapshotOptions& options) {
         if (input.kind() != InputKind::kSnapshot) {
           ThrowInput(input.name(), -1, std::string(InputKindName(input.kind())) + ", not a memory snapshot");
         }
-        result.analysis = api::AnalyzeSnapshotInput(input, options.max_snapshot_items, stages, &result.warnings);
+        result.analysis = api::AnalyzeSnapshotInput(input, options.max_snapshot_items, false, stages, &result.warnings);
       });
 }
 

@@ -84,10 +84,25 @@ void WriteOutput(const ConvertOptions& options, const Profile& profile, Stages& 
 
 // The sample type asked for is checked before anything is written; for pprof it is the
 // type pprof shows first.
+// --sample-type: the value folded stacks and pstats carry; a pprof profile holds that
+// type alone, and only the samples that have some of it, so that pprof's -traces, -tags
+// and -peek of the value show what has it (a CPU sample carries no device time at all).
 void ApplySampleType(const ConvertOptions& options, Profile& profile) {
   if (options.sample_type.empty()) return;
-  SampleTypeIndex(profile, options.sample_type);
-  if (options.format == OutputFormat::kPprof) profile.default_sample_type = options.sample_type;
+  const size_t column = SampleTypeIndex(profile, options.sample_type);
+  if (options.format != OutputFormat::kPprof) return;
+  profile.default_sample_type = options.sample_type;
+  profile.sample_types = {profile.sample_types[column]};
+  size_t kept = 0;
+  for (Sample& s : profile.samples) {
+    const int64_t v = s.values[column];
+    if (v == 0) continue;
+    s.values = {v};
+    profile.samples[kept++] = std::move(s);
+  }
+  profile.samples.resize(kept);
+  profile.comments.push_back("--sample-type " + options.sample_type +
+                             ": this value alone, samples without it left out");
 }
 
 // A memory snapshot: bytes by allocation stack (docs/reference.md, "Memory snapshots").

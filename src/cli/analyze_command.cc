@@ -89,6 +89,7 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   options.max_snapshot_items = static_cast<uint64_t>(args.in.max_snapshot_items);
   options.allow_truncated = args.in.allow_truncated;
   options.group_by_shape = args.group_by == "shape";
+  options.flame_graph = args.format == "html";
   options.straggler_threshold = args.straggler_threshold / 100.0;
   // What the arguments ask of this kind of input, refused before the work starts.
   options.on_input_kind = [&](InputKind kind) {

@@ -14,6 +14,7 @@
 #include "base/utf8.h"
 #include "cli/commands.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/input.h"
 #include "torch2pprof/version.h"
 
 namespace torch2pprof::cli {
@@ -35,6 +36,28 @@ void AddInputOptions(CLI::App* cmd, InputArgs* in) {
 }
 
 CLI::Validator WholeNumber(long long min, long long max);
+
+// What a command reads, from the router's one list (InputsOfCommands): the kinds it takes,
+// each with its files, and how it takes them.
+std::string Reads(const std::string& command) {
+  std::string kinds;
+  for (InputKind k : InputsOf(command).kinds) {
+    const char* files = k == InputKind::kTrace      ? " (Chrome Trace JSON, .json or .json.gz)"
+                        : k == InputKind::kSnapshot ? " (.pickle or .pickle.gz)"
+                        : k == InputKind::kProfile  ? " (.pb.gz, written by convert)"
+                                                    : " (.summary.json, written by summarize)";
+    kinds += (kinds.empty() ? "" : ", ") + std::string(InputKindName(k)) + files;
+  }
+  return "Reads " + kinds + ": " + InputsOf(command).how + ". Each input's kind is told by its first bytes.";
+}
+
+// The usage line of a command given the wrong number of inputs.
+[[noreturn]] void WrongInputs(const std::string& command, const std::string& expects, size_t got) {
+  throw Error(Error::Kind::kUsage, "", -1,
+              command + " takes " + expects + " (" + InputsOf(command).how + "); got " +
+                  (got == 0 ? std::string("none") : std::to_string(got)) + " (see 'torch2pprof " + command +
+                  " --help')");
+}
 
 // The commands that read memory snapshots.
 void AddSnapshotOptions(CLI::App* cmd, InputArgs* in) {
@@ -176,10 +199,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   ConvertArgs convert;
   CLI::App* conv = app.add_subcommand("convert", "Convert a trace into a gzipped pprof profile");
   conv->add_option("files", convert.files,
-                   "IN OUT: a trace (.json or .json.gz; '-' reads standard input) or a CUDA memory snapshot "
-                   "(.pickle[.gz]), and the profile to write "
-                   "(.pb.gz; '-' writes standard output); with -o: the traces, and profiles convert wrote")
-      ->required();
+                   "IN OUT: the input ('-' reads standard input) and the profile to write (.pb.gz, .folded, .prof; "
+                   "'-' writes standard output); with -o: the inputs. " +
+                       Reads("convert"));
   conv->add_option("-o,--output", convert.output,
                    "One profile of all the traces given, each sample labelled rank (distributedInfo.rank, else the "
                    "input's position); profiles that convert wrote merge with them as their traces would");
@@ -223,9 +245,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   AnalyzeArgs analyze;
   CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
   an->add_option("inputs", analyze.inputs,
-                 "A trace (.json or .json.gz; '-' reads standard input); several traces, one per rank, their "
-                 "summaries (summarize), or a directory of them: one report over all ranks")
-      ->required();
+                 "The input ('-' reads standard input), or one per rank, or a directory of them: one report over all "
+                 "ranks. " +
+                     Reads("analyze"));
   an->add_option("--top", analyze.top, "Rows per table (default 20; 0: all); in HTML, the rows shown before 'Show all'")
       ->check(WholeNumber(0, 1000000000));
   an->add_option("--format", analyze.format,
@@ -257,14 +279,16 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "          torch2pprof analyze rank*.pt.trace.json.gz      (one report over all ranks; also a directory)");
   CompareArgs compare;
   CLI::App* cmp = app.add_subcommand("compare", "What changed between two runs; exit 4 when a --fail-on rule fires");
-  cmp->add_option("inputs", compare.inputs, "BASE NEW: two traces (.json or .json.gz)")->required()->expected(2);
+  cmp->add_option("inputs", compare.inputs, "BASE NEW. " + Reads("compare"));
   cmp->add_option("--format", compare.format, "text (default), json or markdown")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
   cmp->add_option("--fail-on", compare.fail_on,
                   "A gate: METRIC>THRESHOLD (>=, <, <=), e.g. 'step_time>+5%', 'memory_peak>+100MiB', "
                   "'op:aten::mm>+2ms'; metrics step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB (host "
                   "or device time per step, whichever crossed), op_host:GLOB, op_device:GLOB, kernel:GLOB. A time "
-                  "or size threshold names its unit (ns, us, ms, s; B, KiB, MiB, GiB) or is a share (%). Repeatable");
+                  "or size threshold names its unit (ns, us, ms, s; B, KiB, MiB, GiB) or is a share (%). Repeatable: "
+                  "one rule each")
+      ->allow_extra_args(false);
   cmp->add_flag("--noise-aware", compare.noise_aware,
                 "A rule that crossed its threshold fires only when the change stands out of the step-to-step noise "
                 "(its 95% bootstrap interval excludes 0); each one held back says why on stderr. Default: the "
@@ -288,9 +312,10 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   SummarizeArgs summarize;
   CLI::App* sum = app.add_subcommand(
       "summarize", "One rank's trace to its summary, a small file that analyze reads for the trace (map and reduce)");
-  sum->add_option("input", summarize.input, "A trace (.json or .json.gz; '-' reads standard input)")->required();
-  sum->add_option("-o,--output", summarize.output, "The summary to write: NAME.summary.json ('-' standard output)")
-      ->required();
+  std::vector<std::string> summarize_inputs;  // one, said by WrongInputs rather than CLI11
+  sum->add_option("input", summarize_inputs, "The input ('-' reads standard input). " + Reads("summarize"));
+  sum->add_option("-o,--output", summarize.output,
+                  "The summary to write: NAME.summary.json (default and '-': standard output)");
   sum->add_option("--threads", summarize.threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
   sum->add_flag("--stats", summarize.stats, "Print each stage's wall and CPU time on stderr");
   sum->add_flag("--force", summarize.force, "Replace an existing output that is no torch2pprof output");
@@ -337,6 +362,19 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return kExitOk;
   }
   try {
+    // How many inputs each command takes, said by the command (CLI11 would say "inputs is required").
+    if (conv->parsed() && convert.output.empty() && convert.files.size() != 2) {
+      WrongInputs("convert", "IN OUT, or -o OUT and its inputs", convert.files.size());
+    }
+    if (conv->parsed() && !convert.output.empty() && convert.files.empty()) {
+      WrongInputs("convert", "-o OUT and at least one input", 0);
+    }
+    if (an->parsed() && analyze.inputs.empty()) WrongInputs("analyze", "at least one input", 0);
+    if (cmp->parsed() && compare.inputs.size() != 2)
+      WrongInputs("compare", "two inputs: BASE NEW", compare.inputs.size());
+    if (sum->parsed() && summarize_inputs.size() != 1) WrongInputs("summarize", "one input", summarize_inputs.size());
+    if (sum->parsed()) summarize.input = summarize_inputs[0];
+    if (sum->parsed() && summarize.output.empty()) summarize.output = "-";
     int status = -1;
     if (conv->parsed()) status = RunConvert(convert, out, err);
     if (an->parsed()) status = RunAnalyze(analyze, out, err);

@@ -191,6 +191,12 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   out += a.operators.empty() ? "(no operators)\n" : WriteText(OperatorsTable(a), o.top);
   out += Section("Kernels (by total)");
   out += a.kernels.empty() ? "(no kernels)\n" : WriteText(KernelsTable(a), o.top);
+  if (!a.kernels.empty()) {
+    out += Wrap(
+        "(blk/SM: thread blocks per SM; occ %: estimated achieved occupancy; both from Kineto's kernel records, "
+        "weighted by duration; - where a kernel has none)",
+        "", " ");
+  }
   out += Section("GPU");
   out += a.gpu.empty() ? "(no device activity)\n" : WriteText(GpusTable(a), o.top);
   if (!a.idle_time.empty()) {

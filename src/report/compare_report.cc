@@ -2,6 +2,7 @@
 // text, markdown (a table per section) or one JSON document.
 #include <cmath>
 
+#include "report/snapshot_tables.h"
 #include "report/table.h"
 #include "torch2pprof/analysis.h"
 #include "torch2pprof/report.h"
@@ -80,7 +81,7 @@ DataTable<OperatorChange> Operators(const Comparison& c) {
            {"name", "", [](const OperatorChange& o) { return Text(o.name); }},
            {"input_dims", "", [](const OperatorChange& o) { return Text(o.input_dims); }, true, false},
            {"status", "", [](const OperatorChange& o) { return Text(o.status); }},
-           {"base_calls", "calls", [](const OperatorChange& o) { return Calls(o.base_calls); }},
+           {"base_calls", "base calls", [](const OperatorChange& o) { return Calls(o.base_calls); }},
            {"new_calls", "new calls", [](const OperatorChange& o) { return Calls(o.next_calls); }},
            {"base_host_total_us", "host base", [](const OperatorChange& o) { return Micros(o.host_total.base); }},
            {"new_host_total_us", "host new", [](const OperatorChange& o) { return Micros(o.host_total.next); }},
@@ -102,7 +103,7 @@ DataTable<KernelChange> Kernels(const Comparison& c) {
           true,
           {{"name", "kernel (per step)", [](const KernelChange& k) { return Text(k.name); }},
            {"status", "", [](const KernelChange& k) { return Text(k.status); }},
-           {"base_calls", "calls", [](const KernelChange& k) { return Calls(k.base_calls); }},
+           {"base_calls", "base calls", [](const KernelChange& k) { return Calls(k.base_calls); }},
            {"new_calls", "new calls", [](const KernelChange& k) { return Calls(k.next_calls); }},
            {"base_total_us", "base", [](const KernelChange& k) { return Micros(k.total.base); }},
            {"new_total_us", "new", [](const KernelChange& k) { return Micros(k.total.next); }},
@@ -165,7 +166,8 @@ std::string Uncertainty(const RuleResult& r) {
   if (!r.matched) return "no match";
   if (r.one_value) return "one value a run";
   if (!r.significance.assessed) {
-    return "unknown: " + std::to_string(r.base_steps) + " and " + std::to_string(r.next_steps) + " step(s)";
+    return "not judged: " + std::to_string(r.base_steps) + " and " + std::to_string(r.next_steps) +
+           " steps (10 needed)";
   }
   return IntervalText(r) + (r.significance.significant ? "" : " ~");
 }
@@ -232,7 +234,10 @@ std::string StepVerdict(const Comparison& c) {
   const Significance& s = c.step_significance;
   std::string v = "median step " + FormatDuration(c.step_median.base) + " -> " + FormatDuration(c.step_median.next) +
                   ": " + SignedDuration(c.step_median.change()) + " (" + RelativeText(c.step_median.relative()) + ")";
-  if (!s.assessed) return v + " ? (too few steps to tell change from noise)";
+  if (!s.assessed) {
+    return v + " ? (" + std::to_string(c.base_steps.steps) + " and " + std::to_string(c.next_steps.steps) +
+           " steps: the noise is judged from 10 steps a run, so this says nothing of it)";
+  }
   v += s.significant ? ", significant" : " ~ (within the noise)";
   return v + ": 95% bootstrap interval of the change of the median " + SignedDuration(std::llround(s.low)) + " .. " +
          SignedDuration(std::llround(s.high));
@@ -267,13 +272,17 @@ DataTable<Row> WithStatus(DataTable<Row> t) {
   return t;
 }
 
+// What CI acts on, first: the rules that fired and the exit status, or that none did.
+std::string VerdictText(const std::vector<RuleResult>& rules, bool markdown);
+
 }  // namespace
 
 std::string DescribeRule(const RuleResult& r) {
-  std::string uncertainty = r.one_value                ? ""
-                            : !r.significance.assessed ? "; the noise unknown: " + std::to_string(r.base_steps) +
-                                                             " and " + std::to_string(r.next_steps) + " step(s)"
-                                                       : "; 95% interval " + IntervalText(r);
+  std::string uncertainty = r.one_value ? ""
+                            : !r.significance.assessed
+                                ? "; the noise not judged: " + std::to_string(r.base_steps) + " and " +
+                                      std::to_string(r.next_steps) + " steps (10 a run needed)"
+                                : "; 95% interval " + IntervalText(r);
   if (r.significance.assessed && !r.significance.significant) uncertainty += " (within the noise)";
   return r.rule.text + ": " + RuleChange(r) + (r.side.empty() ? "" : " in " + r.side + " time") + " (" +
          RuleValue(r.rule.metric, r.base) + " -> " + RuleValue(r.rule.metric, r.next) + uncertainty + ")";
@@ -284,8 +293,8 @@ std::string DescribeHeld(const RuleResult& r) {
                     " crossed the threshold but did not fire (--noise-aware): ";
   if (!r.significance.assessed) {
     return out + "a run of " + std::to_string(std::min(r.base_steps, r.next_steps)) +
-           " step(s) has no spread to judge it by; record more steps (torch.profiler.schedule(active=...)), or "
-           "drop --noise-aware so that the threshold decides";
+           " step(s) is too few to judge the noise by (10 are needed); record more steps "
+           "(torch.profiler.schedule(active=...)), or drop --noise-aware so that the threshold decides";
   }
   out += "the 95% interval of the change, " + IntervalText(r) + ", holds 0";
   if (r.steps_needed) {
@@ -295,10 +304,34 @@ std::string DescribeHeld(const RuleResult& r) {
   return out;
 }
 
+namespace {
+
+std::string VerdictText(const std::vector<RuleResult>& rules, bool markdown) {
+  auto line = [&](const std::string& text) { return markdown ? "- " + text + "\n" : Wrap(text, "  ", "    "); };
+  if (rules.empty()) return "Verdict: no --fail-on rule given, nothing gated (exit 0)\n";
+  std::string fired, rest;
+  size_t n_fired = 0;
+  for (const RuleResult& r : rules) {
+    if (r.fired) {
+      ++n_fired;
+      fired += line((markdown ? "**FIRED** " : "FIRED ") + DescribeRule(r));
+    } else {
+      rest += line(r.crossed ? "held " + DescribeHeld(r) : "not crossed " + DescribeRule(r));
+    }
+  }
+  const std::string head = n_fired ? std::to_string(n_fired) + " of " + std::to_string(rules.size()) +
+                                         (rules.size() == 1 ? " rule" : " rules") + " fired (exit 4)"
+                                   : "no rule fired (exit 0)";
+  return (markdown ? "**Verdict: " + head + "**\n\n" : "Verdict: " + head + "\n") + fired + rest;
+}
+
+}  // namespace
+
 std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {
   auto section = [](const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; };
   std::vector<StepLine> lines = StepLines(c);
-  std::string out = "torch2pprof compare\n" + section("Steps") + WriteText(StepsSummary(lines), 0);
+  std::string out =
+      "torch2pprof compare\n" + VerdictText(c.rules, false) + section("Steps") + WriteText(StepsSummary(lines), 0);
   out += Wrap(StepVerdict(c), "", "  ");
   out +=
       section("Step breakdown (mean per step; ~ within the noise, ? too few steps to tell)") + WriteText(Parts(c), 0);
@@ -316,8 +349,9 @@ std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {
 
 std::string RenderCompareMarkdown(const Comparison& c, const ReportOptions& o) {
   std::vector<StepLine> lines = StepLines(c);
-  std::string out = "## torch2pprof compare\n\n### Steps\n\n" + WriteMarkdown(StepsSummary(lines), 0);
-  out += "\n" + Wrap(StepVerdict(c), "", "") + "\n### Step breakdown (mean per step)\n\n" + WriteMarkdown(Parts(c), 0);
+  std::string out = "## torch2pprof compare\n\n" + VerdictText(c.rules, true) + "\n" + Wrap(StepVerdict(c), "", "") +
+                    "\n### Steps\n\n" + WriteMarkdown(StepsSummary(lines), 0);
+  out += "\n### Step breakdown (mean per step)\n\n" + WriteMarkdown(Parts(c), 0);
   if (!c.operators.empty()) {
     out += "\n### Operators (per step)\n\n" + WriteMarkdown(WithStatus(Operators(c)), o.top);
   }
@@ -395,7 +429,7 @@ DataTable<SiteChange> SiteChanges(const SnapshotComparison& c) {
   return {"sites",
           c.sites,
           true,
-          {{"site", "site", [](const SiteChange& s) { return Text(s.site); }},
+          {{"site", "site", [](const SiteChange& s) { return SiteCell(s.site); }},
            {"base_bytes", "base", [](const SiteChange& s) { return ByteCount(s.bytes.base); }},
            {"new_bytes", "new", [](const SiteChange& s) { return ByteCount(s.bytes.next); }},
            {"change_bytes", "change", [](const SiteChange& s) { return ChangeBytes(s.bytes); }}}};
@@ -409,7 +443,8 @@ std::string SnapshotRuns(const SnapshotComparison& c, const std::string& indent)
 
 std::string RenderSnapshotCompareText(const SnapshotComparison& c, const ReportOptions& o) {
   auto section = [](const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; };
-  std::string out = "torch2pprof compare: CUDA memory snapshots\n" + SnapshotRuns(c, "  ");
+  std::string out =
+      "torch2pprof compare: CUDA memory snapshots\n" + VerdictText(c.rules, false) + SnapshotRuns(c, "  ");
   out +=
       section("Devices (peak: allocated bytes, as asked for; reserved at the dump)") + WriteText(SnapshotDevices(c), 0);
   out += section("Live at the peak, by site (largest change first; all devices)");
@@ -419,7 +454,8 @@ std::string RenderSnapshotCompareText(const SnapshotComparison& c, const ReportO
 }
 
 std::string RenderSnapshotCompareMarkdown(const SnapshotComparison& c, const ReportOptions& o) {
-  std::string out = "## torch2pprof compare: CUDA memory snapshots\n\n" + SnapshotRuns(c, "- ");
+  std::string out =
+      "## torch2pprof compare: CUDA memory snapshots\n\n" + VerdictText(c.rules, true) + "\n" + SnapshotRuns(c, "- ");
   out += "\n### Devices\n\n" + WriteMarkdown(SnapshotDevices(c), 0);
   if (!c.sites.empty()) out += "\n### Live at the peak, by site\n\n" + WriteMarkdown(SiteChanges(c), o.top);
   if (!c.rules.empty()) out += "\n### Rules\n\n" + WriteMarkdown(Rules(c.rules, "rules"), 0);

@@ -2,8 +2,10 @@
 // (analysis_tables.cc), charts in inline SVG, and a few lines of script that sort,
 // filter and unfold the tables. Nothing is fetched: it opens from disk, offline.
 #include <algorithm>
+#include <cstdio>
 
 #include "report/analysis_tables.h"
+#include "report/flame_graph.h"
 #include "report/ranks_tables.h"
 #include "report/snapshot_tables.h"
 #include "report/svg_chart.h"
@@ -65,6 +67,14 @@ tbody tr:nth-child(even){background:#fbfbfc}
 tfoot td{font-weight:600;background:var(--alt)}
 button.more{margin-top:6px;padding:3px 10px;border:1px solid var(--line);border-radius:4px;background:var(--alt);cursor:pointer}
 ul.advice li{margin-bottom:6px}
+.flame .tools{display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin:4px 0 8px}
+.flame .tools input[type=search]{padding:3px 6px;border:1px solid var(--line);border-radius:4px;min-width:260px}
+.flame .tools .match{color:var(--muted);font-size:12px}
+.flame .graph{position:relative;width:100%;overflow:hidden;border:1px solid var(--line);border-radius:4px;background:var(--alt)}
+.flame .f{position:absolute;height:17px;line-height:17px;font-size:11px;padding:0 3px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer;color:#1d1d1f}
+.flame .f.hit{outline:2px solid #d62728;outline-offset:-2px;font-weight:600}
+.flame .f.up{opacity:.55}
+.flame .info{color:var(--muted);font-size:12px;min-height:18px;margin-top:4px;overflow-wrap:anywhere}
 details summary{cursor:pointer;color:var(--accent)}
 )css";
 
@@ -122,6 +132,102 @@ document.querySelectorAll(".tbl.sortable").forEach(function (box) {
   box.querySelector(".tools").hidden = false;
   render();
 });
+document.querySelectorAll(".flame").forEach(function (box) {
+  // The profile's call tree as an icicle: the root on top, each frame as wide as its
+  // share of the chosen value. A click zooms into a frame (its ancestors stay above, to
+  // click back up); search marks the frames whose names match and their share.
+  var data = JSON.parse(box.querySelector("script").textContent);
+  var graph = box.querySelector(".graph"), info = box.querySelector(".info");
+  var select = box.querySelector("select"), search = box.querySelector("input");
+  var match = box.querySelector(".match"), reset = box.querySelector("button");
+  var n = data.parent.length, kids = [];
+  for (var i = 0; i < n; i++) kids.push([]);
+  for (i = 1; i < n; i++) kids[data.parent[i]].push(i);
+  kids.forEach(function (k) { k.sort(function (a, b) { return data.names[data.name[a]] < data.names[data.name[b]] ? -1 : 1; }); });
+  var type = 0, root = 0, rowH = 18, maxRows = 160;
+  function fmt(v) {
+    var u = data.units[type];
+    if (u === "nanoseconds") {
+      return v >= 1e9 ? (v / 1e9).toFixed(2) + " s" : v >= 1e6 ? (v / 1e6).toFixed(2) + " ms" : v >= 1e3 ? (v / 1e3).toFixed(1) + " us" : v + " ns";
+    }
+    if (u === "bytes") {
+      return v >= 1073741824 ? (v / 1073741824).toFixed(2) + " GiB" : v >= 1048576 ? (v / 1048576).toFixed(2) + " MiB" : v >= 1024 ? (v / 1024).toFixed(1) + " KiB" : v + " B";
+    }
+    return String(v);
+  }
+  function name(i) { return i === 0 ? "all" : data.names[data.name[i]]; }
+  function color(i) {
+    var s = name(i), h = 0;
+    for (var k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) >>> 0;
+    if (/\.py:\d+$/.test(s)) return "hsl(" + (200 + h % 40) + ",60%," + (72 + h % 12) + "%)";
+    if (/^\[/.test(s)) return "hsl(0,0%," + (78 + h % 10) + "%)";
+    return "hsl(" + (20 + h % 40) + ",75%," + (68 + h % 14) + "%)";
+  }
+  function draw() {
+    var tot = data.total[type], q = search.value.trim().toLowerCase();
+    var width = graph.clientWidth || 1000, frag = document.createDocumentFragment(), rows = 0;
+    var path = [], hits = 0, hitSum = 0;
+    for (var a = root; ; a = data.parent[a]) { path.unshift(a); if (a === 0) break; }
+    function box(i, x, w, depth, up) {
+      var d = document.createElement("div");
+      d.className = "f" + (up ? " up" : "");
+      d.style.left = x + "px";
+      d.style.width = Math.max(w, 1) + "px";
+      d.style.top = depth * rowH + "px";
+      d.style.background = color(i);
+      d.textContent = w > 30 ? name(i) : "";
+      d.dataset.node = i;
+      var share = tot[0] ? (100 * tot[i] / tot[0]).toFixed(2) : "0";
+      d.title = name(i) + "\n" + fmt(tot[i]) + " (" + share + "% of all" +
+        (i ? ", " + (tot[data.parent[i]] ? (100 * tot[i] / tot[data.parent[i]]).toFixed(1) : "0") + "% of its caller" : "") + ")";
+      if (q && i !== 0 && name(i).toLowerCase().indexOf(q) >= 0) d.className += " hit";
+      frag.appendChild(d);
+      rows = Math.max(rows, depth + 1);
+    }
+    path.forEach(function (a, depth) { if (a !== root) box(a, 0, width, depth, true); });
+    var base = path.length - 1;
+    function walk(i, x, w, depth, under) {
+      var hit = q && i !== 0 && name(i).toLowerCase().indexOf(q) >= 0;
+      if (hit && !under) { hits++; hitSum += tot[i]; }
+      if (w < 1 || depth - base >= maxRows) return;
+      box(i, x, w, depth, false);
+      var cx = x;
+      kids[i].forEach(function (c) {
+        var cw = tot[root] ? w * tot[c] / tot[i] : 0;
+        if (tot[c] > 0) walk(c, cx, cw, depth + 1, under || hit);
+        cx += cw;
+      });
+    }
+    if (q) {  // matches outside the drawn part count too
+      (function count(i, under) {
+        var hit = i !== 0 && name(i).toLowerCase().indexOf(q) >= 0;
+        if (hit && !under && !isIn(i)) { hits++; hitSum += tot[i]; }
+        kids[i].forEach(function (c) { count(c, under || hit); });
+      })(0, false);
+    }
+    function isIn(i) { for (var a = i; ; a = data.parent[a]) { if (a === root) return true; if (a === 0) return false; } }
+    walk(root, 0, width, base, false);
+    graph.textContent = "";
+    graph.appendChild(frag);
+    graph.style.height = rows * rowH + 2 + "px";
+    graph.dataset.root = root;
+    graph.dataset.frames = graph.childNodes.length;
+    match.textContent = q ? hits + " matching frames hold " + fmt(hitSum) + " (" +
+      (tot[0] ? (100 * hitSum / tot[0]).toFixed(1) : "0") + "% of " + data.types[type] + ")" : "";
+    info.textContent = name(root) + ": " + fmt(tot[root]) + " of " + fmt(tot[0]) + " " + data.types[type];
+  }
+  graph.addEventListener("click", function (e) {
+    var d = e.target.closest(".f");
+    if (!d) return;
+    root = +d.dataset.node;
+    draw();
+  });
+  select.addEventListener("change", function () { type = +select.value; root = 0; draw(); });
+  search.addEventListener("input", draw);
+  reset.addEventListener("click", function () { root = 0; search.value = ""; draw(); });
+  box.querySelector(".tools").hidden = false;
+  draw();
+});
 document.body.dataset.ready = "1";
 )js";
 
@@ -130,6 +236,40 @@ std::string Section(const std::string& id, const std::string& title, const std::
 }
 
 std::string Note(const std::string& s) { return "<p class=\"note\">" + Html(s) + "</p>\n"; }
+
+// The flame graph of convert's profile (FlameOf): the data as JSON for the script, which
+// draws it; a note says what the values are and what was folded.
+std::string FlameBody(const FlameGraph& f, const std::string& what) {
+  static const std::pair<const char*, const char*> kLabels[] = {
+      {"gpu", "device time, under the stacks that launched it"},
+      {"critical", "the critical path: what the steps waited on"},
+      {"work", "host work (threads' time less blocking waits)"},
+      {"inuse_space", "memory in use at the peak"},
+      {"alloc_space", "memory allocated in the window"},
+      {"dump_space", "memory reserved at the dump"}};
+  std::string options;
+  for (size_t t = 0; t < f.types.size(); ++t) {
+    std::string label = f.types[t];
+    for (const auto& [key, text] : kLabels) {
+      if (f.types[t] == key) label = text;
+    }
+    options += "<option value=\"" + std::to_string(t) + "\">" + Html(label) + "</option>";
+  }
+  std::string json = FlameJson(f);
+  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
+  char share[32];
+  std::snprintf(share, sizeof share, "%.2g%%", 100 * f.fold_share);
+  return Note(what +
+              " Click a frame to zoom into it, and one above to zoom out; search marks the frames whose names "
+              "match and sums their share. Frames holding under " +
+              std::string(share) + " of every value are folded into their callers (" + report::Count(f.folded) +
+              " frames); go tool pprof on convert's profile has them all.") +
+         "<div class=\"flame\"><div class=\"tools\" hidden><label>Show <select>" + options +
+         "</select></label><input type=\"search\" placeholder=\"Search frames\"><span class=\"match\"></span>"
+         "<button type=\"button\">Reset</button></div><div class=\"graph\"></div><div class=\"info\"></div>"
+         "<script type=\"application/json\">" +
+         json + "</script></div>\n";
+}
 
 std::string Card(const std::string& key, const std::string& value, const std::string& title = "") {
   return "<div class=\"card\"><div class=\"k\">" + Html(key) + "</div><div class=\"v\" title=\"" +
@@ -442,14 +582,21 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   size_t slash = file.find_last_of('/');
   std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
   std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze", file);
-  out +=
-      "<nav><a href=\"#advice\">Recommendations</a><a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a>"
-      "<a href=\"#idle\">Idle</a><a href=\"#copies\">Copies</a><a href=\"#operators\">Operators</a>"
-      "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a>"
-      "<a href=\"#memory\">Memory</a>" +
-      std::string(a.modules.empty() && a.python_functions.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
-      "<a href=\"#categories\">Categories</a></nav>\n<main>\n";
+  out += "<nav><a href=\"#advice\">Recommendations</a>" +
+         std::string(a.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +
+         "<a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a>"
+         "<a href=\"#idle\">Idle</a><a href=\"#copies\">Copies</a><a href=\"#operators\">Operators</a>"
+         "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a>"
+         "<a href=\"#memory\">Memory</a>" +
+         std::string(a.modules.empty() && a.python_functions.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
+         "<a href=\"#categories\">Categories</a></nav>\n<main>\n";
   out += Section("advice", "Recommendations", Advice(a));
+  if (!a.flame.empty()) {
+    out += Section("profile", "Profile: where the time goes, by the code that caused it",
+                   FlameBody(a.flame,
+                             "convert's call tree (the backward pass under the forward operator that created it), "
+                             "summed over threads and steps."));
+  }
   out += Section("overview", "Overview", Overview(a));
   out += Section("steps", a.whole_trace_step ? "Step breakdown (whole trace)" : "Step breakdown", Steps(a, o.top));
   // Why the steps take what they take, beside them: idle time by cause, then copies.
@@ -552,9 +699,10 @@ std::string RenderSnapshotHtml(const SnapshotAnalysis& a, const ReportOptions& o
   const size_t slash = a.file.find_last_of('/');
   const std::string base = slash == std::string::npos ? a.file : a.file.substr(slash + 1);
   std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze: CUDA memory snapshot", a.file);
-  out +=
-      "<nav><a href=\"#devices\">Devices</a><a href=\"#timeline\">Timeline</a><a href=\"#peak\">Peak</a>"
-      "<a href=\"#oom\">Out of memory</a></nav>\n<main>\n";
+  out += "<nav><a href=\"#devices\">Devices</a>" +
+         std::string(a.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +
+         "<a href=\"#timeline\">Timeline</a><a href=\"#peak\">Peak</a>"
+         "<a href=\"#oom\">Out of memory</a></nav>\n<main>\n";
   std::string devices =
       Note(
           "At the dump. Free space as torch's _memory_viz segment summary splits it: rounding to the block size is "
@@ -562,6 +710,10 @@ std::string RenderSnapshotHtml(const SnapshotAnalysis& a, const ReportOptions& o
       HtmlTable("devices-table", DevicesTable(a), 0, false);
   if (a.overflowed) devices += Note("The ring of allocator actions overflowed: the window starts at its oldest entry.");
   out += Section("devices", "Devices", devices);
+  if (!a.flame.empty()) {
+    out += Section("profile", "Profile: memory by the stack that allocated it",
+                   FlameBody(a.flame, "convert's profile of the snapshot, summed over devices."));
+  }
   std::string timeline = Note(
       "Allocated (bytes asked for) over the recorded window, from its first entry; the dot "
       "is the peak. Reserved below it.");

@@ -75,7 +75,7 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
     out += Section("Ranks (per step; GPU util, compute, idle and overlap over the whole trace, as HTA defines them)");
     out += WriteText(RanksTable(a), 0);
   }
-  out += WaitNote(a) + "\n";
+  out += Wrap(WaitNote(a), "", " ");
   const std::string pct = Printf("%.0f", 100 * a.threshold) + "%";
   out += Section("Straggler (the rank the others wait for in collectives)");
   if (!a.stragglers.empty()) {

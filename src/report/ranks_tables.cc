@@ -200,11 +200,17 @@ std::string LateSentence(const RanksAnalysis& a, const Straggler& l, const std::
 }
 
 std::string WaitNote(const RanksAnalysis& a) {
-  return a.waits_from_arrivals
-             ? "(wait: time in collectives from a rank's arrival until the last rank arrives, by the traces' wall "
-               "clocks)"
-             : "(wait: time in collectives beyond the shortest rank's in each, waiting for the others; the clocks "
-               "do not compare)";
+  bool no_comm_kernels = false;
+  for (const RankSummary& r : a.ranks) no_comm_kernels |= r.comm_kernel_ns == 0;
+  return std::string(a.waits_from_arrivals
+                         ? "(wait: time in collectives from a rank's arrival until the last rank arrives, by the "
+                           "traces' wall clocks"
+                         : "(wait: time in collectives beyond the shortest rank's in each, waiting for the others; "
+                           "the clocks do not compare") +
+         (no_comm_kernels ? "; overlap: the share of communication kernels' time that compute overlaps, - where no "
+                            "communication kernel ran (gloo's collectives run on the host)"
+                          : "; overlap: the share of communication kernels' time that compute overlaps") +
+         ")";
 }
 
 std::string NoLateRank(const RanksAnalysis& a) {

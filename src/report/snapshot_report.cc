@@ -11,10 +11,6 @@ using namespace report;
 
 namespace report {
 
-namespace {
-
-// A site as people read it: an absolute path in it keeps its last two parts
-// ("step …/cs336_basics/optimizer.py:73"); JSON and CSV keep it whole.
 Cell SiteCell(const std::string& site) {
   Cell cell = Text(site);
   const size_t path = cell.display.find(" /");
@@ -25,8 +21,6 @@ Cell SiteCell(const std::string& site) {
   cell.display = cell.display.substr(0, path + 1) + "\xE2\x80\xA6" + cell.display.substr(before);
   return cell;
 }
-
-}  // namespace
 
 std::vector<SiteRow> PeakSiteRows(const SnapshotAnalysis& a) {
   std::vector<SiteRow> rows;

@@ -26,6 +26,11 @@ struct LevelRow {
   const SnapshotLevel* level = nullptr;
 };
 
+// A site as people read it: an absolute path in it keeps its last two parts ("step
+// …/cs336_basics/optimizer.py:73"), so that what tells two sites apart stays; JSON and CSV
+// keep it whole.
+Cell SiteCell(const std::string& site);
+
 std::vector<SiteRow> PeakSiteRows(const SnapshotAnalysis& a);
 std::vector<SiteRow> OomSiteRows(const SnapshotAnalysis& a);
 std::vector<OomRow> OomRows(const SnapshotAnalysis& a);

@@ -10,6 +10,7 @@
 
 #include "cli/progress.h"
 #include "test_util.h"
+#include "torch2pprof/input.h"
 
 namespace torch2pprof::cli {
 namespace {
@@ -69,6 +70,36 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
       EXPECT_EQ(r.err.rfind("torch2pprof: ", 0), 0u) << r.err;
       EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
+  }
+}
+
+// Each command's help names every kind of input it reads (the router's one list), and a
+// wrong number of inputs is a line that names the command and what it takes.
+TEST(Cli, HelpListsTheInputKindsAndMissingInputsSayWhatIsTaken) {
+  for (const CommandInputs& c : InputsOfCommands()) {
+    Result r = RunArgs({c.command, "--help"});
+    ASSERT_EQ(r.status, 0) << c.command;
+    for (InputKind k : c.kinds) EXPECT_NE(r.out.find(InputKindName(k)), std::string::npos) << c.command;
+    for (InputKind k : {InputKind::kTrace, InputKind::kSnapshot, InputKind::kProfile, InputKind::kSummary}) {
+      if (std::find(c.kinds.begin(), c.kinds.end(), k) == c.kinds.end()) {
+        EXPECT_EQ(r.out.find(InputKindName(k)), std::string::npos) << c.command << " " << InputKindName(k);
+      }
+    }
+  }
+  TempDir dir;
+  std::string in = dir.Write("t.json", kTrace);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"compare", in}, "compare takes two inputs: BASE NEW (two traces or two memory snapshots); got 1"},
+      {{"compare", in, in, in}, "compare takes two inputs: BASE NEW"},
+      {{"analyze"}, "analyze takes at least one input"},
+      {{"summarize"}, "summarize takes one input"},
+      {{"convert", in}, "convert takes IN OUT, or -o OUT and its inputs"},
+  };
+  for (const auto& [args, want] : cases) {
+    Result r = RunArgs(args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
 

@@ -833,6 +833,15 @@ def folded_checks(c, testdata, tmp):
     c.convert(['convert', '--sample-type', 'gpu', os.path.join(d, 'lm_train.pt.trace.json.gz'), pb])
     c.report('--sample-type on a pprof output sets the type pprof shows first',
              [] if Raw(pb).default == 'gpu' else [f'default {Raw(pb).default}'])
+    # ... and holds that value alone: -traces lists only samples with device time, -tags
+    # gives the device its total (on the default profile a CPU sample carries gpu 0).
+    traces = subprocess.run(['go', 'tool', 'pprof', '-traces', pb], capture_output=True, text=True).stdout
+    blocks = traces.split('-----------+-------------------------------------------------------')[1:]
+    zero = [b for b in blocks if re.search(r'^\s+0(\.0+)?[a-z]*\s', b, re.M)]
+    tags = subprocess.run(['go', 'tool', 'pprof', '-tags', pb], capture_output=True, text=True).stdout
+    c.report(f'--sample-type gpu: -traces lists {len(blocks)} samples, each with device time; -tags totals the device',
+             [] if blocks and not zero and re.search(r'device: Total [1-9]', tags) and len(traces.splitlines()) < 60000
+             else [f'{len(zero)} of {len(blocks)} samples without device time; tags {tags[:80]!r}'])
     r = c.convert(['convert', '--sample-type', 'nope', os.path.join(d, 'lm_train.pt.trace.json.gz'),
                    os.path.join(tmp, 'x.folded')])
     c.report('an unknown --sample-type is a usage error and writes nothing',

@@ -135,6 +135,11 @@ def main():
         assert run(binary, ['summarize', 'in.json.gz', '-o', 'in.summary.json'], files).returncode == 0
         for name in ('in.pb.gz', 'in.summary.json'):
             inputs[name] = open(os.path.join(files, name), 'rb').read()
+        # Without -o, summarize writes standard output, as analyze does: the same bytes.
+        r = run(binary, ['summarize', 'in.json.gz'], files)
+        c.report('summarize without -o writes standard output, the bytes -o writes',
+                 [] if r.returncode == 0 and r.stdout == inputs['in.summary.json'] else
+                 [f'exit {r.returncode}: {r.stderr[-200:]!r}'])
 
         # Each command on each kind: (args with IN for the input, the output file or None).
         commands = []

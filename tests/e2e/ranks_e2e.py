@@ -467,12 +467,13 @@ class Checks(Tally):
         with open(other, 'w') as f:
             f.write('{"mine": 1}\n')
         for args, status in ((['summarize', trace, '-o', os.path.join(work, 'x.txt')], 2),
-                             (['summarize', trace], 2),
+                             (['summarize'], 2),
+                             (['summarize', trace, trace], 2),
                              (['summarize', plain, '-o', plain], 3),
                              (['summarize', trace, '-o', other], 3)):
             r = self.run(*args, ok=False)
             if r.returncode != status or not r.stderr.startswith('torch2pprof: '):
-                problems.append(f'{" ".join(args[2:])}: exit {r.returncode}, want {status}')
+                problems.append(f'{" ".join(args[1:])}: exit {r.returncode}, want {status}')
         # A summary is replaced by summarize without --force, a trace is not.
         r = self.run('summarize', trace, '-o', good, ok=False)
         if r.returncode:

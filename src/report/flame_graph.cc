@@ -1,0 +1,121 @@
+#include "report/flame_graph.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "report/format.h"
+
+namespace torch2pprof {
+
+FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, double fold_share, size_t max_nodes) {
+  FlameGraph f;
+  const size_t n = p.tree.size();
+  if (n == 0) return f;
+  // The values of each chosen type, self at the sample's node, then summed up the tree
+  // (a parent's index is below its child's: the aggregator adds a node after its parent).
+  std::vector<std::vector<int64_t>> totals;
+  for (const std::string& type : types) {
+    size_t column = p.sample_types.size();
+    for (size_t i = 0; i < p.sample_types.size(); ++i) {
+      if (p.sample_types[i].type == type) column = i;
+    }
+    if (column == p.sample_types.size()) continue;
+    std::vector<int64_t> total(n, 0);
+    for (const Sample& s : p.samples) {
+      if (s.node < n && column < s.values.size()) total[s.node] += s.values[column];
+    }
+    for (size_t i = n - 1; i > 0; --i) total[p.tree[i].parent] += total[i];
+    if (total[0] <= 0) continue;
+    f.types.push_back(type);
+    f.units.push_back(p.sample_types[column].unit);
+    totals.push_back(std::move(total));
+  }
+  if (totals.empty()) return f;
+  // The nodes kept: those holding the share of some type's total (their parents hold at
+  // least as much, so the kept nodes form a tree).
+  std::vector<uint32_t> index(n, UINT32_MAX);
+  for (double share = fold_share;; share *= 2) {
+    size_t kept = 1;
+    for (size_t i = 1; i < n; ++i) {
+      for (const std::vector<int64_t>& t : totals) {
+        if (t[i] > 0 && static_cast<double>(t[i]) >= share * static_cast<double>(t[0])) {
+          ++kept;
+          break;
+        }
+      }
+    }
+    if (kept <= max_nodes || share >= 1) {
+      f.fold_share = share;
+      break;
+    }
+  }
+  std::vector<int32_t> name_of(p.frames.size(), -1);
+  index[0] = 0;
+  f.parent.push_back(0);
+  f.name.push_back(0);
+  for (size_t i = 1; i < n; ++i) {
+    if (index[p.tree[i].parent] == UINT32_MAX) continue;
+    bool keep = false;
+    for (const std::vector<int64_t>& t : totals) {
+      keep |= t[i] > 0 && static_cast<double>(t[i]) >= f.fold_share * static_cast<double>(t[0]);
+    }
+    if (!keep) {
+      ++f.folded;
+      continue;
+    }
+    index[i] = static_cast<uint32_t>(f.parent.size());
+    f.parent.push_back(index[p.tree[i].parent]);
+    int32_t& nm = name_of[p.tree[i].frame];
+    if (nm < 0) {
+      nm = static_cast<int32_t>(f.names.size());
+      f.names.push_back(p.frames[p.tree[i].frame].name);
+    }
+    f.name.push_back(static_cast<uint32_t>(nm));
+  }
+  for (const std::vector<int64_t>& t : totals) {
+    std::vector<int64_t>& out = f.total.emplace_back(f.parent.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+      if (index[i] != UINT32_MAX) out[index[i]] = t[i];
+    }
+  }
+  if (f.names.empty()) f.names.push_back("");
+  return f;
+}
+
+std::string FlameJson(const FlameGraph& f) {
+  // Compact: a page holds up to tens of thousands of nodes.
+  std::string out = "{";
+  auto quoted = [](const std::string& s) {
+    report::Json j;
+    j.String(s);
+    return j.out;
+  };
+  auto strings = [&](const char* key, const std::vector<std::string>& v) {
+    out += std::string("\"") + key + "\":[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + quoted(v[i]);
+    out += "],";
+  };
+  auto numbers = [&](const auto& v) {
+    out += "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+    out += "]";
+  };
+  strings("types", f.types);
+  strings("units", f.units);
+  strings("names", f.names);
+  out += "\"parent\":";
+  numbers(f.parent);
+  out += ",\"name\":";
+  numbers(f.name);
+  out += ",\"total\":[";
+  for (size_t t = 0; t < f.total.size(); ++t) {
+    if (t) out += ",";
+    numbers(f.total[t]);
+  }
+  char share[32];
+  std::snprintf(share, sizeof share, "%g", f.fold_share);
+  out += "],\"folded\":" + std::to_string(f.folded) + ",\"share\":" + share + "}";
+  return out;
+}
+
+}  // namespace torch2pprof

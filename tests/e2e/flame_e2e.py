@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The HTML report's flame graph in headless Chromium.
+
+`analyze --format html` of real traces and a snapshot, opened from disk with a probe
+appended that clicks a frame, searches and switches the value shown, and writes what the
+page then shows on <body> (as tests/e2e/html_e2e.py does for the tables). Checked:
+- the page runs offline to the end with no console message, and draws the graph;
+- the graph holds the model: a frame of the script (`gen_traces.py:N`) with a kernel of
+  the trace (a name from `--format json`'s kernels) under it, and device time there;
+- a click zooms into the frame (it becomes the graph's full width), search marks frames
+  and gives their share, the select switches to host work;
+- the values are convert's: each type's root equals the sum `go tool pprof` gives the
+  profile convert writes of the same trace (gpu, work);
+- gpt2_big's page (194 MB of JSON) stays under 12 MB and renders.
+With --screenshot PNG, lm_train's graph is written there (the README's picture).
+
+Prints one line per check and 'N passed, N failed' last.
+"""
+import argparse
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import Tally  # noqa: E402
+from html_e2e import browse, chromium  # noqa: E402
+
+PROBE = r"""<script>
+(function () {
+  var d = document.body.dataset, box = document.querySelector(".flame");
+  if (!box) { d.flame = "none"; return; }
+  var g = box.querySelector(".graph"), data = JSON.parse(box.querySelector("script").textContent);
+  d.frames0 = g.dataset.frames;
+  var divs = Array.prototype.slice.call(g.querySelectorAll(".f"));
+  var py = divs.filter(function (x) { return /\.py:\d+/.test(x.title.split("\n")[0]) && x.offsetWidth > 40 && +x.dataset.node > 0; });
+  if (py.length) {
+    var t = py[py.length > 3 ? 3 : py.length - 1];
+    d.clicked = t.dataset.node;
+    t.click();
+    d.root1 = g.dataset.root;
+    var first = Array.prototype.filter.call(g.querySelectorAll(".f"), function (x) { return x.className.indexOf("up") < 0; })[0];
+    d.firstNode = first.dataset.node;
+    d.firstWidth = first.offsetWidth;
+    d.graphWidth = g.clientWidth;
+    box.querySelector("button").click();
+    d.root2 = g.dataset.root;
+  }
+  var s = box.querySelector("input");
+  s.value = ".py:";
+  s.dispatchEvent(new Event("input"));
+  d.hits = g.querySelectorAll(".f.hit").length;
+  d.match = box.querySelector(".match").textContent;
+  var sel = box.querySelector("select");
+  var work = data.types.indexOf("work");
+  if (work >= 0) { sel.value = String(work); sel.dispatchEvent(new Event("change")); }
+  d.info = box.querySelector(".info").textContent;
+  d.overflow = document.documentElement.scrollWidth - window.innerWidth;
+})();
+</script>
+"""
+
+
+def body_of(dom):
+    m = re.search(r'<body([^>]*)>', dom)
+    return {k: html.unescape(v) for k, v in re.findall(r'([a-z0-9-]+)="([^"]*)"', m.group(1))} if m else {}
+
+
+def flame_data(page):
+    m = re.search(r'<div class="flame">.*?<script type="application/json">(.*?)</script>', page, re.S)
+    return json.loads(m.group(1).replace('<\\/', '</')) if m else None
+
+
+def pprof_total(binary, trace, tmp, sample):
+    out = os.path.join(tmp, 'p.pb.gz')
+    subprocess.run([binary, 'convert', '--quiet', trace, out], check=True)
+    r = subprocess.run(['go', 'tool', 'pprof', '-raw', out], capture_output=True, text=True, check=True)
+    types = re.search(r'PeriodType.*?\nSamples:\n(.*?)\n', r.stdout, re.S).group(1).split()
+    col = [t.split('/')[0] for t in types].index(sample)
+    total = 0
+    rows = r.stdout.split('\nSamples:\n', 1)[1].split('\nLocations', 1)[0].split('\n')[1:]
+    for row in rows:
+        fields = row.split(':')[0].split()
+        if len(fields) == len(types) and all(re.fullmatch(r'-?\d+', x) for x in fields):
+            total += int(fields[col])
+    return total
+
+
+def check(tally, binary, browser, tmp, trace, screenshot=None, max_mb=None, model=True):
+    name = os.path.basename(trace).split('.')[0]
+    problems = []
+    r = subprocess.run([binary, 'analyze', '--quiet', '--format', 'html', trace], capture_output=True, text=True)
+    if r.returncode:
+        return tally.report(name, [f'exit {r.returncode}: {r.stderr[:200]}'])
+    size_mb = len(r.stdout.encode()) / 1e6
+    if max_mb and size_mb > max_mb:
+        problems.append(f'page of {size_mb:.1f} MB')
+    data = flame_data(r.stdout)
+    if not data:
+        return tally.report(name, ['no flame graph'])
+    page = os.path.join(tmp, name + '.html')
+    with open(page, 'w') as f:
+        f.write(r.stdout.replace('</body>', PROBE + '</body>'))
+    b, console = browse(browser, page, os.path.join(tmp, 'profile'), '--dump-dom')
+    d = body_of(b.stdout)
+    if b.returncode or console:
+        problems.append(f'chromium exit {b.returncode}, console {console[:1]}')
+    if d.get('data-ready') != '1' or d.get('data-errors'):
+        problems.append(f'script did not finish: {d.get("data-errors")}')
+    if int(d.get('data-frames0', '0')) < 20:
+        problems.append(f'{d.get("data-frames0")} frames drawn')
+    if d.get('data-clicked') is None or d.get('data-root1') != d.get('data-clicked') or \
+            d.get('data-first-node') != d.get('data-clicked') or \
+            abs(int(d.get('data-first-width', 0)) - int(d.get('data-graph-width', 1))) > 2 or d.get('data-root2') != '0':
+        problems.append(f'click: {({k: v for k, v in d.items() if k.startswith(("data-clicked", "data-root", "data-first", "data-graph"))})}')
+    if int(d.get('data-hits', '0')) == 0 or '%' not in d.get('data-match', ''):
+        problems.append(f'search: {d.get("data-hits")} hits, {d.get("data-match")!r}')
+    if 'work' in data['types'] and not d.get('data-info', '').endswith(' work'):
+        problems.append(f'select: {d.get("data-info")!r}')
+    if int(d.get('data-overflow', '1')) > 0:
+        problems.append(f'page {d.get("data-overflow")} px wider than the window')
+    if model:
+        # A frame of the script with one of the trace's kernels under it, holding device time.
+        j = json.loads(subprocess.run([binary, 'analyze', '--quiet', '--format', 'json', trace], capture_output=True,
+                                      text=True).stdout)
+        kernels = {k['name'] for k in j['kernels']}
+        names = [data['names'][i] for i in data['name']]
+        gpu = data['total'][data['types'].index('gpu')]
+        under_script = False
+        for i in range(1, len(names)):
+            if names[i] in kernels and gpu[i] > 0:
+                a = data['parent'][i]
+                while a:
+                    if re.search(r'gen_traces\.py:\d+$', names[a]):
+                        under_script = True
+                        break
+                    a = data['parent'][a]
+            if under_script:
+                break
+        if not under_script:
+            problems.append('no kernel of the trace under a frame of its script')
+        for sample in ('gpu', 'work'):
+            want = pprof_total(binary, trace, tmp, sample)
+            got = data['total'][data['types'].index(sample)][0]
+            if got != want:
+                problems.append(f'{sample}: the graph holds {got}, pprof {want}')
+    if screenshot and not problems:
+        plain = os.path.join(tmp, name + '.plain.html')
+        with open(plain, 'w') as f:  # the graph alone
+            f.write(r.stdout.replace('</head>', '<style>header,nav,section:not(#profile){display:none}</style></head>'))
+        s, _ = browse(browser, plain, os.path.join(tmp, 'profile'), f'--screenshot={screenshot}',
+                      '--hide-scrollbars', '--window-size=1280,760')
+        if s.returncode or os.path.getsize(screenshot) < 20000:
+            problems.append(f'screenshot: exit {s.returncode}')
+    tally.report(f'{name}: flame graph of {len(data["parent"])} frames ({size_mb:.1f} MB page), '
+                 f'{d.get("data-frames0")} drawn; click, search, switch', problems)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--testdata', required=True)
+    ap.add_argument('--no-shared', action='store_true')
+    ap.add_argument('--screenshot', help="a PNG of lm_train's graph")
+    a = ap.parse_args()
+    c = Tally()
+    browser = chromium()
+    if not browser:
+        print('FAIL chromium not found: scripts/install-deps.sh installs it')
+        return 1
+    d = os.path.join(a.testdata, 'real', 'torch211')
+    with tempfile.TemporaryDirectory() as tmp:
+        check(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'), screenshot=a.screenshot)
+        check(c, a.binary, browser, tmp, os.path.join(d, 'resnet50_dl.pt.trace.json.gz'))
+        check(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots',
+                                                      'cs336__medium_ctx128_training_step.pickle.gz'), model=False)
+        big = os.path.join(os.path.dirname(os.path.abspath(a.testdata)), '..', 'shared', 'traces', 'torch211',
+                           'gpt2_big.pt.trace.json.gz')
+        if not a.no_shared and os.path.exists(big):
+            check(c, a.binary, browser, tmp, big, max_mb=12, model=False)
+    return c.summary()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -49,8 +49,12 @@ _torch2pprof() {
       esac
       return ;;
     --table | -table)
-      COMPREPLY=($(compgen -W "categories steps operators kernels gpu idle_time kernel_launches queue_length memory modules module_classes python_functions
-        ranks spreads stragglers slow_ranks collectives step_alignment" -- "$cur"))
+      # The report's lists (analyze --help); tests/e2e/lists_e2e.py keeps them equal.
+      COMPREPLY=($(compgen -W "categories steps critical_path critical_top operators kernels gpu idle_time kernel_launches
+        queue_length copies tensor_cores kernels_by_operator synchronizations annotations collective_sizes memory modules
+        module_classes python_functions
+        ranks spreads stragglers slow_ranks collectives step_alignment
+        devices peak_sites ooms oom_sites timeline" -- "$cur"))
       return ;;
     --group-by | -group-by)
       COMPREPLY=($(compgen -W "name shape" -- "$cur")); return ;;

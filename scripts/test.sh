@@ -3,9 +3,16 @@
 # back by go tool pprof, the style check, the fuzz seeds — then again under
 # AddressSanitizer and UndefinedBehaviorSanitizer, then everything that runs threads
 # under ThreadSanitizer, then the libFuzzer target replays its seeds and fuzzes for 60
-# seconds. T2P_SKIP_SANITIZERS=1 / T2P_SKIP_FUZZ=1 skip those passes.
+# seconds. T2P_SKIP_SANITIZERS=1 / T2P_SKIP_FUZZ=1 skip those passes; --quick skips both
+# (the build and every test once: the loop while working). ctest's labels pick a part:
+# `cd build && ctest -L unit` (or e2e, style; -LE slow leaves out the long e2e tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  --quick) export T2P_SKIP_SANITIZERS=1 T2P_SKIP_FUZZ=1 ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
 scripts/install-deps.sh
 jobs=$(nproc)
 

@@ -25,6 +25,19 @@ struct Frame {
   int64_t line = 0;         // line of Python frames, else 0
 };
 
+// The label keys convert writes, named once: the profile builders write them, the folded
+// writer and the rank merge read them, and users filter on them (-tagfocus device=cuda:0).
+namespace label_key {
+inline constexpr const char* kPid = "pid";
+inline constexpr const char* kTid = "tid";
+inline constexpr const char* kThread = "thread";
+inline constexpr const char* kRank = "rank";
+inline constexpr const char* kStep = "step";
+inline constexpr const char* kDevice = "device";
+inline constexpr const char* kStream = "stream";
+inline constexpr const char* kBase = "pprof::base";  // pprof's mark of a -diff_base sample
+}  // namespace label_key
+
 struct Label {
   std::string key;
   std::string str;  // a string label, or empty for a numeric one

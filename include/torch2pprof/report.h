@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "torch2pprof/analysis.h"
+#include "torch2pprof/compare.h"
+#include "torch2pprof/ranks.h"
+#include "torch2pprof/snapshot.h"
 
 namespace torch2pprof {
 
@@ -21,6 +24,9 @@ std::string RenderJson(const Analysis& analysis, const ReportOptions& options);
 // Throws Error (kind kUsage) for an unknown table.
 std::string RenderCsv(const Analysis& analysis, const ReportOptions& options);
 const std::vector<std::string>& CsvTables();
+// The one check of a --table name: Error (kUsage) unless `table` is one of `tables`
+// ("WHAT--table must be one of a, b, c (got 'x')"), read by the CLI before the work starts.
+void CheckCsvTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what);
 // One self-contained HTML page (inline CSS, SVG charts and script; nothing fetched):
 // the report's sections with charts; tables show options.top rows, the rest on demand.
 std::string RenderHtml(const Analysis& analysis, const ReportOptions& options);
@@ -51,6 +57,8 @@ std::string DescribeHeld(const RuleResult& result);
 std::string FormatMicros(int64_t ns);
 // For people: "850ns", "12.3us", "4.56ms", "1.23s".
 std::string FormatDuration(int64_t ns);
+// For people: 12345 -> "12,345".
+std::string FormatCount(uint64_t n);
 
 // analyze on a CUDA memory snapshot (AnalyzeSnapshot): devices, the peak, OOMs. CSV
 // tables: SnapshotCsvTables(); HTML: one offline page with the timeline.

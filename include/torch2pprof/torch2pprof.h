@@ -12,10 +12,13 @@
 #include <vector>
 
 #include "torch2pprof/analysis.h"
+#include "torch2pprof/compare.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/input.h"
 #include "torch2pprof/output.h"
 #include "torch2pprof/profile.h"
+#include "torch2pprof/ranks.h"
+#include "torch2pprof/snapshot.h"
 
 namespace torch2pprof {
 

@@ -8,8 +8,7 @@
 #include <map>
 
 #include "analysis/stages.h"
-#include "convert/frame_names.h"
-#include "report/format.h"
+#include "model/frame_names.h"
 #include "torch2pprof/report.h"
 
 namespace torch2pprof::analysis {
@@ -214,11 +213,11 @@ std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const
     for (const SyncRow& r : a.synchronizations) {
       count += r.count;
       if (calls.size() < 200) {
-        calls += (calls.empty() ? "" : ", ") + r.call + " under " + r.op + " " + report::Count(r.count) + "x";
+        calls += (calls.empty() ? "" : ", ") + r.call + " under " + r.op + " " + FormatCount(r.count) + "x";
       }
     }
     add("synchronizations", kSyncWait, c.ns,
-        "The host waits for the device " + report::Count(count) + " times (" + calls +
+        "The host waits for the device " + FormatCount(count) + " times (" + calls +
             "); with the time they cost by keeping the host from running ahead (the device idles after each "
             "while the host launches again), they hold " +
             Ms(c.ns) + " of the critical path (" + share(c.ns) + ")" + CodeOf(c) +
@@ -276,7 +275,7 @@ std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const
           ") and Python with no operator (" + Ms(causes[kPythonOverhead].ns) + ") hold " + Ms(ns) +
           " of the critical path (" + share(ns) + ")";
       if (l.count > 0) {
-        evidence += "; " + report::Count(l.short_kernels) + " of " + report::Count(l.count) +
+        evidence += "; " + FormatCount(l.short_kernels) + " of " + FormatCount(l.count) +
                     " launches run shorter on the device than their launch call (median " + Ms(l.gpu_duration.p50) +
                     " against " + Ms(l.cpu_duration.p50) + ")";
       }

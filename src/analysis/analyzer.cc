@@ -51,23 +51,18 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // views and launch statistics once the steps give their scope. Every view is a
   // function of the events (and of the results it names), so no output depends on
   // the threads.
+  const analysis::StepScope analysed = analysis::ScopeOf(windows);
+  const analysis::StepScope* per_step = options.per_step ? &analysed : nullptr;
   auto steps = Beside(ex, [&ev, &ex, &windows] { return analysis::Steps(ev, std::move(windows), ex); });
   auto annotations = Beside(ex, [&ev] { return analysis::Annotations(ev); });
-  analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, options.per_step, ex);
+  analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, per_step, ex);
   a.operators = std::move(operators.rows);
   auto kernel_ops = Beside(ex, [&ev, &operators] { return analysis::KernelsByOperator(ev, operators.launchers); });
-  a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, options.per_step, &a.saturated);
+  a.kernels = analysis::Kernels(ev, &a.kernel_total_ns, per_step, &a.saturated);
   a.saturated += operators.saturated;
   a.memory = analysis::Memory(ev, operators.owners);
   analysis::StepsResult s = steps.get();
   a.steps = std::move(s.rows);
-  if (options.per_step) {
-    // Per-step values are by the model's steps; the analysed steps are the first of them.
-    size_t n = a.steps.size();
-    const uint32_t n32 = static_cast<uint32_t>(n);
-    for (OperatorRow& r : a.operators) r.step_host_total.DropFrom(n32), r.step_device_total.DropFrom(n32);
-    for (KernelRow& r : a.kernels) r.step_total.DropFrom(n32);
-  }
   a.whole_trace_step = s.whole_trace;
   const analysis::StepScope scope = s.scope;
   auto idle = Beside(ex, [&ev, &scope] { return analysis::IdleTime(ev, scope); });
@@ -127,11 +122,6 @@ void StepSeries::Finish() {
   }
   v_.resize(out);
   v_.erase(std::remove_if(v_.begin(), v_.end(), [](const auto& e) { return e.second == 0; }), v_.end());
-}
-
-void StepSeries::DropFrom(uint32_t steps) {
-  v_.erase(std::lower_bound(v_.begin(), v_.end(), steps, [](const auto& e, uint32_t s) { return e.first < s; }),
-           v_.end());
 }
 
 int64_t StepSeries::At(uint32_t step) const {

@@ -8,7 +8,9 @@
 
 #include "analysis/statistics.h"
 #include "torch2pprof/analysis.h"
+#include "torch2pprof/compare.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/snapshot.h"
 
 namespace torch2pprof {
 namespace {

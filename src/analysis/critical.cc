@@ -10,8 +10,8 @@
 #include "analysis/stages.h"
 #include "base/executor.h"
 #include "base/sum_table.h"
-#include "convert/frame_names.h"
 #include "model/critical_path.h"
+#include "model/frame_names.h"
 
 namespace torch2pprof::analysis {
 namespace {

@@ -11,7 +11,7 @@
 
 namespace torch2pprof::analysis {
 
-std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step, uint64_t* saturated) {
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, const StepScope* per_step, uint64_t* saturated) {
   std::vector<KernelRow> rows;
   std::unordered_map<uint32_t, size_t> row_of;
   std::vector<double> bw, bsum, ow, osum;
@@ -42,7 +42,7 @@ std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_ste
     // left out of the weighted mean.
     if (args.occupancy > 0) ow[k] += w, osum[k] += w * args.occupancy, r.occupancy = 0;
     if (per_step) {
-      int64_t step = DeviceStepIndex(ev, e);
+      int64_t step = AnalysedDeviceStep(ev, e, *per_step);
       if (step >= 0) r.step_total.Add(static_cast<uint32_t>(step), dur);
     }
   }

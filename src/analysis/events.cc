@@ -64,18 +64,4 @@ int64_t Events::LaunchedBy(size_t e) const {
   return it != launched_.end() && it->first == e ? it->second : 0;
 }
 
-int64_t DeviceStepIndex(const Events& ev, size_t e) {
-  const TraceModel& m = ev.model();
-  if (m.steps.empty()) return 0;
-  const Step* s = m.DeviceStepOf(static_cast<uint32_t>(e), ev.Iv(e));
-  return s ? s - m.steps.data() : -1;
-}
-
-int64_t StepIndex(const Events& ev, uint32_t lane, int64_t t) {
-  const TraceModel& m = ev.model();
-  if (m.steps.empty()) return 0;
-  const Step* s = m.StepAt(lane, t);
-  return s ? s - m.steps.data() : -1;
-}
-
 }  // namespace torch2pprof::analysis

@@ -82,6 +82,30 @@ std::vector<ModuleNode> Ordered(std::vector<ModuleNode> nodes, bool by_device) {
   return out;
 }
 
+// Classes: their instances together, a total once per stack (an instance inside
+// another of its class counts in the outer one's).
+std::vector<ModuleClassRow> Classes(const std::vector<ModuleNode>& tree) {
+  std::vector<ModuleClassRow> classes;
+  std::map<std::string, uint32_t> class_of;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    const ModuleNode& m = tree[i];
+    auto [it, added] = class_of.emplace(m.module_class, static_cast<uint32_t>(classes.size()));
+    if (added) {
+      classes.emplace_back();
+      classes.back().name = m.module_class;
+    }
+    ModuleClassRow& c = classes[it->second];
+    bool inside = false;
+    for (int32_t up = m.parent; up >= 0 && !inside; up = tree[static_cast<size_t>(up)].parent)
+      inside = tree[static_cast<size_t>(up)].module_class == m.module_class;
+    ++c.instances;
+    c.calls += m.calls;
+    c.host_self_ns += m.host_self_ns, c.device_self_ns += m.device_self_ns;
+    if (!inside) c.host_total_ns += m.host_total_ns, c.device_total_ns += m.device_total_ns;
+  }
+  return classes;
+}
+
 }  // namespace
 
 ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, Executor& ex) {
@@ -177,25 +201,7 @@ ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, Ex
   }
   const bool by_device = std::any_of(nodes.begin(), nodes.end(), [](const ModuleNode& m) { return m.device_total_ns; });
   result.tree = Ordered(std::move(nodes), by_device);
-  // Classes: their instances together, a total once per stack (an instance inside
-  // another of its class counts in the outer one's).
-  std::map<std::string, uint32_t> class_of;
-  for (size_t i = 0; i < result.tree.size(); ++i) {
-    const ModuleNode& m = result.tree[i];
-    auto [it, added] = class_of.emplace(m.module_class, static_cast<uint32_t>(result.classes.size()));
-    if (added) {
-      result.classes.emplace_back();
-      result.classes.back().name = m.module_class;
-    }
-    ModuleClassRow& c = result.classes[it->second];
-    bool inside = false;
-    for (int32_t up = m.parent; up >= 0 && !inside; up = result.tree[static_cast<size_t>(up)].parent)
-      inside = result.tree[static_cast<size_t>(up)].module_class == m.module_class;
-    ++c.instances;
-    c.calls += m.calls;
-    c.host_self_ns += m.host_self_ns, c.device_self_ns += m.device_self_ns;
-    if (!inside) c.host_total_ns += m.host_total_ns, c.device_total_ns += m.device_total_ns;
-  }
+  result.classes = Classes(result.tree);
   auto self = [by_device](const ModuleClassRow& c) { return by_device ? c.device_self_ns : c.host_self_ns; };
   std::stable_sort(result.classes.begin(), result.classes.end(),
                    [&](const ModuleClassRow& x, const ModuleClassRow& y) { return self(x) > self(y); });

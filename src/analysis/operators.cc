@@ -127,8 +127,6 @@ void AttributeAllocations(const Events& ev, const std::vector<uint32_t>& ops, co
   });
 }
 
-}  // namespace
-
 // One lane's operator tree, and its rows in the order their keys first appear on it.
 struct LaneOps {
   std::vector<Node> nodes;
@@ -139,7 +137,134 @@ struct LaneOps {
   uint64_t saturated = 0;
 };
 
-OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, Executor& ex) {
+// A lane's operators as a tree, nested by containment; a node that starts inside another
+// and ends after it is left out, as the plugin does.
+template <typename It>
+void Nest(const Events& ev, It begin, It end, std::vector<Node>* out) {
+  std::vector<uint32_t> evs(begin, end);
+  SortRuns(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
+    const Interval &a = ev.Iv(x), &b = ev.Iv(y);
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+    return x < y;
+  });
+  // Nested by containment; a node that starts inside another and ends after it is
+  // left out, as the plugin does.
+  std::vector<Node>& nodes = *out;
+  nodes.reserve(evs.size());
+  std::vector<int32_t> stack;
+  for (uint32_t e : evs) {
+    while (!stack.empty() && ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns <= ev.Iv(e).start_ns)
+      stack.pop_back();
+    if (!stack.empty() && ev.Iv(e).end_ns > ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns) continue;
+    int32_t id = static_cast<int32_t>(nodes.size());
+    nodes.push_back(Node{e});
+    if (!stack.empty()) AddChild(nodes, stack.back(), id);
+    stack.push_back(id);
+  }
+}
+
+// Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
+// parent takes the child's children and runtime calls; its own calls are dropped. Then
+// each node's device total and host self time.
+void Totals(const Events& ev, std::vector<Node>& nodes, std::vector<int64_t>* device_total_out,
+            std::vector<int64_t>* host_self_out) {
+  for (Node& n : nodes) {
+    while (n.alive && n.first_child >= 0 && n.first_child == n.last_child &&
+           ev.Iv(nodes[static_cast<size_t>(n.first_child)].ev).name == ev.Iv(n.ev).name) {
+      Node& c = nodes[static_cast<size_t>(n.first_child)];
+      c.alive = false;
+      n.runtime_ns = c.runtime_ns;
+      n.launched_ns = c.launched_ns;
+      n.first_child = c.first_child;
+      n.last_child = c.last_child;
+    }
+  }
+  // Children have larger indexes than their parents: one backward pass computes totals.
+  std::vector<int64_t>& device_total = *device_total_out;
+  std::vector<int64_t>& host_self = *host_self_out;
+  device_total.assign(nodes.size(), 0), host_self.assign(nodes.size(), 0);
+  for (size_t k = nodes.size(); k-- > 0;) {
+    const Node& n = nodes[k];
+    if (!n.alive) continue;
+    int64_t self = ev.Dur(n.ev) - n.runtime_ns;
+    device_total[k] = n.launched_ns;
+    for (int32_t c = n.first_child; c >= 0; c = nodes[static_cast<size_t>(c)].next_sibling) {
+      self -= ev.Dur(nodes[static_cast<size_t>(c)].ev);
+      device_total[k] += device_total[static_cast<size_t>(c)];
+    }
+    host_self[k] = self;
+  }
+}
+
+// A lane's operator rows, by (name, Input Dims) where group_by_shape.
+void Rows(const Events& ev, const std::vector<Node>& nodes, const std::vector<int64_t>& device_total,
+          const std::vector<int64_t>& host_self, bool group_by_shape, const StepScope* per_step, LaneOps* lane_out) {
+  LaneOps& out = *lane_out;
+  FlatIndexMap row_of;  // (name id, Input Dims id) -> row
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const Node& n = nodes[k];
+    if (!n.alive || !ev.IsOperatorRow(n.ev)) continue;
+    uint32_t dims = group_by_shape ? ev.Args(n.ev).input_dims : 0;
+    uint64_t key = uint64_t{ev.Iv(n.ev).name} << 32 | dims;
+    auto [row, added] = row_of.Emplace(key, static_cast<uint32_t>(out.rows.size()));
+    if (added) {
+      out.keys.push_back(key);
+      out.rows.emplace_back();
+    }
+    OperatorRow& r = out.rows[row];
+    ++r.calls;
+    uint64_t* sat = &out.saturated;
+    r.host_total_ns = SaturatingAdd(r.host_total_ns, ev.Dur(n.ev), sat);
+    r.host_self_ns = SaturatingAdd(r.host_self_ns, host_self[k], sat);
+    r.device_total_ns = SaturatingAdd(r.device_total_ns, device_total[k], sat);
+    r.device_self_ns = SaturatingAdd(r.device_self_ns, n.launched_ns, sat);
+    r.host_max_ns = std::max(r.host_max_ns, ev.Dur(n.ev));
+    if (per_step) {
+      int64_t step = AnalysedHostStep(ev, ev.Iv(n.ev).lane, ev.Iv(n.ev).start_ns, *per_step);
+      if (step >= 0) {
+        r.step_host_total.Add(static_cast<uint32_t>(step), ev.Dur(n.ev));
+        r.step_device_total.Add(static_cast<uint32_t>(step), device_total[k]);
+      }
+    }
+  }
+}
+
+// The lanes' rows in lane order: a row is where its key first appears, as one walk
+// over the lanes makes them; its sums are integers, in any order the same.
+void MergeLanes(const Trace& t, std::vector<LaneOps>& by_lane, OperatorsResult* out) {
+  OperatorsResult& result = *out;
+  std::unordered_map<uint64_t, size_t> row_of;
+  for (LaneOps& lane : by_lane) {
+    result.saturated += lane.saturated;
+    result.launchers.insert(result.launchers.end(), lane.launchers.begin(), lane.launchers.end());
+    for (size_t i = 0; i < lane.rows.size(); ++i) {
+      const uint64_t key = lane.keys[i];
+      OperatorRow& part = lane.rows[i];
+      auto [it, added] = row_of.try_emplace(key, result.rows.size());
+      if (added) {
+        part.name = std::string(t.strings.Get(static_cast<uint32_t>(key >> 32)));
+        part.input_dims = std::string(t.strings.Get(static_cast<uint32_t>(key)));
+        result.rows.push_back(std::move(part));
+        continue;
+      }
+      OperatorRow& r = result.rows[it->second];
+      r.calls += part.calls;
+      uint64_t* sat = &result.saturated;
+      r.host_total_ns = SaturatingAdd(r.host_total_ns, part.host_total_ns, sat);
+      r.host_self_ns = SaturatingAdd(r.host_self_ns, part.host_self_ns, sat);
+      r.device_total_ns = SaturatingAdd(r.device_total_ns, part.device_total_ns, sat);
+      r.device_self_ns = SaturatingAdd(r.device_self_ns, part.device_self_ns, sat);
+      r.host_max_ns = std::max(r.host_max_ns, part.host_max_ns);
+      r.step_host_total.Merge(part.step_host_total);
+      r.step_device_total.Merge(part.step_device_total);
+    }
+  }
+}
+
+}  // namespace
+
+OperatorsResult Operators(const Events& ev, bool group_by_shape, const StepScope* per_step, Executor& ex) {
   const Trace& t = ev.trace();
   const size_t lanes = t.lanes.size();
   OperatorsResult result;
@@ -154,27 +279,8 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
   for (std::atomic<uint64_t>& c : claimed) c.store(~uint64_t{0}, std::memory_order_relaxed);
   std::vector<LaneOps> by_lane(lanes);
   ParallelFor(ex, lanes, [&](size_t lane) {
-    std::vector<uint32_t> evs(ops.begin(lane), ops.end(lane));
-    SortRuns(evs.begin(), evs.end(), [&](uint32_t x, uint32_t y) {
-      const Interval &a = ev.Iv(x), &b = ev.Iv(y);
-      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-      if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
-      return x < y;
-    });
-    // Nested by containment; a node that starts inside another and ends after it is
-    // left out, as the plugin does.
     std::vector<Node>& nodes = by_lane[lane].nodes;
-    nodes.reserve(evs.size());
-    std::vector<int32_t> stack;
-    for (uint32_t e : evs) {
-      while (!stack.empty() && ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns <= ev.Iv(e).start_ns)
-        stack.pop_back();
-      if (!stack.empty() && ev.Iv(e).end_ns > ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns) continue;
-      int32_t id = static_cast<int32_t>(nodes.size());
-      nodes.push_back(Node{e});
-      if (!stack.empty()) AddChild(nodes, stack.back(), id);
-      stack.push_back(id);
-    }
+    Nest(ev, ops.begin(lane), ops.end(lane), &nodes);
     if (mem.begin(lane) != mem.end(lane)) {
       for (const Node& n : nodes) {
         if (ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0)
@@ -216,90 +322,13 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, 
         by_lane[lane].launchers.emplace_back(by_external[i].second, ev.Iv(n.ev).name);
       }
     }
-    // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
-    // parent takes the child's children and runtime calls; its own calls are dropped.
-    for (Node& n : nodes) {
-      while (n.alive && n.first_child >= 0 && n.first_child == n.last_child &&
-             ev.Iv(nodes[static_cast<size_t>(n.first_child)].ev).name == ev.Iv(n.ev).name) {
-        Node& c = nodes[static_cast<size_t>(n.first_child)];
-        c.alive = false;
-        n.runtime_ns = c.runtime_ns;
-        n.launched_ns = c.launched_ns;
-        n.first_child = c.first_child;
-        n.last_child = c.last_child;
-      }
-    }
-    // Children have larger indexes than their parents: one backward pass computes totals.
-    std::vector<int64_t> device_total(nodes.size(), 0), host_self(nodes.size(), 0);
-    for (size_t k = nodes.size(); k-- > 0;) {
-      const Node& n = nodes[k];
-      if (!n.alive) continue;
-      int64_t self = ev.Dur(n.ev) - n.runtime_ns;
-      device_total[k] = n.launched_ns;
-      for (int32_t c = n.first_child; c >= 0; c = nodes[static_cast<size_t>(c)].next_sibling) {
-        self -= ev.Dur(nodes[static_cast<size_t>(c)].ev);
-        device_total[k] += device_total[static_cast<size_t>(c)];
-      }
-      host_self[k] = self;
-    }
+    std::vector<int64_t> device_total, host_self;
+    Totals(ev, nodes, &device_total, &host_self);
     LaneOps& out = by_lane[lane];
-    FlatIndexMap row_of;  // (name id, Input Dims id) -> row
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      const Node& n = nodes[k];
-      if (!n.alive || !ev.IsOperatorRow(n.ev)) continue;
-      uint32_t dims = group_by_shape ? ev.Args(n.ev).input_dims : 0;
-      uint64_t key = uint64_t{ev.Iv(n.ev).name} << 32 | dims;
-      auto [row, added] = row_of.Emplace(key, static_cast<uint32_t>(out.rows.size()));
-      if (added) {
-        out.keys.push_back(key);
-        out.rows.emplace_back();
-      }
-      OperatorRow& r = out.rows[row];
-      ++r.calls;
-      uint64_t* sat = &out.saturated;
-      r.host_total_ns = SaturatingAdd(r.host_total_ns, ev.Dur(n.ev), sat);
-      r.host_self_ns = SaturatingAdd(r.host_self_ns, host_self[k], sat);
-      r.device_total_ns = SaturatingAdd(r.device_total_ns, device_total[k], sat);
-      r.device_self_ns = SaturatingAdd(r.device_self_ns, n.launched_ns, sat);
-      r.host_max_ns = std::max(r.host_max_ns, ev.Dur(n.ev));
-      if (per_step) {
-        int64_t step = StepIndex(ev, ev.Iv(n.ev).lane, ev.Iv(n.ev).start_ns);
-        if (step >= 0) {
-          r.step_host_total.Add(static_cast<uint32_t>(step), ev.Dur(n.ev));
-          r.step_device_total.Add(static_cast<uint32_t>(step), device_total[k]);
-        }
-      }
-    }
+    Rows(ev, nodes, device_total, host_self, group_by_shape, per_step, &out);
     std::vector<Node>().swap(nodes);
   });
-  // The lanes' rows in lane order: a row is where its key first appears, as one walk
-  // over the lanes makes them; its sums are integers, in any order the same.
-  std::unordered_map<uint64_t, size_t> row_of;
-  for (LaneOps& lane : by_lane) {
-    result.saturated += lane.saturated;
-    result.launchers.insert(result.launchers.end(), lane.launchers.begin(), lane.launchers.end());
-    for (size_t i = 0; i < lane.rows.size(); ++i) {
-      const uint64_t key = lane.keys[i];
-      OperatorRow& part = lane.rows[i];
-      auto [it, added] = row_of.try_emplace(key, result.rows.size());
-      if (added) {
-        part.name = std::string(t.strings.Get(static_cast<uint32_t>(key >> 32)));
-        part.input_dims = std::string(t.strings.Get(static_cast<uint32_t>(key)));
-        result.rows.push_back(std::move(part));
-        continue;
-      }
-      OperatorRow& r = result.rows[it->second];
-      r.calls += part.calls;
-      uint64_t* sat = &result.saturated;
-      r.host_total_ns = SaturatingAdd(r.host_total_ns, part.host_total_ns, sat);
-      r.host_self_ns = SaturatingAdd(r.host_self_ns, part.host_self_ns, sat);
-      r.device_total_ns = SaturatingAdd(r.device_total_ns, part.device_total_ns, sat);
-      r.device_self_ns = SaturatingAdd(r.device_self_ns, part.device_self_ns, sat);
-      r.host_max_ns = std::max(r.host_max_ns, part.host_max_ns);
-      r.step_host_total.Merge(part.step_host_total);
-      r.step_device_total.Merge(part.step_device_total);
-    }
-  }
+  MergeLanes(t, by_lane, &result);
   std::sort(result.launchers.begin(), result.launchers.end());
   for (OperatorRow& r : result.rows) r.step_host_total.Finish(), r.step_device_total.Finish();
   std::stable_sort(result.rows.begin(), result.rows.end(),

@@ -3,7 +3,7 @@
 
 #include "analysis/stages.h"
 #include "base/saturate.h"
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 #include "model/innermost.h"
 
 namespace torch2pprof::analysis {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "torch2pprof/analysis.h"
+#include "torch2pprof/ranks.h"
 #include "torch2pprof/stages/trace.h"
 #include "torch2pprof/stages/trace_model.h"
 

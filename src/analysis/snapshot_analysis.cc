@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "model/memory_replay.h"
+#include "torch2pprof/stages/trace_model.h"
 
 namespace torch2pprof {
 
@@ -43,7 +44,7 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
   a.overflowed = s.overflowed;
   for (const DevicePeak& peak : DevicePeaks(s)) {
     SnapshotDevice d;
-    d.device = "cuda:" + std::to_string(peak.device);
+    d.device = DeviceName("cuda", peak.device);
     for (const SnapshotSegment* segment : peak.segments) {
       const SnapshotSegment& seg = *segment;
       ++d.segments;

@@ -4,6 +4,7 @@
 
 #include "load/snapshot.h"
 #include "torch2pprof/analysis.h"
+#include "torch2pprof/snapshot.h"
 
 namespace torch2pprof {
 

@@ -44,6 +44,9 @@ struct StepScope {
 // The analysed step (an index into StepsResult::rows) of device event e, or -1: the
 // model's rule (DeviceStepOf); without steps, work launched inside the host-side span.
 int64_t AnalysedDeviceStep(const Events& ev, size_t e, const StepScope& scope);
+// Which steps are analysed, from the windows alone: known before the step breakdown, so
+// the views that run beside it count per step by the same rule.
+StepScope ScopeOf(const StepWindows& windows);
 // The same for an instant on a host lane.
 int64_t AnalysedHostStep(const Events& ev, uint32_t lane, int64_t t, const StepScope& scope);
 
@@ -122,19 +125,14 @@ struct OperatorsResult {
   std::vector<std::pair<uint32_t, uint32_t>> launchers;
   uint64_t saturated = 0;  // sums held at the 64-bit limit
 };
-// per_step: fill the rows' per-step totals, by the model's steps (or one step, the whole
-// trace, without any).
+// per_step (null: none): fill the rows' per-step totals, by the analysed step of each
+// call (AnalysedHostStep), the rule every per-step value follows.
 // Lanes side by side on the executor's threads; the rows never depend on how many.
-OperatorsResult Operators(const Events& ev, bool group_by_shape, bool per_step, Executor& ex);
+OperatorsResult Operators(const Events& ev, bool group_by_shape, const StepScope* per_step, Executor& ex);
 
-// Kernels by name (§6), and their summed duration.
-std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, bool per_step, uint64_t* saturated);
-
-// The step of an instant on a lane as an index into the model's steps (0 when the trace
-// has none: the whole trace is one step), or -1.
-int64_t StepIndex(const Events& ev, uint32_t lane, int64_t t);
-// The same for an event on a device stream, by the model's one rule (DeviceStepOf).
-int64_t DeviceStepIndex(const Events& ev, size_t e);
+// Kernels by name (§6), and their summed duration; per-step totals as Operators'
+// (AnalysedDeviceStep).
+std::vector<KernelRow> Kernels(const Events& ev, int64_t* total_ns, const StepScope* per_step, uint64_t* saturated);
 
 // Per device: busy and kernel time, and kernel time within the steps' window (§7).
 std::vector<GpuRow> Gpus(const Events& ev, const std::vector<DeviceInfo>& devices, std::pair<int64_t, int64_t> window);

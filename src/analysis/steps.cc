@@ -9,6 +9,32 @@
 
 namespace torch2pprof::analysis {
 
+namespace {
+
+// An event on a device stream as an index into the model's steps, by the model's one rule
+// (DeviceStepOf; 0 when the trace has none), or -1: read only through the scope below.
+int64_t DeviceStepIndex(const Events& ev, size_t e) {
+  const TraceModel& m = ev.model();
+  if (m.steps.empty()) return 0;
+  const Step* s = m.DeviceStepOf(static_cast<uint32_t>(e), ev.Iv(e));
+  return s ? s - m.steps.data() : -1;
+}
+
+// The same for an instant on a host lane (StepAt).
+int64_t StepIndex(const Events& ev, uint32_t lane, int64_t t) {
+  const TraceModel& m = ev.model();
+  if (m.steps.empty()) return 0;
+  const Step* s = m.StepAt(lane, t);
+  return s ? s - m.steps.data() : -1;
+}
+
+}  // namespace
+
+StepScope ScopeOf(const StepWindows& windows) {
+  if (windows.steps.empty()) return StepScope{};
+  return StepScope{windows.steps.size(), windows.whole_trace, windows.steps[0].host_start, windows.steps[0].host_end};
+}
+
 StepsResult Steps(const Events& ev, StepWindows windows, Executor& ex) {
   StepsResult result;
   // Each part claims the time of its events no earlier part claimed, in this order;
@@ -49,7 +75,7 @@ StepsResult Steps(const Events& ev, StepWindows windows, Executor& ex) {
     remaining = Subtract(remaining, claimed);
   }
   result.window = {result.rows.front().start_ns, result.rows.back().start_ns + result.rows.back().total_ns};
-  result.scope = StepScope{result.rows.size(), result.whole_trace, s[0].host_start, s[0].host_end};
+  result.scope = ScopeOf(result.windows);
   return result;
 }
 

@@ -274,8 +274,10 @@ std::string EncodeSummary(const SummaryFile& f) {
   return o;
 }
 
-SummaryFile ReadSummary(ByteSource& source) {
-  Reader in(source);
+namespace {
+
+// The summary's first key and its format: a summary of another format is refused by name.
+void ReadMagic(Reader& in, const std::string& file) {
   JsonPull& json = in.in();
   if (json.Peek() != JsonPull::Type::kObject) {
     if (json.Peek() == JsonPull::Type::kEnd) {
@@ -292,11 +294,72 @@ SummaryFile ReadSummary(ByteSource& source) {
     std::string version = json.Peek() == JsonPull::Type::kNumber ? json.Number() : "";
     if (version != std::to_string(kSummaryVersion)) {
       if (version.empty()) json.Skip(), version = "of another kind";
-      ThrowInput(source.name(), -1,
+      ThrowInput(file, -1,
                  "a torch2pprof summary of format " + version + ": this torch2pprof " + kVersion + " reads format " +
                      std::to_string(kSummaryVersion) + " (summarize the trace again with it)");
     }
   }
+}
+
+// "collectives": [{name, kind, calls, total_ns}, ...]
+void ReadCollectives(Reader& in, const std::string& what, RankSummary* r) {
+  JsonPull& json = in.in();
+  in.Array(what);
+  while (json.NextElement()) {
+    const std::string where = "collective " + std::to_string(r->collectives.size());
+    CollectiveStat c;
+    in.Object(where);
+    in.Fields(where, {"name", "kind", "calls", "total_ns"}, [&](const std::string& ck) {
+      const std::string cwhat = where + "'s \"" + ck + "\"";
+      if (ck == "name") {
+        c.name = in.String(cwhat);
+      } else if (ck == "kind") {
+        c.kind = in.String(cwhat);
+      } else if (ck == "calls") {
+        c.calls = static_cast<uint64_t>(in.Int(cwhat));
+      } else if (ck == "total_ns") {
+        c.total_ns = in.Int(cwhat);
+      } else {
+        return false;
+      }
+      return true;
+    });
+    r->collectives.push_back(std::move(c));
+  }
+}
+
+// "calls": [[collective, start_ns, dur_ns], ...]; the largest collective index is checked
+// once "collectives" is read too, whatever their order.
+void ReadCalls(Reader& in, const std::string& what, RankSummary* r, int64_t* max_collective, uint64_t* max_at) {
+  JsonPull& json = in.in();
+  in.Array(what);
+  int64_t sum = 0;
+  while (json.NextElement()) {
+    const std::string where = "call " + std::to_string(r->calls.size());
+    if (json.Peek() != JsonPull::Type::kArray) in.Fail(where + " is not [collective, start_ns, dur_ns]");
+    json.BeginArray();
+    int64_t v[3];
+    for (int64_t& x : v) {
+      if (!json.NextElement()) in.Fail(where + " is not [collective, start_ns, dur_ns]");
+      const bool first = &x == &v[0];
+      x = first         ? in.Whole(0, std::numeric_limits<uint32_t>::max(),
+                                   where + "'s collective (an index into \"collectives\")")
+          : &x == &v[1] ? in.Whole(-kMaxStart, kMaxStart, where + "'s start")
+                        : in.Whole(0, kMaxValue, where + "'s duration");
+    }
+    if (json.NextElement()) in.Fail(where + " is not [collective, start_ns, dur_ns]");
+    if ((sum += v[2]) > kMaxValue) in.Fail("the calls sum past 2^50 ns");
+    if (v[0] > *max_collective) *max_collective = v[0], *max_at = r->calls.size();
+    r->calls.push_back({static_cast<uint32_t>(v[0]), v[1], v[2]});
+  }
+}
+
+}  // namespace
+
+SummaryFile ReadSummary(ByteSource& source) {
+  Reader in(source);
+  JsonPull& json = in.in();
+  ReadMagic(in, source.name());
   SummaryFile f;
   RankSummary& r = f.summary;
   struct IntField {
@@ -371,49 +434,9 @@ SummaryFile ReadSummary(ByteSource& source) {
         if ((sum += r.steps.back().total_ns) > kMaxValue) in.Fail("the steps sum past 2^50 ns");
       }
     } else if (k == "collectives") {
-      in.Array(what);
-      while (json.NextElement()) {
-        const std::string where = "collective " + std::to_string(r.collectives.size());
-        CollectiveStat c;
-        in.Object(where);
-        in.Fields(where, {"name", "kind", "calls", "total_ns"}, [&](const std::string& ck) {
-          const std::string cwhat = where + "'s \"" + ck + "\"";
-          if (ck == "name") {
-            c.name = in.String(cwhat);
-          } else if (ck == "kind") {
-            c.kind = in.String(cwhat);
-          } else if (ck == "calls") {
-            c.calls = static_cast<uint64_t>(in.Int(cwhat));
-          } else if (ck == "total_ns") {
-            c.total_ns = in.Int(cwhat);
-          } else {
-            return false;
-          }
-          return true;
-        });
-        r.collectives.push_back(std::move(c));
-      }
+      ReadCollectives(in, what, &r);
     } else if (k == "calls") {
-      in.Array(what);
-      int64_t sum = 0;
-      while (json.NextElement()) {
-        const std::string where = "call " + std::to_string(r.calls.size());
-        if (json.Peek() != JsonPull::Type::kArray) in.Fail(where + " is not [collective, start_ns, dur_ns]");
-        json.BeginArray();
-        int64_t v[3];
-        for (int64_t& x : v) {
-          if (!json.NextElement()) in.Fail(where + " is not [collective, start_ns, dur_ns]");
-          const bool first = &x == &v[0];
-          x = first         ? in.Whole(0, std::numeric_limits<uint32_t>::max(),
-                                       where + "'s collective (an index into \"collectives\")")
-              : &x == &v[1] ? in.Whole(-kMaxStart, kMaxStart, where + "'s start")
-                            : in.Whole(0, kMaxValue, where + "'s duration");
-        }
-        if (json.NextElement()) in.Fail(where + " is not [collective, start_ns, dur_ns]");
-        if ((sum += v[2]) > kMaxValue) in.Fail("the calls sum past 2^50 ns");
-        if (v[0] > max_collective) max_collective = v[0], max_at = r.calls.size();
-        r.calls.push_back({static_cast<uint32_t>(v[0]), v[1], v[2]});
-      }
+      ReadCalls(in, what, &r, &max_collective, &max_at);
     } else {
       return false;
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "torch2pprof/analysis.h"
+#include "torch2pprof/ranks.h"
 
 namespace torch2pprof {
 

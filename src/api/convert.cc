@@ -11,6 +11,7 @@
 #include "load/snapshot.h"
 #include "model/lane_builder.h"
 #include "model/memory_replay.h"
+#include "torch2pprof/stages/trace_model.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof {
@@ -119,7 +120,7 @@ void ConvertSnapshot(const ConvertOptions& options, Input& input, Stages& stages
   const std::vector<DevicePeak> peaks = DevicePeaks(snapshot);
   result.profile = SnapshotProfile(snapshot, peaks, profile_options);
   for (const DevicePeak& peak : peaks) {
-    if (!peak.consistent) result.warnings.push_back("warning: " + DisagreeLine("cuda:" + std::to_string(peak.device)));
+    if (!peak.consistent) result.warnings.push_back("warning: " + DisagreeLine(DeviceName("cuda", peak.device)));
   }
   ApplySampleType(options, result.profile);
   WriteOutput(options, result.profile, stages);

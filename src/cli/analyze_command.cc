@@ -3,6 +3,9 @@
 #include <fstream>
 #include <ostream>
 
+#include <CLI/CLI.hpp>
+#include "cli/options.h"
+
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "torch2pprof/error.h"
@@ -28,16 +31,6 @@ std::vector<std::string> ExpandInputs(const std::vector<std::string>& inputs) {
   return out;
 }
 
-// A rank summary (summarize) is a rank's part of the report over ranks, even alone.
-void CheckTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what) {
-  for (const std::string& t : tables) {
-    if (t == table) return;
-  }
-  std::string names;
-  for (const std::string& n : tables) names += (names.empty() ? "" : ", ") + n;
-  throw Error(Error::Kind::kUsage, "", -1, what + "--table must be one of " + names + " (got '" + table + "')");
-}
-
 // -top limits what people read; JSON and CSV keep every row unless it is given.
 ReportOptions Report(const AnalyzeArgs& args, const char* default_table) {
   ReportOptions report;
@@ -50,7 +43,7 @@ ReportOptions Report(const AnalyzeArgs& args, const char* default_table) {
 int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inputs, std::ostream& out,
                    std::ostream& err) {
   ReportOptions report = Report(args, "ranks");
-  if (args.format == "csv") CheckTable(report.table, RanksCsvTables(), "with several ranks, ");
+  if (args.format == "csv") CheckCsvTable(report.table, RanksCsvTables(), "with several ranks, ");
   if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
   AnalyzeRanksOptions options;
   options.inputs = inputs;
@@ -75,7 +68,43 @@ int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inpu
 
 }  // namespace
 
+CLI::App* AddAnalyze(CLI::App& app, AnalyzeArgs* args) {
+  CLI::App* an = app.add_subcommand("analyze", "Report steps, operators, kernels, GPU use, memory and advice");
+  an->add_option("inputs", args->inputs,
+                 "The input ('-' reads standard input), or one per rank, or a directory of them: one report over all "
+                 "ranks. " +
+                     Reads("analyze"));
+  an->add_option("--top", args->top, "Rows per table (default 20; 0: all); in HTML, the rows shown before 'Show all'")
+      ->check(WholeNumber(0, 1000000000));
+  an->add_option("--format", args->format,
+                 "text (default), json, csv or html (one self-contained page with charts; opens offline)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html"}));
+  an->add_option("--table", args->table,
+                 "With --format csv: " + Joined(CsvTables()) +
+                     " (default operators); several ranks: " + Joined(RanksCsvTables()) +
+                     " (default ranks); a memory snapshot: " + Joined(SnapshotCsvTables()) + " (default devices)");
+  an->add_option("--group-by", args->group_by, "Operators by name (default) or by name and input shape")
+      ->check(CLI::IsMember({"name", "shape"}));
+  an->add_option("--threads", args->threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
+  an->add_flag("--stats", args->stats, "Print each stage's wall and CPU time on stderr");
+  an->add_option("--straggler-threshold", args->straggler_threshold,
+                 "Several ranks: the others wait for a straggler more than this many percent of the median step, "
+                 "and a slow rank's median step or compute time exceeds the median of ranks by more (default 5)")
+      ->check(WholeNumber(0, 1000));
+  AddInputOptions(an, &args->in);
+  AddSnapshotOptions(an, &args->in);
+  an->footer(
+      "Times follow torch-tb-profiler's definitions (docs/tb-semantics.md). JSON times are microseconds exact to the "
+      "ns.\n"
+      "Examples: torch2pprof analyze -top 50 trace.json.gz\n"
+      "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv\n"
+      "          torch2pprof analyze --format html trace.json.gz > report.html\n"
+      "          torch2pprof analyze rank*.pt.trace.json.gz      (one report over all ranks; also a directory)");
+  return an;
+}
+
 int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.inputs.empty()) WrongInputs("analyze", "at least one input", 0);
   if (args.format != "csv" && !args.table.empty()) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
@@ -96,14 +125,14 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     const ReportOptions report = Report(args, "");
     if (kind == InputKind::kSnapshot) {
       if (args.format == "csv")
-        CheckTable(report.table.empty() ? "devices" : report.table, SnapshotCsvTables(), "for a memory snapshot, ");
+        CheckCsvTable(report.table.empty() ? "devices" : report.table, SnapshotCsvTables(), "for a memory snapshot, ");
       if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with a trace");
     } else if (kind == InputKind::kSummary) {
       if (args.format == "csv")
-        CheckTable(report.table.empty() ? "ranks" : report.table, RanksCsvTables(), "for a rank summary, ");
+        CheckCsvTable(report.table.empty() ? "ranks" : report.table, RanksCsvTables(), "for a rank summary, ");
       if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
     } else if (args.format == "csv") {
-      CheckTable(report.table.empty() ? "operators" : report.table, CsvTables(), "");
+      CheckCsvTable(report.table.empty() ? "operators" : report.table, CsvTables(), "");
     }
   };
   AnalyzeResult result = WithProgress(options, args.in, [](const auto& o) { return Analyze(o); });

@@ -1,4 +1,5 @@
-// One function per subcommand, each taking parsed options; shared by cli.cc only.
+// One file per subcommand: it registers its options (Add*) and runs them (Run*); cli.cc
+// parses argv and calls them.
 #pragma once
 
 #include <iosfwd>
@@ -7,6 +8,10 @@
 
 #include "cli/exit_status.h"
 #include "torch2pprof/torch2pprof.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace torch2pprof::cli {
 
@@ -65,8 +70,8 @@ struct CompareArgs {
 };
 
 struct SummarizeArgs {
-  std::string input;   // one trace
-  std::string output;  // -o: NAME.summary.json, or "-"
+  std::vector<std::string> inputs;  // one trace (more is a usage error the command says)
+  std::string output;               // -o: NAME.summary.json, or "-" (the default)
   int threads = 0;
   bool stats = false;
   bool force = false;
@@ -78,7 +83,15 @@ void PrintWarnings(const std::vector<std::string>& warnings, const InputArgs& in
 // --stats: each stage's wall and CPU time, on err.
 void PrintStats(const std::vector<StageTime>& stages, std::ostream& err);
 
-// Throw torch2pprof::Error; return the exit status.
+// Each command's subcommand, its options written into *args (which must outlive app).
+CLI::App* AddConvert(CLI::App& app, ConvertArgs* args);
+CLI::App* AddAnalyze(CLI::App& app, AnalyzeArgs* args);
+CLI::App* AddCompare(CLI::App& app, CompareArgs* args);
+CLI::App* AddSummarize(CLI::App& app, SummarizeArgs* args);
+
+// Throw torch2pprof::Error (a usage error first where the inputs are too few or too many:
+// the command says what it takes, where CLI11 would say "inputs is required"); return the
+// exit status.
 int RunConvert(const ConvertArgs& args, std::ostream& out, std::ostream& err);
 int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err);
 int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err);

@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <ostream>
 
+#include <CLI/CLI.hpp>
 #include "base/utf8.h"
+#include "cli/options.h"
+
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/stages/trace_loader.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {
@@ -45,7 +47,60 @@ void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
   }
 }
 
+CLI::App* AddConvert(CLI::App& app, ConvertArgs* args) {
+  CLI::App* conv = app.add_subcommand("convert", "Convert a trace into a gzipped pprof profile");
+  conv->add_option("files", args->files,
+                   "IN OUT: the input ('-' reads standard input) and the profile to write (.pb.gz, .folded, .prof; "
+                   "'-' writes standard output); with -o: the inputs. " +
+                       Reads("convert"));
+  conv->add_option("-o,--output", args->output,
+                   "One profile of all the traces given, each sample labelled rank (distributedInfo.rank, else the "
+                   "input's position); profiles that convert wrote merge with them as their traces would");
+  conv->add_option("--threads", args->threads, "Worker threads (default: all cores); never changes the output")
+      ->check(WholeNumber(0, 1024));
+  conv->add_flag("--thread-stacks", args->thread_stacks,
+                 "Stacks exactly as each thread ran them (default: a backward node's work hangs under the forward op "
+                 "that created it, below a [backward] frame)");
+  conv->add_flag("--all-frames", args->all_frames,
+                 "Memory snapshots: keep the interpreter's and the allocator's own frames (default: hidden, as "
+                 "torch's _memory_viz hides them)");
+  conv->add_option("--step-labels", args->step_labels,
+                   "Label samples with their step: on, off, or auto (default: on for traces of at most 10 steps; "
+                   "each stack is one sample per step it ran in)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  conv->add_option("--max-depth", args->max_depth,
+                   "Frames a stack keeps (default 2048); deeper ones fold into one [deeper frames truncated] frame")
+      ->check(WholeNumber(2, 1 << 20));
+  conv->add_flag("--stats", args->stats, "Print each stage's wall and CPU time on stderr");
+  conv->add_option("--format", args->format,
+                   "Output format: pprof; folded ('frame;frame value' lines for flamegraph.pl, inferno, "
+                   "speedscope); pstats (python -m pstats, snakeviz). Default from the output's name: .folded, "
+                   ".prof or .pstats, else pprof")
+      ->check(CLI::IsMember({"pprof", "folded", "pstats"}));
+  conv->add_option("--sample-type", args->sample_type,
+                   "The value written by folded stacks and pstats (default: the profile's default, work); for "
+                   "pprof, the sample type pprof shows first");
+  conv->add_option("--folded-root", args->folded_root,
+                   "Root frame of each folded stack: thread, device, rank or none; default auto: the device for "
+                   "--sample-type gpu (a layer's forward and backward together), else the thread; with -o, rank first")
+      ->check(CLI::IsMember({"auto", "thread", "device", "rank", "none"}));
+  conv->add_flag("--force", args->force,
+                 "Replace an existing output that is no profile, folded stacks or pstats (default: refuse it)");
+  AddInputOptions(conv, &args->in);
+  AddSnapshotOptions(conv, &args->in);
+  conv->footer(
+      "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"
+      "inclusive) and calls. Also gpu (device time under the launching stack) and alloc_/inuse_ objects and space\n"
+      "when the trace has them. Labels: pid, tid, thread, step, device, stream, rank.\n"
+      "Try: go tool pprof -sample_index=gpu -top out.pb.gz");
+  return conv;
+}
+
 int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err) {
+  if (args.output.empty() && args.files.size() != 2) {
+    WrongInputs("convert", "IN OUT, or -o OUT and its inputs", args.files.size());
+  }
+  if (!args.output.empty() && args.files.empty()) WrongInputs("convert", "-o OUT and at least one input", 0);
   bool merged = !args.output.empty();
   if (!merged && args.files.size() != 2) {
     throw Error(Error::Kind::kUsage, "", -1,

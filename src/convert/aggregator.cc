@@ -166,8 +166,10 @@ bool IsFoldsComment(const std::string& c) {
 // thread), as ProfileBuilder::Labels puts it.
 void PutRank(std::vector<Label>& labels, int64_t rank) {
   size_t at = 0;
-  while (at < labels.size() && (labels[at].key == "pid" || labels[at].key == "tid" || labels[at].key == "thread")) ++at;
-  labels.insert(labels.begin() + static_cast<std::ptrdiff_t>(at), Label{"rank", "", rank, true});
+  while (at < labels.size() && (labels[at].key == label_key::kPid || labels[at].key == label_key::kTid ||
+                                labels[at].key == label_key::kThread))
+    ++at;
+  labels.insert(labels.begin() + static_cast<std::ptrdiff_t>(at), Label{label_key::kRank, "", rank, true});
 }
 
 // An InputComment read back.
@@ -231,7 +233,7 @@ std::vector<int64_t> Aggregator::AddProfile(const Profile& in, const std::string
   for (const State::Input& b : blocks) given.push_back(b.given_rank);
   auto input_of = [&](const Sample& smp) -> size_t {
     for (const Label& l : in.label_sets[smp.labels]) {
-      if (l.key != "rank") continue;
+      if (l.key != label_key::kRank) continue;
       for (size_t i = 0; i < blocks.size(); ++i) {
         if (l.numeric && blocks[i].given_rank == l.num) return i;
       }
@@ -260,7 +262,7 @@ std::vector<int64_t> Aggregator::AddProfile(const Profile& in, const std::string
     const size_t input = input_of(smp);
     std::vector<Label> labels;
     for (const Label& l : in.label_sets[smp.labels]) {
-      if (l.key != "rank" || !s.options.rank_labels) labels.push_back(l);
+      if (l.key != label_key::kRank || !s.options.rank_labels) labels.push_back(l);
     }
     if (s.options.rank_labels) PutRank(labels, static_cast<int64_t>(first_input + input));
     std::string key;
@@ -308,7 +310,7 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   if (s.options.rank_labels) {
     for (auto& labels : p.label_sets) {
       for (Label& label : labels) {
-        if (label.key == "rank") label.num = ranks[static_cast<size_t>(label.num)];
+        if (label.key == label_key::kRank) label.num = ranks[static_cast<size_t>(label.num)];
       }
     }
   }

@@ -7,7 +7,7 @@
 
 #include "base/flat_map.h"
 #include "base/sorted_runs.h"
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 
 namespace torch2pprof {
 

@@ -1,6 +1,6 @@
 #include "convert/profile_builder.h"
 #include "base/utf8.h"
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 
 namespace torch2pprof {
 
@@ -82,19 +82,20 @@ uint32_t ProfileBuilder::Labels(uint32_t lane, int64_t step, int64_t device_lane
   std::vector<Label> labels;
   if (lane != kNoLane) {
     const Lane& l = t_->lanes[lane];
-    labels.push_back(TextOrNumberLabel("pid", l.pid));
-    labels.push_back(TextOrNumberLabel("tid", l.tid));
-    if (!l.thread_name.empty()) labels.push_back(Label{"thread", VisibleText(l.thread_name), 0, false});
+    labels.push_back(TextOrNumberLabel(label_key::kPid, l.pid));
+    labels.push_back(TextOrNumberLabel(label_key::kTid, l.tid));
+    if (!l.thread_name.empty()) labels.push_back(Label{label_key::kThread, VisibleText(l.thread_name), 0, false});
   }
-  if (rank_ >= 0) labels.push_back(Label{"rank", "", rank_, true});
-  if (step >= 0) labels.push_back(Label{"step", "", step, true});
+  if (rank_ >= 0) labels.push_back(Label{label_key::kRank, "", rank_, true});
+  if (step >= 0) labels.push_back(Label{label_key::kStep, "", step, true});
   if (device_lane >= 0) {
     size_t d = static_cast<size_t>(device_lane);
     const std::string& name = m_->lanes[d].device_name;
-    labels.push_back(Label{"device", name.empty() ? t_->lanes[d].pid : name, 0, false});
-    labels.push_back(TextOrNumberLabel("stream", t_->lanes[d].tid));
+    labels.push_back(Label{label_key::kDevice, name.empty() ? t_->lanes[d].pid : name, 0, false});
+    labels.push_back(TextOrNumberLabel(label_key::kStream, t_->lanes[d].tid));
   }
-  if (memory >= 0) labels.push_back(Label{"device", m_->memory[static_cast<size_t>(memory)].device, 0, false});
+  if (memory >= 0)
+    labels.push_back(Label{label_key::kDevice, m_->memory[static_cast<size_t>(memory)].device, 0, false});
   p_.label_sets.push_back(std::move(labels));
   return last_labels_ = id;
 }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "convert/aggregator.h"
+#include "torch2pprof/stages/trace_model.h"
 #include "torch2pprof/version.h"
 
 namespace torch2pprof {
@@ -61,8 +62,8 @@ class Builder {
     auto known = labels_of_ids_.find(ids);
     if (known != labels_of_ids_.end()) return known->second;
     std::vector<Label> l;
-    l.push_back({"device", "cuda:" + std::to_string(device), 0, false});
-    l.push_back({"stream", std::to_string(stream), 0, false});
+    l.push_back({label_key::kDevice, DeviceName("cuda", device), 0, false});
+    l.push_back({label_key::kStream, std::to_string(stream), 0, false});
     auto text = [&](const char* key, uint32_t id) {
       if (id) l.push_back({key, std::string(s_.strings.Get(id)), 0, false});
     };

@@ -22,9 +22,8 @@ namespace torch2pprof {
 inline constexpr int kMaxParseWorkers = 8;
 // The emitting thread parses a chunk itself (when every slot is taken) only in a pool of
 // at most this many workers. With more, the chunk it parses holds up the ranges it hands
-// out, and the workers, each done sooner, wait for them: on 16 cores with 8 workers it
-// parsed 70 of the load's 80 ms while the workers waited 225 ms among them; without it
-// gpt2_big's parse took 0.062-0.065 s, not 0.085-0.089 s (docs/performance.md).
+// out, and the workers, each done sooner, wait for them (measured: docs/performance.md,
+// "The scanner's help, past 3 workers").
 inline constexpr int kMostWorkersHelped = 3;
 
 // A worker that parsed a batch merges it itself when its turn comes: the batch is still

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 #include <unordered_map>
 
 #include "base/flat_map.h"
@@ -185,200 +186,319 @@ bool SameLabels(const std::vector<Label>& a, const std::vector<Label>& b) {
   return true;
 }
 
-}  // namespace
-
-// Two passes over the message: the first reads everything but the samples (strings,
-// functions, locations, types, comments), the second decodes each sample straight into
-// the profile's tree, labels and values. Nothing is held per sample but what the Profile
-// keeps, and nothing per frame beyond max_depth.
-Profile DecodeProfile(const std::string& file, std::string_view bytes, uint32_t max_depth) {
-  if (IsGzip(bytes)) {
-    ByteSource source(bytes, file);
-    return ReadProfile(source, max_depth);
-  }
-  if (bytes.size() > kMaxMessage) ThrowInput(file, -1, "larger than 2 GiB: larger than any profile protobuf can hold");
-  std::vector<std::pair<uint64_t, uint64_t>> types;          // (type, unit) string ids
-  std::unordered_map<uint64_t, uint64_t> location_function;  // location id -> function id
-  std::unordered_map<uint64_t, uint32_t> function_index;     // function id -> position
+// The message's fields but the samples, as string ids (resolved once the string table
+// is complete: a field may name a string that comes after it).
+struct Header {
   struct FunctionIds {
     uint64_t name = 0, system_name = 0, filename = 0;
     int64_t line = 0;
   };
-  std::vector<std::pair<FunctionIds, size_t>> function_names;  // and where
-  StringTable strings(file, bytes);
+  std::vector<std::pair<uint64_t, uint64_t>> types;          // (type, unit) string ids
+  std::unordered_map<uint64_t, uint64_t> location_function;  // location id -> function id
+  std::unordered_map<uint64_t, uint32_t> function_index;     // function id -> position
+  std::vector<std::pair<FunctionIds, size_t>> functions;     // and where
   std::vector<uint64_t> comments;
-  uint64_t mapping_file = 0;
+  uint64_t mapping_file = 0, period_type = 0, period_unit = 0, default_type = 0;
   size_t samples = 0;
-  Profile out;
-  uint64_t period_type = 0, period_unit = 0, default_type = 0;
+};
+
+// A ValueType message (a sample type, the period type): its (type, unit) string ids.
+std::pair<uint64_t, uint64_t> ReadValueType(WireReader m) {
+  std::pair<uint64_t, uint64_t> t{0, 0};
+  while (!m.Done()) {
+    auto [f, w] = m.Tag();
+    if (f == 1)
+      t.first = m.Number(w);
+    else if (f == 2)
+      t.second = m.Number(w);
+    else
+      m.Skip(w);
+  }
+  return t;
+}
+
+// A Mapping: its file names the profile.
+uint64_t ReadMappingFile(WireReader m) {
+  uint64_t file = 0;
+  while (!m.Done()) {
+    auto [f, w] = m.Tag();
+    if (f == 5)
+      file = m.Number(w);
+    else
+      m.Skip(w);
+  }
+  return file;
+}
+
+// A Location: one line, one function (as convert writes them).
+void ReadLocation(const std::string& file, const WireReader& r, WireReader m, size_t field_at, Header* h) {
+  uint64_t id = 0, function = 0;
+  int lines = 0;
+  while (!m.Done()) {
+    auto [f, w] = m.Tag();
+    if (f == 1) {
+      id = m.Number(w);
+    } else if (f == 4) {
+      if (w != 2) m.Fail("a line that is no message");
+      ++lines;
+      WireReader lm = m.Message();
+      while (!lm.Done()) {
+        auto [lf, lw] = lm.Tag();
+        if (lf == 1)
+          function = lm.Number(lw);
+        else
+          lm.Skip(lw);
+      }
+    } else {
+      m.Skip(w);
+    }
+  }
+  if (id == 0 || lines != 1) {
+    ThrowInput(file, static_cast<int64_t>(field_at),
+               "a location without an id or with other than one line: not a profile torch2pprof convert wrote");
+  }
+  if (!h->location_function.emplace(id, function).second) r.Fail("location id " + std::to_string(id) + " twice");
+}
+
+void ReadFunction(const std::string& file, const WireReader& r, WireReader m, size_t field_at, Header* h) {
+  uint64_t id = 0;
+  Header::FunctionIds ids;
+  while (!m.Done()) {
+    auto [f, w] = m.Tag();
+    if (f == 1)
+      id = m.Number(w);
+    else if (f == 2)
+      ids.name = m.Number(w);
+    else if (f == 3)
+      ids.system_name = m.Number(w);
+    else if (f == 4)
+      ids.filename = m.Number(w);
+    else if (f == 5)
+      ids.line = static_cast<int64_t>(m.Number(w));
+    else
+      m.Skip(w);
+  }
+  if (id == 0) ThrowInput(file, static_cast<int64_t>(field_at), "not a pprof profile: a function without an id");
+  if (!h->function_index.emplace(id, static_cast<uint32_t>(h->functions.size())).second) {
+    r.Fail("function id " + std::to_string(id) + " twice");
+  }
+  h->functions.push_back({ids, field_at});
+}
+
+// The first pass: every field but the samples, which it only counts; the numbers go
+// straight into the profile.
+Header ReadHeader(const std::string& file, std::string_view bytes, StringTable* strings, Profile* out) {
+  Header h;
   WireReader r(file, bytes, 0);
   while (!r.Done()) {
     const size_t field_at = r.offset();
     auto [field, type] = r.Tag();
     switch (field) {
-      case 1: {  // ValueType
+      case 1:  // ValueType
         if (type != 2) r.Fail("a sample type that is no message");
-        WireReader m = r.Message();
-        std::pair<uint64_t, uint64_t> t{0, 0};
-        while (!m.Done()) {
-          auto [f, w] = m.Tag();
-          if (f == 1)
-            t.first = m.Number(w);
-          else if (f == 2)
-            t.second = m.Number(w);
-          else
-            m.Skip(w);
-        }
-        types.push_back(t);
+        h.types.push_back(ReadValueType(r.Message()));
         break;
-      }
       case 2:  // Sample: the second pass
         if (type != 2) r.Fail("a sample that is no message");
         r.Skip(type);
-        ++samples;
+        ++h.samples;
         break;
-      case 3: {  // Mapping: its file names the profile
+      case 3:
         if (type != 2) r.Fail("a mapping that is no message");
-        WireReader m = r.Message();
-        while (!m.Done()) {
-          auto [f, w] = m.Tag();
-          if (f == 5)
-            mapping_file = m.Number(w);
-          else
-            m.Skip(w);
-        }
+        h.mapping_file = ReadMappingFile(r.Message());
         break;
-      }
-      case 4: {  // Location: one line, one function (as convert writes them)
+      case 4:
         if (type != 2) r.Fail("a location that is no message");
-        WireReader m = r.Message();
-        uint64_t id = 0, function = 0;
-        int lines = 0;
-        while (!m.Done()) {
-          auto [f, w] = m.Tag();
-          if (f == 1) {
-            id = m.Number(w);
-          } else if (f == 4) {
-            if (w != 2) m.Fail("a line that is no message");
-            ++lines;
-            WireReader lm = m.Message();
-            while (!lm.Done()) {
-              auto [lf, lw] = lm.Tag();
-              if (lf == 1)
-                function = lm.Number(lw);
-              else
-                lm.Skip(lw);
-            }
-          } else {
-            m.Skip(w);
-          }
-        }
-        if (id == 0 || lines != 1) {
-          ThrowInput(file, static_cast<int64_t>(field_at),
-                     "a location without an id or with other than one line: not a profile torch2pprof convert wrote");
-        }
-        if (!location_function.emplace(id, function).second) r.Fail("location id " + std::to_string(id) + " twice");
+        ReadLocation(file, r, r.Message(), field_at, &h);
         break;
-      }
-      case 5: {  // Function
+      case 5:
         if (type != 2) r.Fail("a function that is no message");
-        WireReader m = r.Message();
-        uint64_t id = 0;
-        FunctionIds ids;
-        while (!m.Done()) {
-          auto [f, w] = m.Tag();
-          if (f == 1)
-            id = m.Number(w);
-          else if (f == 2)
-            ids.name = m.Number(w);
-          else if (f == 3)
-            ids.system_name = m.Number(w);
-          else if (f == 4)
-            ids.filename = m.Number(w);
-          else if (f == 5)
-            ids.line = static_cast<int64_t>(m.Number(w));
-          else
-            m.Skip(w);
-        }
-        if (id == 0) ThrowInput(file, static_cast<int64_t>(field_at), "not a pprof profile: a function without an id");
-        if (!function_index.emplace(id, static_cast<uint32_t>(function_names.size())).second) {
-          r.Fail("function id " + std::to_string(id) + " twice");
-        }
-        function_names.push_back({ids, field_at});
+        ReadFunction(file, r, r.Message(), field_at, &h);
         break;
-      }
       case 6:
         if (type != 2) r.Fail("a string that is no bytes");
-        strings.Add(field_at);
+        strings->Add(field_at);
         r.Skip(type);
         break;
-      case 11: {  // period type
+      case 11:  // period type
         if (type != 2) r.Fail("a period type that is no message");
-        WireReader m = r.Message();
-        while (!m.Done()) {
-          auto [f, w] = m.Tag();
-          if (f == 1)
-            period_type = m.Number(w);
-          else if (f == 2)
-            period_unit = m.Number(w);
-          else
-            m.Skip(w);
-        }
+        std::tie(h.period_type, h.period_unit) = ReadValueType(r.Message());
         break;
-      }
       case 12:
-        out.period = static_cast<int64_t>(r.Number(type));
+        out->period = static_cast<int64_t>(r.Number(type));
         break;
       case 14:
-        default_type = r.Number(type);
+        h.default_type = r.Number(type);
         break;
       case 9:
-        out.time_nanos = static_cast<int64_t>(r.Number(type));
+        out->time_nanos = static_cast<int64_t>(r.Number(type));
         break;
       case 10:
-        out.duration_nanos = static_cast<int64_t>(r.Number(type));
+        out->duration_nanos = static_cast<int64_t>(r.Number(type));
         break;
       case 13:
-        r.Repeated(type, &comments);
+        r.Repeated(type, &h.comments);
         break;
       default:
         r.Skip(type);
     }
   }
+  return h;
+}
+
+// The header's strings into the profile; a profile that convert did not write is refused.
+void ResolveHeader(const std::string& file, const Header& h, const StringTable& strings, Profile* out) {
   auto str = [&](uint64_t id, size_t at) { return std::string(strings.Get(id, at)); };
-  for (const auto& [type, unit] : types) out.sample_types.push_back({str(type, 0), str(unit, 0)});
-  for (const auto& [ids, at] : function_names) {
+  for (const auto& [type, unit] : h.types) out->sample_types.push_back({str(type, 0), str(unit, 0)});
+  for (const auto& [ids, at] : h.functions) {
     Frame f;
     f.name = f.function = str(ids.name, at);
     f.system_name = str(ids.system_name, at);
     f.filename = str(ids.filename, at);
     f.line = ids.line;
-    out.frames.push_back(std::move(f));
+    out->frames.push_back(std::move(f));
   }
-  out.period_type = {str(period_type, 0), str(period_unit, 0)};
-  out.default_sample_type = str(default_type, 0);
-  for (uint64_t c : comments) out.comments.push_back(str(c, 0));
-  out.source_file = str(mapping_file, 0);
-  if (out.comments.empty() || out.comments[0].rfind("torch2pprof ", 0) != 0 ||
-      out.comments[0].find(" convert ") == std::string::npos) {
+  out->period_type = {str(h.period_type, 0), str(h.period_unit, 0)};
+  out->default_sample_type = str(h.default_type, 0);
+  for (uint64_t c : h.comments) out->comments.push_back(str(c, 0));
+  out->source_file = str(h.mapping_file, 0);
+  if (out->comments.empty() || out->comments[0].rfind("torch2pprof ", 0) != 0 ||
+      out->comments[0].find(" convert ") == std::string::npos) {
     ThrowInput(file, -1,
                "a pprof profile that torch2pprof convert did not write (its first comment names no convert): "
                "only convert's profiles merge with traces");
   }
+}
 
-  // The stacks as one tree, the labels as sets: both in the order samples first use them.
-  out.tree.push_back(TreeNode{0, 0});
-  FlatIndexMap children;     // (parent << 32 | frame) -> node
-  FlatIndexMap label_index;  // hash of a label set -> its index (chained through `collided`)
-  // Samples of one stack and label set are one, their values summed (as pprof reads them):
-  // memory follows the distinct stacks, not a message that repeats one.
-  FlatIndexMap sample_index;  // node << 32 | label set -> sample
-  uint64_t saturated = 0;     // sums held at the largest value (AddProfile then checks what it adds)
-  std::unordered_multimap<uint64_t, uint32_t> collided;
-  out.samples.reserve(samples);
-  StackRing ring(max_depth);
-  std::vector<uint64_t> root_first;
-  uint32_t fold_frame = UINT32_MAX;
+// A Label: convert writes a numeric label's key as its unit.
+Label ReadLabel(WireReader lm, const StringTable& strings, size_t label_at) {
+  uint64_t key = 0, text = 0, unit = 0;
+  Label label;
+  while (!lm.Done()) {
+    auto [lf, lw] = lm.Tag();
+    if (lf == 1)
+      key = lm.Number(lw);
+    else if (lf == 2)
+      text = lm.Number(lw);
+    else if (lf == 3)
+      label.num = static_cast<int64_t>(lm.Number(lw));
+    else if (lf == 4)
+      unit = lm.Number(lw);
+    else
+      lm.Skip(lw);
+  }
+  label.key = std::string(strings.Get(key, label_at));
+  label.numeric = unit != 0;
+  if (!label.numeric) {
+    label.num = 0;
+    label.str = std::string(strings.Get(text, label_at));
+  }
+  return label;
+}
+
+// The samples, decoded one at a time into the profile: the stacks as one tree, the labels
+// as sets, both in the order samples first use them; samples of one stack and label set
+// are one, their values summed (as pprof reads them), so memory follows the distinct
+// stacks, not a message that repeats one.
+class SampleFolder {
+ public:
+  SampleFolder(const std::string& file, const Header& h, uint32_t max_depth, Profile* out)
+      : file_(file), h_(h), ring_(max_depth), out_(out) {
+    out->tree.push_back(TreeNode{0, 0});
+    out->samples.reserve(h.samples);
+  }
+  StackRing& ring() { return ring_; }
+  // The sample at `at`, its stack in ring(), its values in p.
+  void Add(size_t at, Sample p, std::vector<Label> labels) {
+    if (p.values.size() != out_->sample_types.size()) {
+      ThrowInput(file_, static_cast<int64_t>(at),
+                 "not a pprof profile: a sample with " + std::to_string(p.values.size()) + " values for " +
+                     std::to_string(out_->sample_types.size()) + " sample types");
+    }
+    if (ring_.count() == 0) ThrowInput(file_, static_cast<int64_t>(at), "not a pprof profile: a sample with no stack");
+    p.node = Node(at);
+    p.labels = LabelSet(std::move(labels));
+    auto [same, first] =
+        sample_index_.Emplace(uint64_t{p.node} << 32 | p.labels, static_cast<uint32_t>(out_->samples.size()));
+    if (first) {
+      out_->samples.push_back(std::move(p));
+    } else {
+      std::vector<int64_t>& into = out_->samples[same].values;
+      for (size_t k = 0; k < into.size(); ++k) into[k] = SaturatingAdd(into[k], p.values[k], &saturated_);
+    }
+  }
+
+ private:
+  // The tree node of the ring's stack.
+  uint32_t Node(size_t at) {
+    bool deeper = false;
+    ring_.RootFirst(&root_first_, &deeper);
+    if (deeper) {  // as convert folds a deep stack: its first max_depth - 1 frames, then one for the rest
+      root_first_.pop_back();
+      if (fold_frame_ == UINT32_MAX) {
+        fold_frame_ = static_cast<uint32_t>(out_->frames.size());
+        Frame f;
+        f.name = f.function = f.system_name = "[deeper frames truncated]";
+        out_->frames.push_back(std::move(f));
+      }
+    }
+    uint32_t node = 0;
+    auto descend = [&](uint32_t frame) {
+      const uint64_t key = uint64_t{node} << 32 | frame;
+      auto [child, added] = children_.Emplace(key, static_cast<uint32_t>(out_->tree.size()));
+      if (added) out_->tree.push_back(TreeNode{node, frame});
+      node = child;
+    };
+    for (uint64_t loc : root_first_) {
+      auto l = h_.location_function.find(loc);
+      auto f = l == h_.location_function.end() ? h_.function_index.end() : h_.function_index.find(l->second);
+      if (f == h_.function_index.end()) {
+        ThrowInput(file_, static_cast<int64_t>(at),
+                   "not a pprof profile: a sample names location " + std::to_string(loc) +
+                       ", which is missing or names a missing function");
+      }
+      descend(f->second);
+    }
+    if (deeper) descend(fold_frame_);
+    return node;
+  }
+
+  uint32_t LabelSet(std::vector<Label> labels) {
+    const uint64_t hash = HashLabels(labels);
+    const uint32_t next = static_cast<uint32_t>(out_->label_sets.size());
+    auto [index, added] = label_index_.Emplace(hash, next);
+    if (!added && !SameLabels(out_->label_sets[index], labels)) {
+      index = next;
+      added = true;
+      auto range = collided_.equal_range(hash);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (SameLabels(out_->label_sets[it->second], labels)) {
+          index = it->second;
+          added = false;
+          break;
+        }
+      }
+      if (added) collided_.emplace(hash, next);
+    }
+    if (added) out_->label_sets.push_back(std::move(labels));
+    return index;
+  }
+
+  const std::string& file_;
+  const Header& h_;
+  StackRing ring_;
+  Profile* out_;
+  std::vector<uint64_t> root_first_;
+  uint32_t fold_frame_ = UINT32_MAX;
+  FlatIndexMap children_;     // (parent << 32 | frame) -> node
+  FlatIndexMap label_index_;  // hash of a label set -> its index (chained through collided_)
+  std::unordered_multimap<uint64_t, uint32_t> collided_;
+  FlatIndexMap sample_index_;  // node << 32 | label set -> sample
+  uint64_t saturated_ = 0;     // sums held at the largest value (AddProfile then checks what it adds)
+};
+
+// The second pass: each sample straight into the profile.
+void ReadSamples(const std::string& file, std::string_view bytes, const StringTable& strings, SampleFolder* folder) {
   WireReader again(file, bytes, 0);
   while (!again.Done()) {
     const size_t at = again.offset();
@@ -390,6 +510,7 @@ Profile DecodeProfile(const std::string& file, std::string_view bytes, uint32_t 
     WireReader m = again.Message();
     Sample p;
     std::vector<Label> labels;
+    StackRing& ring = folder->ring();
     ring.Clear();
     while (!m.Done()) {
       auto [f, w] = m.Tag();
@@ -409,97 +530,33 @@ Profile DecodeProfile(const std::string& file, std::string_view bytes, uint32_t 
       } else if (f == 3) {
         if (w != 2) m.Fail("a label that is no message");
         const size_t label_at = m.offset();
-        WireReader lm = m.Message();
-        uint64_t key = 0, text = 0, unit = 0;
-        Label label;
-        while (!lm.Done()) {
-          auto [lf, lw] = lm.Tag();
-          if (lf == 1)
-            key = lm.Number(lw);
-          else if (lf == 2)
-            text = lm.Number(lw);
-          else if (lf == 3)
-            label.num = static_cast<int64_t>(lm.Number(lw));
-          else if (lf == 4)
-            unit = lm.Number(lw);
-          else
-            lm.Skip(lw);
-        }
-        label.key = str(key, label_at);
-        label.numeric = unit != 0;  // convert writes a numeric label's key as its unit
-        if (label.numeric) {
-          label.num = label.num;
-        } else {
-          label.num = 0;
-          label.str = str(text, label_at);
-        }
-        labels.push_back(std::move(label));
+        labels.push_back(ReadLabel(m.Message(), strings, label_at));
       } else {
         m.Skip(w);
       }
     }
-    if (p.values.size() != out.sample_types.size()) {
-      ThrowInput(file, static_cast<int64_t>(at),
-                 "not a pprof profile: a sample with " + std::to_string(p.values.size()) + " values for " +
-                     std::to_string(out.sample_types.size()) + " sample types");
-    }
-    if (ring.count() == 0) ThrowInput(file, static_cast<int64_t>(at), "not a pprof profile: a sample with no stack");
-    bool deeper = false;
-    ring.RootFirst(&root_first, &deeper);
-    if (deeper) {  // as convert folds a deep stack: its first max_depth - 1 frames, then one for the rest
-      root_first.pop_back();
-      if (fold_frame == UINT32_MAX) {
-        fold_frame = static_cast<uint32_t>(out.frames.size());
-        Frame f;
-        f.name = f.function = f.system_name = "[deeper frames truncated]";
-        out.frames.push_back(std::move(f));
-      }
-    }
-    p.node = 0;
-    auto descend = [&](uint32_t frame) {
-      const uint64_t key = uint64_t{p.node} << 32 | frame;
-      auto [node, added] = children.Emplace(key, static_cast<uint32_t>(out.tree.size()));
-      if (added) out.tree.push_back(TreeNode{p.node, frame});
-      p.node = node;
-    };
-    for (uint64_t loc : root_first) {
-      auto l = location_function.find(loc);
-      auto f = l == location_function.end() ? function_index.end() : function_index.find(l->second);
-      if (f == function_index.end()) {
-        ThrowInput(file, static_cast<int64_t>(at),
-                   "not a pprof profile: a sample names location " + std::to_string(loc) +
-                       ", which is missing or names a missing function");
-      }
-      descend(f->second);
-    }
-    if (deeper) descend(fold_frame);
-    const uint64_t hash = HashLabels(labels);
-    const uint32_t next = static_cast<uint32_t>(out.label_sets.size());
-    auto [index, added] = label_index.Emplace(hash, next);
-    if (!added && !SameLabels(out.label_sets[index], labels)) {
-      index = next;
-      added = true;
-      auto range = collided.equal_range(hash);
-      for (auto it = range.first; it != range.second; ++it) {
-        if (SameLabels(out.label_sets[it->second], labels)) {
-          index = it->second;
-          added = false;
-          break;
-        }
-      }
-      if (added) collided.emplace(hash, next);
-    }
-    if (added) out.label_sets.push_back(std::move(labels));
-    p.labels = index;
-    auto [same, first] =
-        sample_index.Emplace(uint64_t{p.node} << 32 | p.labels, static_cast<uint32_t>(out.samples.size()));
-    if (first) {
-      out.samples.push_back(std::move(p));
-    } else {
-      std::vector<int64_t>& into = out.samples[same].values;
-      for (size_t k = 0; k < into.size(); ++k) into[k] = SaturatingAdd(into[k], p.values[k], &saturated);
-    }
+    folder->Add(at, std::move(p), std::move(labels));
   }
+}
+
+}  // namespace
+
+// Two passes over the message: the first reads everything but the samples (strings,
+// functions, locations, types, comments), the second decodes each sample straight into
+// the profile's tree, labels and values. Nothing is held per sample but what the Profile
+// keeps, and nothing per frame beyond max_depth.
+Profile DecodeProfile(const std::string& file, std::string_view bytes, uint32_t max_depth) {
+  if (IsGzip(bytes)) {
+    ByteSource source(bytes, file);
+    return ReadProfile(source, max_depth);
+  }
+  if (bytes.size() > kMaxMessage) ThrowInput(file, -1, "larger than 2 GiB: larger than any profile protobuf can hold");
+  Profile out;
+  StringTable strings(file, bytes);
+  const Header header = ReadHeader(file, bytes, &strings, &out);
+  ResolveHeader(file, header, strings, &out);
+  SampleFolder folder(file, header, max_depth, &out);
+  ReadSamples(file, bytes, strings, &folder);
   return out;
 }
 

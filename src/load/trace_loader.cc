@@ -57,8 +57,7 @@ Trace Load(ByteSource& src, const LoadOptions& options, Executor& ex) {
   EventBuilder builder(&trace, trace.file, options, expected_events);
   Scanner scanner(src, options.strict, options.allow_truncated, options.range_bytes);
   // Past ~8 workers the in-order merge, one thread, sets the pace and each worker only
-  // adds its buffers (measured on 16 cores: 10 were no faster than 8 and raised convert's
-  // peak; docs/performance.md).
+  // adds its buffers (measured: docs/performance.md, the parse workers on 16 cores).
   // The workers hold their threads for the whole load: the scanner waits for them. Where
   // the executor has none free (several loads side by side), the load is this thread's.
   Crew workers(ex, std::min(ex.threads() - 1, kMaxParseWorkers));

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 #include "model/innermost.h"
 
 namespace torch2pprof {

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 
 namespace torch2pprof {
 

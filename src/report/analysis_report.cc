@@ -146,27 +146,35 @@ void WriteStepAverage(Json& j, const Analysis& a) {
   j.Close('}');
 }
 
+const CsvTable<Analysis> kCsvTables[] = {
+    {"categories", [](const Analysis& a, int rows) { return WriteCsv(CategoriesTable(a), rows); }},
+    {"steps", [](const Analysis& a, int rows) { return WriteCsv(StepsTable(a), rows); }},
+    {"critical_path", [](const Analysis& a, int rows) { return WriteCsv(CriticalPathTable(a), rows); }},
+    {"critical_top", [](const Analysis& a, int rows) { return WriteCsv(CriticalTopTable(a), rows); }},
+    {"operators", [](const Analysis& a, int rows) { return WriteCsv(OperatorsTable(a), rows); }},
+    {"kernels", [](const Analysis& a, int rows) { return WriteCsv(KernelsTable(a), rows); }},
+    {"gpu", [](const Analysis& a, int rows) { return WriteCsv(GpusTable(a), rows); }},
+    {"idle_time", [](const Analysis& a, int rows) { return WriteCsv(IdleTimeTable(a), rows); }},
+    // Every launch is a row of its own: the whole table, whatever the row limit.
+    {"kernel_launches",
+     [](const Analysis& a, int) { return WriteCsv(LaunchesTable(LaunchRows(a.kernel_launches)), 0); }},
+    {"queue_length", [](const Analysis& a, int rows) { return WriteCsv(QueueLengthTable(a), rows); }},
+    {"copies", [](const Analysis& a, int rows) { return WriteCsv(CopiesTable(a), rows); }},
+    {"tensor_cores", [](const Analysis& a, int rows) { return WriteCsv(TensorCoreOpsTable(a), rows); }},
+    {"kernels_by_operator", [](const Analysis& a, int rows) { return WriteCsv(KernelsByOperatorTable(a), rows); }},
+    {"synchronizations", [](const Analysis& a, int rows) { return WriteCsv(SynchronizationsTable(a), rows); }},
+    {"annotations", [](const Analysis& a, int rows) { return WriteCsv(AnnotationsTable(a), rows); }},
+    {"collective_sizes", [](const Analysis& a, int rows) { return WriteCsv(CollectiveSizesTable(a), rows); }},
+    {"memory", [](const Analysis& a, int rows) { return WriteCsv(MemoryTable(a, rows), rows); }},
+    {"modules", [](const Analysis& a, int rows) { return WriteCsv(ModulesTable(a), rows); }},
+    {"module_classes", [](const Analysis& a, int rows) { return WriteCsv(ModuleClassesTable(a), rows); }},
+    {"python_functions", [](const Analysis& a, int rows) { return WriteCsv(PythonFunctionsTable(a), rows); }},
+};
+
 }  // namespace
 
 const std::vector<std::string>& CsvTables() {
-  static const std::vector<std::string> tables = {"categories",
-                                                  "steps",
-                                                  "critical_path",
-                                                  "critical_top",
-                                                  "operators",
-                                                  "kernels",
-                                                  "gpu",
-                                                  "idle_time",
-                                                  "kernel_launches",
-                                                  "queue_length",
-                                                  "copies",
-                                                  "tensor_cores",
-                                                  "kernels_by_operator",
-                                                  "synchronizations",
-                                                  "memory",
-                                                  "modules",
-                                                  "module_classes",
-                                                  "python_functions"};
+  static const std::vector<std::string> tables = CsvNames(kCsvTables);
   return tables;
 }
 
@@ -344,34 +352,6 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   return j.out + "\n";
 }
 
-std::string RenderCsv(const Analysis& a, const ReportOptions& o) {
-  const std::string& table = o.table;
-  if (table == "categories") return WriteCsv(CategoriesTable(a), o.rows);
-  if (table == "steps") return WriteCsv(StepsTable(a), o.rows);
-  if (table == "critical_path") return WriteCsv(CriticalPathTable(a), o.rows);
-  if (table == "critical_top") return WriteCsv(CriticalTopTable(a), o.rows);
-  if (table == "operators") return WriteCsv(OperatorsTable(a), o.rows);
-  if (table == "kernels") return WriteCsv(KernelsTable(a), o.rows);
-  if (table == "gpu") return WriteCsv(GpusTable(a), o.rows);
-  if (table == "idle_time") return WriteCsv(IdleTimeTable(a), o.rows);
-  if (table == "queue_length") return WriteCsv(QueueLengthTable(a), o.rows);
-  if (table == "copies") return WriteCsv(CopiesTable(a), o.rows);
-  if (table == "kernels_by_operator") return WriteCsv(KernelsByOperatorTable(a), o.rows);
-  if (table == "tensor_cores") return WriteCsv(TensorCoreOpsTable(a), o.rows);
-  if (table == "synchronizations") return WriteCsv(SynchronizationsTable(a), o.rows);
-  if (table == "annotations") return WriteCsv(AnnotationsTable(a), o.rows);
-  if (table == "collective_sizes") return WriteCsv(CollectiveSizesTable(a), o.rows);
-  if (table == "kernel_launches") {
-    const std::vector<LaunchRow> rows = LaunchRows(a.kernel_launches);
-    return WriteCsv(LaunchesTable(rows), 0);
-  }
-  if (table == "memory") return WriteCsv(MemoryTable(a, o.rows), o.rows);
-  if (table == "modules") return WriteCsv(ModulesTable(a), o.rows);
-  if (table == "module_classes") return WriteCsv(ModuleClassesTable(a), o.rows);
-  if (table == "python_functions") return WriteCsv(PythonFunctionsTable(a), o.rows);
-  std::string names;
-  for (const std::string& n : CsvTables()) names += (names.empty() ? "" : ", ") + n;
-  throw Error(Error::Kind::kUsage, "", -1, "--table must be one of " + names + " (got '" + table + "')");
-}
+std::string RenderCsv(const Analysis& a, const ReportOptions& o) { return WriteCsvTable(kCsvTables, a, o, ""); }
 
 }  // namespace torch2pprof

@@ -41,7 +41,11 @@ std::string Printf(const char* fmt, double v) {
   return b;
 }
 
-std::string Count(uint64_t n) {  // 12,345
+std::string Count(uint64_t n) { return FormatCount(n); }
+
+}  // namespace report
+
+std::string FormatCount(uint64_t n) {
   std::string s = std::to_string(n), out;
   for (size_t i = 0; i < s.size(); ++i) {
     if (i && (s.size() - i) % 3 == 0) out += ',';
@@ -49,6 +53,8 @@ std::string Count(uint64_t n) {  // 12,345
   }
   return out;
 }
+
+namespace report {
 
 std::string Percent(int64_t part, int64_t whole) {
   return whole > 0 ? Printf("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";

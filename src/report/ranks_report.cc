@@ -37,11 +37,19 @@ std::string LongCsv(const RanksAnalysis& a, const std::string& table, int top) {
   return out;
 }
 
+const CsvTable<RanksAnalysis> kRanksCsvTables[] = {
+    {"ranks", [](const RanksAnalysis& a, int rows) { return WriteCsv(RanksTable(a), rows); }},
+    {"spreads", [](const RanksAnalysis& a, int rows) { return WriteCsv(SpreadTable(a), rows); }},
+    {"stragglers", [](const RanksAnalysis& a, int rows) { return WriteCsv(StragglersTable(a), rows); }},
+    {"slow_ranks", [](const RanksAnalysis& a, int rows) { return WriteCsv(SlowRanksTable(a), rows); }},
+    {"collectives", [](const RanksAnalysis& a, int rows) { return LongCsv(a, "collectives", rows); }},
+    {"step_alignment", [](const RanksAnalysis& a, int rows) { return LongCsv(a, "step_alignment", rows); }},
+};
+
 }  // namespace
 
 const std::vector<std::string>& RanksCsvTables() {
-  static const std::vector<std::string> tables = {"ranks",      "spreads",     "stragglers",
-                                                  "slow_ranks", "collectives", "step_alignment"};
+  static const std::vector<std::string> tables = CsvNames(kRanksCsvTables);
   return tables;
 }
 
@@ -123,15 +131,7 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
 }
 
 std::string RenderRanksCsv(const RanksAnalysis& a, const ReportOptions& o) {
-  if (o.table == "ranks") return WriteCsv(RanksTable(a), o.rows);
-  if (o.table == "slow_ranks") return WriteCsv(SlowRanksTable(a), o.rows);
-  if (o.table == "stragglers") return WriteCsv(StragglersTable(a), o.rows);
-  if (o.table == "spreads") return WriteCsv(SpreadTable(a), o.rows);
-  if (o.table == "collectives" || o.table == "step_alignment") return LongCsv(a, o.table, o.rows);
-  std::string names;
-  for (const std::string& n : RanksCsvTables()) names += (names.empty() ? "" : ", ") + n;
-  throw Error(Error::Kind::kUsage, "", -1,
-              "with several ranks, --table must be one of " + names + " (got '" + o.table + "')");
+  return WriteCsvTable(kRanksCsvTables, a, o, "with several ranks, ");
 }
 
 }  // namespace torch2pprof

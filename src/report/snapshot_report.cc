@@ -138,8 +138,22 @@ std::string PeakSentence(const SnapshotDevice& d) {
 
 }  // namespace report
 
+namespace {
+
+const CsvTable<SnapshotAnalysis> kSnapshotCsvTables[] = {
+    {"devices", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(DevicesTable(a), rows); }},
+    {"peak_sites", [](const SnapshotAnalysis& a,
+                      int rows) { return WriteCsv(SitesTable("peak_sites", PeakSiteRows(a), false), rows); }},
+    {"ooms", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(OomsTable(OomRows(a)), rows); }},
+    {"oom_sites",
+     [](const SnapshotAnalysis& a, int rows) { return WriteCsv(SitesTable("oom_sites", OomSiteRows(a), true), rows); }},
+    {"timeline", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(TimelineTable(LevelRows(a)), rows); }},
+};
+
+}  // namespace
+
 const std::vector<std::string>& SnapshotCsvTables() {
-  static const std::vector<std::string> tables = {"devices", "peak_sites", "ooms", "oom_sites", "timeline"};
+  static const std::vector<std::string> tables = CsvNames(kSnapshotCsvTables);
   return tables;
 }
 
@@ -207,15 +221,7 @@ std::string RenderSnapshotJson(const SnapshotAnalysis& a, const ReportOptions& o
 }
 
 std::string RenderSnapshotCsv(const SnapshotAnalysis& a, const ReportOptions& o) {
-  if (o.table == "devices") return WriteCsv(DevicesTable(a), o.rows);
-  if (o.table == "peak_sites") return WriteCsv(SitesTable("peak_sites", PeakSiteRows(a), false), o.rows);
-  if (o.table == "ooms") return WriteCsv(OomsTable(OomRows(a)), o.rows);
-  if (o.table == "oom_sites") return WriteCsv(SitesTable("oom_sites", OomSiteRows(a), true), o.rows);
-  if (o.table == "timeline") return WriteCsv(TimelineTable(LevelRows(a)), o.rows);
-  std::string names;
-  for (const std::string& n : SnapshotCsvTables()) names += (names.empty() ? "" : ", ") + n;
-  throw Error(Error::Kind::kUsage, "", -1,
-              "for a memory snapshot, --table must be one of " + names + " (got '" + o.table + "')");
+  return WriteCsvTable(kSnapshotCsvTables, a, o, "for a memory snapshot, ");
 }
 
 }  // namespace torch2pprof

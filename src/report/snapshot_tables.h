@@ -7,6 +7,7 @@
 
 #include "report/table.h"
 #include "torch2pprof/analysis.h"
+#include "torch2pprof/snapshot.h"
 
 namespace torch2pprof::report {
 

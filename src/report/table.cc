@@ -1,9 +1,11 @@
 #include "report/table.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "base/utf8.h"
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
+#include "torch2pprof/error.h"
 
 namespace torch2pprof::report {
 namespace {
@@ -174,3 +176,14 @@ std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows) {
 }
 
 }  // namespace torch2pprof::report
+
+namespace torch2pprof {
+
+void CheckCsvTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what) {
+  if (std::find(tables.begin(), tables.end(), table) != tables.end()) return;
+  std::string names;
+  for (const std::string& n : tables) names += (names.empty() ? "" : ", ") + n;
+  throw Error(Error::Kind::kUsage, "", -1, what + "--table must be one of " + names + " (got '" + table + "')");
+}
+
+}  // namespace torch2pprof

@@ -10,6 +10,7 @@
 
 #include "base/utf8.h"
 #include "report/format.h"
+#include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
 
 namespace torch2pprof::report {
@@ -119,6 +120,33 @@ std::string WriteCsv(const DataTable<Row>& t, int top) {
     out += line + "\n";
   }
   return out;
+}
+
+// The CSV tables of one kind of report, listed once: their names (CsvTables() and the
+// like, which --help and the CLI's check read) and how each is written come from the same
+// array, so a table is offered exactly when it can be written.
+template <typename Analysis>
+struct CsvTable {
+  const char* name;
+  std::string (*write)(const Analysis& a, int rows);
+};
+
+template <typename Analysis, size_t N>
+std::vector<std::string> CsvNames(const CsvTable<Analysis> (&tables)[N]) {
+  std::vector<std::string> names;
+  for (const CsvTable<Analysis>& t : tables) names.emplace_back(t.name);
+  return names;
+}
+
+// The named table, or a usage error listing them ("for a memory snapshot, --table must be…").
+template <typename Analysis, size_t N>
+std::string WriteCsvTable(const CsvTable<Analysis> (&tables)[N], const Analysis& a, const ReportOptions& o,
+                          const std::string& context) {
+  CheckCsvTable(o.table, CsvNames(tables), context);
+  for (const CsvTable<Analysis>& t : tables) {
+    if (o.table == t.name) return t.write(a, o.rows);
+  }
+  return "";  // not reached: CheckCsvTable threw
 }
 
 // The headings and display cells people read, footer rows included.

@@ -33,14 +33,14 @@ std::string Text(const Label& l) { return l.numeric ? std::to_string(l.num) : l.
 std::string RootOf(const std::vector<Label>& labels, FoldedRoot root) {
   if (root == FoldedRoot::kNone) return "";
   std::string out;
-  if (const Label* rank = Find(labels, "rank")) out = "rank " + Text(*rank) + ";";
+  if (const Label* rank = Find(labels, label_key::kRank)) out = "rank " + Text(*rank) + ";";
   if (root == FoldedRoot::kDevice) {
-    if (const Label* device = Find(labels, "device")) return out + Clean(Text(*device)) + ";";
+    if (const Label* device = Find(labels, label_key::kDevice)) return out + Clean(Text(*device)) + ";";
     root = FoldedRoot::kThread;
   }
   if (root == FoldedRoot::kThread) {
-    const Label* tid = Find(labels, "tid");
-    const Label* name = Find(labels, "thread");
+    const Label* tid = Find(labels, label_key::kTid);
+    const Label* name = Find(labels, label_key::kThread);
     // The thread label already names the thread and its tid: "thread 439 (python3)".
     if (name && !Clean(name->str).empty()) {
       out += Clean(name->str) + ";";

@@ -1,5 +1,5 @@
 #include "write/pprof_names.h"
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 
 namespace torch2pprof {
 namespace {

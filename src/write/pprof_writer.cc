@@ -78,6 +78,9 @@ class Strings {
 
 }  // namespace
 
+// One function on purpose: it writes the message's fields in field number order, as
+// libprotobuf serializes them (the byte-for-byte test depends on it), and that order is
+// easiest to check when it reads top to bottom in one place.
 std::string EncodeProfile(const Profile& profile) {
   std::string problem = ValidateProfile(profile);
   if (!problem.empty()) throw std::logic_error("invalid profile: " + problem);

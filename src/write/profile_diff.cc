@@ -49,7 +49,7 @@ Profile DiffProfile(const Profile& base, const Profile& next) {
     uint32_t first_set = static_cast<uint32_t>(out.label_sets.size());
     for (const auto& labels : p->label_sets) {
       out.label_sets.push_back(labels);
-      if (is_base) out.label_sets.back().push_back(Label{"pprof::base", "true", 0, false});
+      if (is_base) out.label_sets.back().push_back(Label{label_key::kBase, "true", 0, false});
     }
     for (const Sample& s : p->samples) {
       uint32_t node = nodes[s.node], labels = first_set + s.labels;

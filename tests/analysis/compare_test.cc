@@ -1,4 +1,5 @@
 // compare: rule parsing, the bootstrap, matching by name, and when rules fire; by hand.
+#include "torch2pprof/compare.h"
 #include "analysis/statistics.h"
 #include "torch2pprof/analysis.h"
 

@@ -11,6 +11,7 @@
 #include "cli/progress.h"
 #include "test_util.h"
 #include "torch2pprof/input.h"
+#include "torch2pprof/report.h"
 
 namespace torch2pprof::cli {
 namespace {
@@ -101,6 +102,47 @@ TEST(Cli, HelpListsTheInputKindsAndMissingInputsSayWhatIsTaken) {
     EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+// The tables --help offers are the ones the report writes: one list (the report's), read
+// by help, by the CLI's check and by the renderer.
+TEST(Cli, EveryCsvTableTheHelpOffersIsWritten) {
+  Result help = RunArgs({"analyze", "--help"});
+  ASSERT_EQ(help.status, 0);
+  auto offered = [&](const std::string& from, const std::string& to) {
+    size_t b = help.out.find(from);
+    size_t e = help.out.find(to, b);
+    EXPECT_NE(b, std::string::npos) << from;
+    EXPECT_NE(e, std::string::npos) << to;
+    std::vector<std::string> names;
+    std::string list = help.out.substr(b + from.size(), e - b - from.size());
+    for (size_t i = 0; i <= list.size();) {
+      size_t j = std::min(list.find(", ", i), list.size());
+      names.push_back(list.substr(i, j - i));
+      i = j + 2;
+    }
+    return names;
+  };
+  EXPECT_EQ(offered("With --format csv: ", " (default operators)"), CsvTables());
+  EXPECT_EQ(offered("several ranks: ", " (default ranks)"), RanksCsvTables());
+  EXPECT_EQ(offered("a memory snapshot: ", " (default devices)"), SnapshotCsvTables());
+  TempDir dir;
+  std::string in = dir.Write("t.json", kTrace);
+  std::string other = dir.Write("u.json", kTrace);
+  for (const std::string& t : CsvTables()) {
+    Result r = RunArgs({"analyze", "--format", "csv", "--table", t, in});
+    EXPECT_EQ(r.status, 0) << t << ": " << r.err;
+    EXPECT_FALSE(r.out.empty()) << t;
+  }
+  for (const std::string& t : RanksCsvTables()) {
+    Result r = RunArgs({"analyze", "--quiet", "--format", "csv", "--table", t, in, other});
+    EXPECT_EQ(r.status, 0) << t << ": " << r.err;
+    EXPECT_FALSE(r.out.empty()) << t;
+  }
+  // --fail-on takes one rule per use: the two inputs after it stay inputs.
+  Result r = RunArgs({"compare", "--fail-on", "step_time>+5%", "--fail-on", "kernel_time>+5%", in, other});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("not crossed kernel_time>+5%"), std::string::npos) << r.out;
 }
 
 TEST(Cli, HelpForACommandAndTheBuild) {

@@ -53,11 +53,18 @@ def check_install(t, a, work):
     # mechanics behind it (allocators, hash indexes, scheduling hooks, the lane builder).
     inc = os.path.join(prefix, 'include')
     headers = sorted(os.path.relpath(os.path.join(r, f), inc) for r, _, fs in os.walk(inc) for f in fs)
-    api = ['torch2pprof/analysis.h', 'torch2pprof/error.h', 'torch2pprof/events.h', 'torch2pprof/input.h',
-           'torch2pprof/output.h', 'torch2pprof/profile.h', 'torch2pprof/report.h', 'torch2pprof/stages/trace.h',
-           'torch2pprof/stages/trace_loader.h', 'torch2pprof/stages/trace_model.h', 'torch2pprof/torch2pprof.h',
-           'torch2pprof/version.h']
+    api = ['torch2pprof/analysis.h', 'torch2pprof/compare.h', 'torch2pprof/device_views.h', 'torch2pprof/error.h',
+           'torch2pprof/events.h', 'torch2pprof/host_views.h', 'torch2pprof/input.h', 'torch2pprof/output.h',
+           'torch2pprof/profile.h', 'torch2pprof/ranks.h', 'torch2pprof/report.h', 'torch2pprof/snapshot.h',
+           'torch2pprof/stages/trace.h', 'torch2pprof/stages/trace_loader.h', 'torch2pprof/stages/trace_model.h',
+           'torch2pprof/torch2pprof.h', 'torch2pprof/version.h']
     problems = [] if headers == api else [f'installed {headers}, want {api}']
+    # Units a reader can hold: each public header under 400 lines (the results schema is
+    # split by view: host_views.h, device_views.h, snapshot.h, ranks.h, compare.h).
+    for h in headers:
+        n = open(os.path.join(inc, h)).read().count('\n')
+        if n >= 400:
+            problems.append(f'{h} has {n} lines (400 at most)')
     for h in headers:
         text = open(os.path.join(inc, h)).read()
         problems += [f'{h} names {w}' for w in ('Allocator', 'StringIndex {', 'BuildLanes', 'LaneStacks', 'madvise')

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {

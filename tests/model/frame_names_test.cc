@@ -1,6 +1,6 @@
 // Frames from event names: addresses and step numbers removed, Python file and line,
 // names pprof would rewrite.
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 
 #include <gtest/gtest.h>
 

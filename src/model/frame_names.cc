@@ -1,4 +1,4 @@
-#include "convert/frame_names.h"
+#include "model/frame_names.h"
 #include "base/utf8.h"
 #include "torch2pprof/stages/trace_model.h"
 

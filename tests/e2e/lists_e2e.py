@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""The lists a user reads outside --help say what the binary does: the CSV tables that
+analyze --help offers (the report's one registry) are exactly those the bash completion
+offers for --table and those the man page names; each of them is written by the binary."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def help_lists(binary):
+    out = subprocess.run([binary, 'analyze', '--help'], capture_output=True, text=True, check=True).stdout
+    out = ' '.join(out.split())
+    lists = []
+    for start, end in (('With --format csv: ', ' (default operators)'), ('several ranks: ', ' (default ranks)'),
+                       ('a memory snapshot: ', ' (default devices)')):
+        b = out.find(start) + len(start)
+        e = out.find(end, b)
+        lists.append(out[b:e].split(', ') if b >= len(start) and e >= 0 else [])
+    return lists
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--source', required=True)
+    a = ap.parse_args()
+    problems = []
+    lists = help_lists(a.binary)
+    tables = [t for lst in lists for t in lst]
+    if len(tables) < 25:
+        problems.append(f'analyze --help offers only {len(tables)} tables: {tables}')
+    comp = open(os.path.join(a.source, 'completion', 'torch2pprof.bash')).read()
+    m = re.search(r'--table \| -table\)\s*(?:#[^\n]*\n\s*)?COMPREPLY=\(\$\(compgen -W "([^"]*)"', comp)
+    offered = m.group(1).split() if m else []
+    if sorted(offered) != sorted(tables):
+        problems.append(f'bash completion: missing {sorted(set(tables) - set(offered))}, '
+                        f'extra {sorted(set(offered) - set(tables))}')
+    man = open(os.path.join(a.source, 'docs', 'torch2pprof.1')).read()
+    m = re.search(r'\.BI \\-\\-table " NAME"\n(.*?)\n\.TP', man, re.S)
+    para = re.sub(r'\\-', '-', m.group(1)) if m else ''
+    named = set(re.findall(r'[a-z_]+', para))
+    missing = [t for t in tables if t not in named]
+    if missing:
+        problems.append(f'man page --table: missing {missing}')
+    trace = os.path.join(a.source, 'testdata', 'real', 'torch211', 'lm_train.pt.trace.json.gz')
+    for t in lists[0]:
+        r = subprocess.run([a.binary, 'analyze', '--format', 'csv', '--table', t, trace], capture_output=True,
+                           text=True)
+        if r.returncode != 0 or not r.stdout.strip():
+            problems.append(f'--table {t}: exit {r.returncode}: {r.stderr.strip()[:200]}')
+    for p in problems:
+        print('FAIL', p)
+    print(f'{len(tables)} tables checked, {len(problems)} problems')
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

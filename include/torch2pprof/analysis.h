@@ -80,12 +80,48 @@ struct PythonFunctionRow {
   int64_t device_total_ns = 0;
 };
 
+// A name and the time it holds: the evidence a finding lists, largest first.
+struct NamedTime {
+  std::string name;
+  int64_t ns = 0;
+};
+
+// What the trace already does and what its GPU can, so that no finding suggests a remedy
+// in use or one the hardware lacks.
+struct TraceContext {
+  bool compiled = false;          // torch.compile: CompiledFunction, Torch-Compiled Region, CompiledFxGraph
+  uint64_t compiled_regions = 0;  // "Torch-Compiled Region" spans: one per compiled graph run
+  bool cuda_graphs = false;       // graph launches (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch)
+  bool low_precision = false;     // kernels in FP16 or BF16 (autocast or a half model)
+  bool pinned = false;            // copies from or to pinned memory
+  bool workers = false;           // a DataLoader with worker processes (_MultiProcessingDataLoaderIter)
+  int compute_major = -1, compute_minor = -1;  // the devices' lowest compute capability; -1 unknown
+  std::string gpu;                             // its name
+};
+
+// The stream that waited longest for the host (at least 20% of the steps), and what the
+// launching thread did in those gaps: the finding for the largest activity says so.
+struct HostWaitEvidence {
+  std::string device, stream;
+  int64_t ns = 0;
+  std::vector<NamedTime> activity;  // the host's activities in the gaps, up to 4
+  std::vector<NamedTime> code;      // where the largest ran, up to 2
+};
+
+// A finding of one trace: the evidence its sentence is written from (report.h's
+// RecommendationText writes it, with the Analysis's views: copies, synchronizations,
+// launches, steps, context). docs/reference.md, "Recommendations", has each rule.
 struct Recommendation {
-  std::string id;    // stable key, e.g. "dataloader"
-  std::string text;  // the advice with the numbers that triggered it
+  std::string id;  // stable key, e.g. "dataloader"
   // What acting on it could save per step at most: the time its cause takes (the
   // rule of each is in docs/reference.md); recommendations come by it, largest first.
   int64_t saving_ns = 0;
+  int64_t cause_ns = 0;                  // the critical-path time its causes hold
+  int64_t launch_ns = 0, python_ns = 0;  // launch_bound: launch overhead, Python with no operator
+  std::vector<NamedTime> names;          // what holds that time (operators, kernels), up to 3
+  std::vector<NamedTime> code;           // where it ran (Python lines, else operators), up to 3
+  bool explains_wait = false;            // it explains `wait`, the stream's wait for the host
+  HostWaitEvidence wait;
 };
 
 // A profile's call tree as the HTML report draws it (a flame graph): each node's
@@ -127,6 +163,7 @@ struct Analysis {
   std::vector<ModuleNode> modules;
   std::vector<ModuleClassRow> module_classes;       // by device self (host self without device time)
   std::vector<PythonFunctionRow> python_functions;  // by host self
+  TraceContext context;                             // what the trace already does, read by the recommendations
   std::vector<Recommendation> recommendations;
   // convert's profile as a flame graph: device time, the critical path, host work and
   // memory in use at the peak, each under its stacks (AnalyzeOptions::flame_graph).

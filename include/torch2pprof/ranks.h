@@ -125,6 +125,20 @@ struct RankSpread {
   size_t min_rank = 0, max_rank = 0;             // indexes into ranks: the first with the extreme
 };
 
+// A finding across ranks: the straggler (RanksAnalysis::stragglers[index]), the link
+// (communication), a slow rank (slow_ranks[index]; with index -1, `more` others). Its
+// evidence; report.h's RankRecommendationText writes the sentence.
+struct RankRecommendation {
+  std::string id;         // "straggler", "communication", "slow_rank"
+  int64_t saving_ns = 0;  // per step at most, as Recommendation::saving_ns
+  int64_t index = -1;     // straggler, slow_rank: its row
+  uint64_t more = 0;      // slow_rank without a row: how many more ranks
+  // communication, medians over the ranks: communication and step time per step, the
+  // collectives' wait for other ranks (skew) and transfer (the link); bus bytes and time.
+  int64_t comm_ns = 0, step_ns = 0, wait_ns = 0, transfer_ns = 0, bus_bytes = 0, bus_time_ns = 0;
+  bool gloo = false, gpu = false;
+};
+
 struct RanksAnalysis {
   std::vector<RankSummary> ranks;    // by rank
   bool ranks_are_positions = false;  // RanksOrPositions replaced given ranks
@@ -142,7 +156,7 @@ struct RanksAnalysis {
   std::vector<StepAlignment> steps;        // in step order
   // What to change across the ranks, largest saving per step first: the straggler,
   // communication and what limits it, ranks whose steps are slower (docs/reference.md).
-  std::vector<Recommendation> recommendations;
+  std::vector<RankRecommendation> recommendations;
 };
 
 }  // namespace torch2pprof

@@ -30,6 +30,9 @@ void CheckCsvTable(const std::string& table, const std::vector<std::string>& tab
 // One self-contained HTML page (inline CSS, SVG charts and script; nothing fetched):
 // the report's sections with charts; tables show options.top rows, the rest on demand.
 std::string RenderHtml(const Analysis& analysis, const ReportOptions& options);
+// A finding's sentence, from its evidence and the analysis it came from: what holds the
+// time, where, and the remedy that fits the trace (docs/reference.md, "Recommendations").
+std::string RecommendationText(const Analysis& analysis, const Recommendation& finding);
 
 // analyze over several ranks: the per-rank table, stragglers, collectives and step
 // alignment; CSV writes one of RanksCsvTables() (collectives and step_alignment one row
@@ -40,6 +43,8 @@ std::string RenderRanksCsv(const RanksAnalysis& analysis, const ReportOptions& o
 // One self-contained page, as RenderHtml: the straggler with a bar per rank (up to 16
 // ranks), and every table, sortable.
 std::string RenderRanksHtml(const RanksAnalysis& analysis, const ReportOptions& options);
+// A finding across ranks as a sentence, from its evidence and the analysis's rows.
+std::string RankRecommendationText(const RanksAnalysis& analysis, const RankRecommendation& finding);
 const std::vector<std::string>& RanksCsvTables();
 
 // compare: text, markdown (a table per section, for $GITHUB_STEP_SUMMARY) or one JSON

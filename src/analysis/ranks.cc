@@ -2,8 +2,6 @@
 
 #include <cstdio>
 
-#include "torch2pprof/report.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -222,49 +220,22 @@ void FindWaits(RanksAnalysis& out) {
   out.stragglers.push_back(std::move(l));
 }
 
-std::string Pct(double fraction) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", 100 * fraction);
-  return b;
-}
-
-std::string RankOf(const RanksAnalysis& a, size_t i) { return std::to_string(a.ranks[i].rank); }
-
 // Findings across the ranks, per step: the straggler (the others' wait for it), the link
 // (communication's transfer), slower ranks (their excess). The first is time in
 // collectives waiting, the second time in them moving data, the third a rank's own step:
-// they share no time. One function on purpose: the three findings share the per-step
-// medians computed at its top, and each is a few lines of evidence and a sentence.
+// they share no time. Their sentences: report/recommendation_text.cc.
 void FindRecommendations(RanksAnalysis& out) {
   const std::vector<RankSummary>& rs = out.ranks;
   const size_t n = rs.size();
   if (n < 2) return;
   std::vector<size_t> late;
-  for (const Straggler& l : out.stragglers) {
-    late.push_back(l.rank);
-    std::string who;
-    for (size_t i = 0; i < l.waiters.size() && i < 8; ++i) who += (who.empty() ? "" : " ") + RankOf(out, l.waiters[i]);
-    if (l.waiters.size() > 8) who += " and " + std::to_string(l.waiters.size() - 8) + " more";
-    std::string text = "Rank " + RankOf(out, l.rank) + " is the straggler: ranks " + who + " wait " +
-                       FormatDuration(l.waited_ns) + " per step for it in " + l.collective;
-    std::string part;
-    for (const StepPart& p : kStepParts) {
-      if (l.part == p.key) part = p.heading;
-    }
-    if (l.part == std::string("other")) {
-      text += "; its own step spends " + FormatDuration(l.part_delta_ns) +
-              " more per step than the other ranks' median outside any traced operation (other): find what it "
-              "does then (analyze its trace on its own: its Python, I/O or a sleep)";
-    } else if (!part.empty()) {
-      text += "; its own step spends " + part + " " + FormatDuration(l.part_delta_ns) +
-              " more per step than the other ranks' median. Make its " + part + " as short as theirs " +
-              (l.part == std::string("dataloader") ? "(more loader workers or faster storage on its host)"
-               : l.part == std::string("kernel")   ? "(its share of the data or model is larger: balance them)"
-                                                   : "(analyze its trace on its own)");
-    } else {
-      text += ". Analyze its trace on its own for what it does before the collective";
-    }
-    out.recommendations.push_back({"straggler", text + ".", l.waited_ns});
+  for (size_t k = 0; k < out.stragglers.size(); ++k) {
+    late.push_back(out.stragglers[k].rank);
+    RankRecommendation r;
+    r.id = "straggler";
+    r.saving_ns = out.stragglers[k].waited_ns;
+    r.index = static_cast<int64_t>(k);
+    out.recommendations.push_back(r);
   }
   // Communication: each rank's share of its mean step, over the ranks; what limits it,
   // the wait for other ranks (skew) or the transfer (the link).
@@ -280,68 +251,40 @@ void FindRecommendations(RanksAnalysis& out) {
   }
   const int64_t comm_median = Median(comm), total_median = Median(total);
   if (total_median > 0 && comm_median * 10 >= total_median * 3) {
-    const int64_t w = wait.empty() ? 0 : Median(wait), x = transfer.empty() ? 0 : Median(transfer);
-    std::string text = "Communication takes " +
-                       Pct(static_cast<double>(comm_median) / static_cast<double>(total_median)) +
-                       " of each step (median over " + std::to_string(n) + " ranks: " + FormatDuration(comm_median) +
-                       " of " + FormatDuration(total_median) + ")";
-    if (w + x > 0) {
-      text += "; in the collectives each rank waits " + FormatDuration(w) + " per step for the others (skew) and " +
-              "moves data " + FormatDuration(x) + " (the link)";
-    }
-    if (bus_time > 0) {
-      char bw[32];
-      std::snprintf(bw, sizeof bw, "%.1f", static_cast<double>(bus_bytes) / static_cast<double>(bus_time));
-      text += ", at " + std::string(bw) + " GB/s of bus bandwidth (nccl-tests' definition)";
-    } else if (rs[0].backend == "gloo") {
-      text += "; gloo records no message sizes, so no bandwidth";
-    }
-    text += ". ";
-    if (w > x) {
-      text += "Skew limits it, not the link: the ranks reach the collectives at different times" +
-              std::string(out.stragglers.empty() ? "" : " (the straggler above)") +
-              "; balance their work before tuning communication.";
-    } else if (rs[0].backend == "gloo" && gpu) {
-      text +=
-          "The link limits it, and gloo copies CUDA tensors through host memory: use the nccl backend "
-          "(init_process_group(\"nccl\")) for CUDA tensors.";
-    } else {
-      text +=
-          "The link limits it: overlap communication with computation (DDP's bucket_cap_mb, no_sync() for "
-          "gradient accumulation), communicate less often, or compress gradients.";
-    }
-    out.recommendations.push_back({"communication", text, w > x ? 0 : x});
+    RankRecommendation r;
+    r.id = "communication";
+    r.comm_ns = comm_median, r.step_ns = total_median;
+    r.wait_ns = wait.empty() ? 0 : Median(wait), r.transfer_ns = transfer.empty() ? 0 : Median(transfer);
+    r.bus_bytes = bus_bytes, r.bus_time_ns = bus_time;
+    r.gloo = rs[0].backend == "gloo", r.gpu = gpu;
+    r.saving_ns = r.wait_ns > r.transfer_ns ? 0 : r.transfer_ns;
+    out.recommendations.push_back(r);
   }
   // Ranks whose steps are slower than the others' (the straggler aside: its time is the
   // others' wait).
   size_t shown = 0, more = 0;
-  for (const SlowRank& s : out.slow_ranks) {
+  for (size_t k = 0; k < out.slow_ranks.size(); ++k) {
+    const SlowRank& s = out.slow_ranks[k];
     if (s.metric != "step_time" || std::find(late.begin(), late.end(), s.rank) != late.end()) continue;
     if (shown == 3) {
       ++more;
       continue;
     }
     ++shown;
-    std::string part = s.part;
-    for (const StepPart& p : kStepParts) {
-      if (s.part == p.key) part = p.heading;
-    }
-    out.recommendations.push_back(
-        {"slow_rank",
-         "Rank " + RankOf(out, s.rank) + "'s median step is " + FormatDuration(s.value_ns) + ", +" + Pct(s.excess) +
-             " over the ranks' median (" + FormatDuration(s.median_ns) + ")" +
-             (part.empty() ? "" : ": its " + part + " takes " + FormatDuration(s.part_delta_ns) + " more per step") +
-             ". Give it less work (uneven shards or pipeline stages), or analyze its trace on its own.",
-         s.value_ns - s.median_ns});
+    RankRecommendation r;
+    r.id = "slow_rank";
+    r.saving_ns = s.value_ns - s.median_ns;
+    r.index = static_cast<int64_t>(k);
+    out.recommendations.push_back(r);
   }
   if (more > 0) {
-    out.recommendations.push_back({"slow_rank",
-                                   std::to_string(more) + " more ranks' median steps are over the ranks' median by " +
-                                       "more than the threshold (slow_ranks lists them).",
-                                   0});
+    RankRecommendation r;
+    r.id = "slow_rank";
+    r.more = more;
+    out.recommendations.push_back(r);
   }
   std::stable_sort(out.recommendations.begin(), out.recommendations.end(),
-                   [](const Recommendation& x, const Recommendation& y) { return x.saving_ns > y.saving_ns; });
+                   [](const RankRecommendation& x, const RankRecommendation& y) { return x.saving_ns > y.saving_ns; });
 }
 
 // The rank table's numbers over the ranks: least, median, 90th percentile, most.

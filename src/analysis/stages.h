@@ -182,8 +182,12 @@ std::vector<QueueRow> QueueLength(const Events& ev);
 // Per device: the model's memory timeline and the operators that allocated most (§8).
 std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners);
 
-// Advice that fires on evidence in the analysis and its critical paths, quoting it; each
-// finding's saving is the critical-path time of the causes it claims.
+// What the trace already does (compiled, graphed, low precision, pinned, workers) and the
+// devices' lowest compute capability: read from the views above (copies, devices).
+TraceContext ContextOf(const Analysis& a, const Events& ev);
+// Findings that fire on evidence in the analysis (its context too) and its critical paths,
+// with that evidence; each finding's saving is the critical-path time of the causes it
+// claims. Their sentences: report.h's RecommendationText.
 std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical,
                                       const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
 

@@ -64,8 +64,9 @@ std::string Recommendations(const Analysis& a) {
   int64_t total = 0, steps = 0;
   for (const Recommendation& r : a.recommendations) {
     total += r.saving_ns;
-    out +=
-        Wrap((r.saving_ns > 0 ? "[up to " + FormatDuration(r.saving_ns) + "] " : std::string()) + r.text, "- ", "  ");
+    out += Wrap(
+        (r.saving_ns > 0 ? "[up to " + FormatDuration(r.saving_ns) + "] " : std::string()) + RecommendationText(a, r),
+        "- ", "  ");
   }
   for (const CriticalStep& s : a.critical_path) steps += s.length_ns;
   if (total > 0) {

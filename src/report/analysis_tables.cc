@@ -423,7 +423,7 @@ DataTable<Recommendation> RecommendationsTable(const Analysis& a) {
           false,
           {{"id", "", [](const Recommendation& r) { return Text(r.id); }},
            {"saving_us", "", [](const Recommendation& r) { return Micros(r.saving_ns); }},
-           {"text", "", [](const Recommendation& r) { return Text(r.text); }}}};
+           {"text", "", [&a](const Recommendation& r) { return Text(RecommendationText(a, r)); }}}};
 }
 
 }  // namespace torch2pprof::report

@@ -509,7 +509,7 @@ std::string Advice(const Analysis& a) {
   for (const Recommendation& r : a.recommendations) {
     out += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\">" +
            (r.saving_ns > 0 ? "<b>up to " + Html(FormatDuration(r.saving_ns)) + ":</b> " : std::string()) +
-           Html(r.text) + "</li>";
+           Html(RecommendationText(a, r)) + "</li>";
   }
   return out + "</ul>\n";
 }
@@ -669,10 +669,10 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   std::string advice = a.recommendations.empty()
                            ? Note("(none: nothing crossed a threshold)")
                            : Note("Per step, largest possible saving first.") + "<ul class=\"advice\">";
-  for (const Recommendation& r : a.recommendations) {
+  for (const RankRecommendation& r : a.recommendations) {
     advice += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\">" +
               (r.saving_ns > 0 ? "<b>up to " + Html(FormatDuration(r.saving_ns)) + " a step:</b> " : std::string()) +
-              Html(r.text) + "</li>";
+              Html(RankRecommendationText(a, r)) + "</li>";
   }
   if (!a.recommendations.empty()) advice += "</ul>\n";
   out += Section("advice", "Recommendations", advice);

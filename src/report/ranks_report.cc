@@ -69,9 +69,9 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
   if (a.recommendations.empty()) {
     out += "(none: nothing crossed a threshold)\n";
   } else {
-    for (const Recommendation& r : a.recommendations) {
+    for (const RankRecommendation& r : a.recommendations) {
       out += Wrap((r.saving_ns > 0 ? "[up to " + FormatDuration(r.saving_ns) + " a step] " : std::string()) +
-                      VisibleText(r.text),
+                      VisibleText(RankRecommendationText(a, r)),
                   "- ", "  ");
     }
   }

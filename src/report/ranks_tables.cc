@@ -66,13 +66,13 @@ DataTable<SlowRank> SlowRanksTable(const RanksAnalysis& a) {
            {"part_delta_us", "part per step", [](const SlowRank& s) { return Micros(s.part_delta_ns); }}}};
 }
 
-DataTable<Recommendation> RanksRecommendationsTable(const RanksAnalysis& a) {
+DataTable<RankRecommendation> RanksRecommendationsTable(const RanksAnalysis& a) {
   return {"recommendations",
           a.recommendations,
           false,
-          {{"id", "", [](const Recommendation& r) { return Text(r.id); }},
-           {"saving_us", "", [](const Recommendation& r) { return Micros(r.saving_ns); }},
-           {"text", "", [](const Recommendation& r) { return Text(r.text); }}}};
+          {{"id", "", [](const RankRecommendation& r) { return Text(r.id); }},
+           {"saving_us", "", [](const RankRecommendation& r) { return Micros(r.saving_ns); }},
+           {"text", "", [&a](const RankRecommendation& r) { return Text(RankRecommendationText(a, r)); }}}};
 }
 
 std::string RankList(const RanksAnalysis& a, const std::vector<size_t>& ranks) {

@@ -32,7 +32,7 @@ std::string NoSlowRank(const RanksAnalysis& a);
 DataTable<RankSummary> RanksTable(const RanksAnalysis& a);
 DataTable<SlowRank> SlowRanksTable(const RanksAnalysis& a);
 // Per step (saving_us: per step).
-DataTable<Recommendation> RanksRecommendationsTable(const RanksAnalysis& a);
+DataTable<RankRecommendation> RanksRecommendationsTable(const RanksAnalysis& a);
 DataTable<Straggler> StragglersTable(const RanksAnalysis& a);
 DataTable<RankSpread> SpreadTable(const RanksAnalysis& a);
 DataTable<CollectiveRow> CollectivesTable(const RanksAnalysis& a);

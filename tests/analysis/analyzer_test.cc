@@ -530,8 +530,9 @@ TEST(Analyzer, RecommendationsCarryTheirNumbers) {
   ASSERT_EQ(a.recommendations.size(), 2u);
   EXPECT_EQ(a.recommendations[0].id, "dataloader");
   EXPECT_EQ(a.recommendations[0].saving_ns, 600 * 1000);
-  EXPECT_NE(a.recommendations[0].text.find("60.0%"), std::string::npos) << a.recommendations[0].text;
-  EXPECT_NE(a.recommendations[0].text.find("Load batches in worker processes"), std::string::npos);
+  EXPECT_NE(RecommendationText(a, a.recommendations[0]).find("60.0%"), std::string::npos)
+      << RecommendationText(a, a.recommendations[0]);
+  EXPECT_NE(RecommendationText(a, a.recommendations[0]).find("Load batches in worker processes"), std::string::npos);
   EXPECT_EQ(a.recommendations[1].id, "launch_bound");
   EXPECT_EQ(a.recommendations[1].saving_ns, 400 * 1000);
   // A DataLoader with worker processes already: the next step instead.
@@ -541,8 +542,8 @@ TEST(Analyzer, RecommendationsCarryTheirNumbers) {
   }));
   ASSERT_FALSE(w.recommendations.empty());
   EXPECT_EQ(w.recommendations[0].id, "dataloader");
-  EXPECT_NE(w.recommendations[0].text.find("already loads in worker processes"), std::string::npos);
-  EXPECT_EQ(w.recommendations[0].text.find("Load batches in worker processes"), std::string::npos);
+  EXPECT_NE(RecommendationText(w, w.recommendations[0]).find("already loads in worker processes"), std::string::npos);
+  EXPECT_EQ(RecommendationText(w, w.recommendations[0]).find("Load batches in worker processes"), std::string::npos);
 }
 
 // Found by fuzzing: header values of unexpected types are ignored, not thrown about.

@@ -240,9 +240,11 @@ TEST(DeviceTime, CopiesByKindWithBandwidth) {
   for (const Recommendation& r : a.recommendations) pageable = r.id == "pageable_copies" ? &r : pageable;
   ASSERT_NE(pageable, nullptr);
   EXPECT_EQ(pageable->saving_ns, 190 * us);
-  EXPECT_NE(pageable->text.find("2 Memcpy DtoH (Device -> Pageable) on cuda:0 (200us at 14.0 GB/s)"), std::string::npos)
-      << pageable->text;
-  EXPECT_NE(pageable->text.find("in aten::copy_"), std::string::npos) << pageable->text;
+  EXPECT_NE(RecommendationText(a, *pageable).find("2 Memcpy DtoH (Device -> Pageable) on cuda:0 (200us at 14.0 GB/s)"),
+            std::string::npos)
+      << RecommendationText(a, *pageable);
+  EXPECT_NE(RecommendationText(a, *pageable).find("in aten::copy_"), std::string::npos)
+      << RecommendationText(a, *pageable);
   ASSERT_EQ(a.critical_path.size(), 1u);
   EXPECT_EQ(a.critical_path[0].length_ns, 200 * us);
   EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kGpuCompute)], 150 * us);
@@ -303,14 +305,15 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   // Core finding, whatever its time.
   ASSERT_EQ(a.critical_path.size(), 1u);
   EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 1000 * us);
-  ASSERT_EQ(a.recommendations.size(), 3u) << a.recommendations[0].text;
+  ASSERT_EQ(a.recommendations.size(), 3u) << RecommendationText(a, a.recommendations[0]);
   EXPECT_EQ(a.recommendations[0].id, "launch_bound");
   EXPECT_EQ(a.recommendations[0].saving_ns, 715 * us);
   EXPECT_EQ(a.recommendations[1].id, "host_bound");
   EXPECT_EQ(a.recommendations[1].saving_ns, 205 * us);
   EXPECT_EQ(a.recommendations[2].id, "synchronizations");
   EXPECT_EQ(a.recommendations[2].saving_ns, 80 * us);
-  EXPECT_NE(a.recommendations[2].text.find("cudaStreamSynchronize under aten::_local_scalar_dense"), std::string::npos);
+  EXPECT_NE(RecommendationText(a, a.recommendations[2]).find("cudaStreamSynchronize under aten::_local_scalar_dense"),
+            std::string::npos);
   const std::string json = RenderJson(a, ReportOptions{});
   EXPECT_NE(json.find("\"kernel_time_share\": 0.285714"), std::string::npos) << json;
   EXPECT_NE(json.find("\"saving_us\": 715,"), std::string::npos);
@@ -332,8 +335,9 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   ASSERT_NE(tc_finding, nullptr);
   EXPECT_EQ(tc_finding->saving_ns, 200 * us);
   // No deviceProperties: the advice says what it depends on.
-  EXPECT_NE(tc_finding->text.find("compute capability 8.0 or later, which the trace does not say"), std::string::npos)
-      << tc_finding->text;
+  EXPECT_NE(RecommendationText(c, *tc_finding).find("compute capability 8.0 or later, which the trace does not say"),
+            std::string::npos)
+      << RecommendationText(c, *tc_finding);
   // The host held the rest: 500 + 10 of the step's own time, 10 of the launch wait, 60 +
   // 10 of the operators, the wait's own 10. The wait serialised the 560 us after it (500
   // of the step, 60 of the operator) behind the 400 us of device work: without it they
@@ -394,12 +398,14 @@ TEST(DeviceTime, TensorCoreAdviceFollowsTheComputeCapability) {
   const Analysis volta = trace("7", "0"), hopper = trace("9", "0");
   const Recommendation* v100 = Finding(volta, "tensor_cores");
   ASSERT_NE(v100, nullptr);
-  EXPECT_NE(v100->text.find("torch.float16"), std::string::npos) << v100->text;
-  EXPECT_EQ(v100->text.find("bfloat16)"), std::string::npos) << v100->text;
-  EXPECT_EQ(v100->text.find("allow_tf32"), std::string::npos) << v100->text;
+  EXPECT_NE(RecommendationText(volta, *v100).find("torch.float16"), std::string::npos)
+      << RecommendationText(volta, *v100);
+  EXPECT_EQ(RecommendationText(volta, *v100).find("bfloat16)"), std::string::npos) << RecommendationText(volta, *v100);
+  EXPECT_EQ(RecommendationText(volta, *v100).find("allow_tf32"), std::string::npos) << RecommendationText(volta, *v100);
   const Recommendation* h100 = Finding(hopper, "tensor_cores");
   ASSERT_NE(h100, nullptr);
-  EXPECT_NE(h100->text.find("allow_tf32"), std::string::npos) << h100->text;
+  EXPECT_NE(RecommendationText(hopper, *h100).find("allow_tf32"), std::string::npos)
+      << RecommendationText(hopper, *h100);
   EXPECT_EQ(Finding(trace("6", "1"), "tensor_cores"), nullptr);  // Pascal: no Tensor Cores
 }
 
@@ -421,16 +427,17 @@ TEST(DeviceTime, LaunchBoundAndHostBound) {
   const Recommendation* l = Finding(a, "launch_bound");
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->saving_ns, 1000 * us);
-  EXPECT_NE(l->text.find("10 of 10 launches"), std::string::npos) << l->text;
+  EXPECT_NE(RecommendationText(a, *l).find("10 of 10 launches"), std::string::npos) << RecommendationText(a, *l);
   EXPECT_EQ(Finding(a, "host_bound"), nullptr);
-  EXPECT_NE(Finding(trace(20, false), "launch_bound")->text.find("0 of 10 launches"), std::string::npos);
+  const Analysis many = trace(20, false);
+  EXPECT_NE(RecommendationText(many, *Finding(many, "launch_bound")).find("0 of 10 launches"), std::string::npos);
   Analysis b = trace(2, true);
   ASSERT_NE(Finding(b, "launch_bound"), nullptr);
   EXPECT_EQ(Finding(b, "launch_bound")->saving_ns, 800 * us);
   const Recommendation* h = Finding(b, "host_bound");
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->saving_ns, 200 * us);
-  EXPECT_NE(h->text.find("aten::k"), std::string::npos) << h->text;
+  EXPECT_NE(RecommendationText(b, *h).find("aten::k"), std::string::npos) << RecommendationText(b, *h);
 }
 
 // Without ProfilerStep the one step is the host-side work's span, [0, 500) here: of the

@@ -95,7 +95,11 @@ TEST(Report, LongAdviceAndPathsStayWithinTheWidth) {
   EXPECT_EQ(cols, 120u);
   std::string words;
   for (int i = 0; i < 60; ++i) words += "word" + std::to_string(i) + " ";
-  a.recommendations.push_back({"x", words + "end"});
+  Recommendation long_names;  // a finding whose evidence names a long run of words
+  long_names.id = "host_bound";
+  long_names.cause_ns = 1000;
+  long_names.names = {{words + "end", 1000}};
+  a.recommendations.push_back(long_names);
   std::string text = RenderText(a, ReportOptions{});
   std::istringstream lines(text.substr(text.find("Recommendations")));
   std::string line, joined;
@@ -104,7 +108,8 @@ TEST(Report, LongAdviceAndPathsStayWithinTheWidth) {
     EXPECT_NE(line.back(), ' ') << line;
     if (line.rfind("- ", 0) == 0 || line.rfind("  ", 0) == 0) joined += line.substr(2) + " ";
   }
-  EXPECT_EQ(joined, words + "end ");
+  EXPECT_EQ(joined, RecommendationText(a, long_names) + " ");
+  EXPECT_NE(joined.find(words + "end (1.00us)"), std::string::npos) << joined;
 }
 
 TEST(Report, CsvTablesAndQuoting) {
@@ -188,7 +193,10 @@ TEST(Report, HtmlEscapesNamesAndFetchesNothing) {
   a.trace.file = "/tmp/<b>&trace.json";
   a.operators.push_back(OperatorRow{"</script><script>alert(\"x\")</script>", "", 1, 10, 10, 0, 0, 10, {}, {}});
   a.kernels.push_back(KernelRow{"void k<float, 2>(int, 'x')", 2, 3500, 1000, 2500, -1, -1, {}});
-  a.recommendations.push_back({"id", "a < b & c"});
+  Recommendation named;
+  named.id = "host_bound";
+  named.names = {{"a < b & c", 5}};
+  a.recommendations.push_back(named);
   std::string html = RenderHtml(a, ReportOptions{});
   EXPECT_EQ(html.find("<b>&trace"), std::string::npos);
   EXPECT_NE(html.find("/tmp/&lt;b&gt;&amp;trace.json"), std::string::npos);

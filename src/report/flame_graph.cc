@@ -33,33 +33,27 @@ FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, doub
   if (totals.empty()) return f;
   // The nodes kept: those holding the share of some type's total (their parents hold at
   // least as much, so the kept nodes form a tree).
-  std::vector<uint32_t> index(n, UINT32_MAX);
+  auto holds = [&](size_t i, double share) {
+    for (const std::vector<int64_t>& t : totals) {
+      if (t[i] > 0 && static_cast<double>(t[i]) >= share * static_cast<double>(t[0])) return true;
+    }
+    return false;
+  };
   for (double share = fold_share;; share *= 2) {
     size_t kept = 1;
-    for (size_t i = 1; i < n; ++i) {
-      for (const std::vector<int64_t>& t : totals) {
-        if (t[i] > 0 && static_cast<double>(t[i]) >= share * static_cast<double>(t[0])) {
-          ++kept;
-          break;
-        }
-      }
-    }
+    for (size_t i = 1; i < n; ++i) kept += holds(i, share);
     if (kept <= max_nodes || share >= 1) {
       f.fold_share = share;
       break;
     }
   }
+  std::vector<uint32_t> index(n, UINT32_MAX);
   std::vector<int32_t> name_of(p.frames.size(), -1);
   index[0] = 0;
   f.parent.push_back(0);
   f.name.push_back(0);
   for (size_t i = 1; i < n; ++i) {
-    if (index[p.tree[i].parent] == UINT32_MAX) continue;
-    bool keep = false;
-    for (const std::vector<int64_t>& t : totals) {
-      keep |= t[i] > 0 && static_cast<double>(t[i]) >= f.fold_share * static_cast<double>(t[0]);
-    }
-    if (!keep) {
+    if (index[p.tree[i].parent] == UINT32_MAX || !holds(i, f.fold_share)) {  // those under a folded one count too
       ++f.folded;
       continue;
     }

@@ -56,6 +56,12 @@ TEST(FlameGraph, SmallFramesFoldIntoTheirCallersWhichKeepTheirValue) {
   }
 }
 
+TEST(FlameGraph, EveryFoldedNodeCountsThoseUnderAFoldedOneToo) {
+  const FlameGraph f = FlameOf(Small(), {"gpu"}, 0.7);  // a (601 of 1000) folds, with b and c under it; d too
+  EXPECT_EQ(f.parent.size(), 1u);
+  EXPECT_EQ(f.folded, 4u);
+}
+
 TEST(FlameGraph, TheShareDoublesUntilTheGraphFits) {
   const FlameGraph f = FlameOf(Small(), {"gpu"}, 0.0001, 3);
   EXPECT_LE(f.parent.size(), 3u);

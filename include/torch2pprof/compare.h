@@ -22,10 +22,16 @@ struct Delta {
   double relative() const;
 };
 
+// Steps a run needs before its noise is judged. A percentile bootstrap of a median or a
+// mean holds its 95% coverage only from about ten values: below, a resampled median of
+// three steps takes one of three values, and an interval from it would call noise a
+// change. Fewer steps leave the change unassessed (the report says so).
+inline constexpr size_t kMinSteps = 10;
+
 // Whether a change is more than the step-to-step spread: a 95% bootstrap interval of the
 // change of the statistic over the per-step values (5000 resamples, fixed seed).
 struct Significance {
-  bool assessed = false;     // both runs have at least 10 steps (the bootstrap's floor)
+  bool assessed = false;     // both runs have at least kMinSteps steps (the bootstrap's floor)
   bool significant = false;  // assessed and the interval excludes 0
   double low = 0, high = 0;  // the interval of the change (ns or the value's unit)
 };

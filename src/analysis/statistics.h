@@ -29,12 +29,6 @@ T NearestRank(const std::vector<T>& sorted, size_t q) {
   return sorted[NearestRankIndex(sorted.size(), q)];
 }
 
-// Steps a run needs before its noise is judged. A percentile bootstrap of a median or a
-// mean holds its 95% coverage only from about ten values: below, a resampled median of
-// three steps takes one of three values, and an interval from it would call noise a
-// change. Fewer steps leave the change unassessed (the report says so).
-inline constexpr size_t kMinSteps = 10;
-
 // A 95% bootstrap interval of the change of a statistic ('m' the median, 'a' the mean)
 // from base's per-step values to next's: a fixed number of resamples from a seeded
 // generator, so the same values give the same interval. Unassessed below kMinSteps.

@@ -166,8 +166,8 @@ std::string Uncertainty(const RuleResult& r) {
   if (!r.matched) return "no match";
   if (r.one_value) return "one value a run";
   if (!r.significance.assessed) {
-    return "not judged: " + std::to_string(r.base_steps) + " and " + std::to_string(r.next_steps) +
-           " steps (10 needed)";
+    return "not judged: " + std::to_string(r.base_steps) + " and " + std::to_string(r.next_steps) + " steps (" +
+           std::to_string(kMinSteps) + " needed)";
   }
   return IntervalText(r) + (r.significance.significant ? "" : " ~");
 }
@@ -236,7 +236,8 @@ std::string StepVerdict(const Comparison& c) {
                   ": " + SignedDuration(c.step_median.change()) + " (" + RelativeText(c.step_median.relative()) + ")";
   if (!s.assessed) {
     return v + " ? (" + std::to_string(c.base_steps.steps) + " and " + std::to_string(c.next_steps.steps) +
-           " steps: the noise is judged from 10 steps a run, so this says nothing of it)";
+           " steps: the noise is judged from " + std::to_string(kMinSteps) +
+           " steps a run, so this says nothing of it)";
   }
   v += s.significant ? ", significant" : " ~ (within the noise)";
   return v + ": 95% bootstrap interval of the change of the median " + SignedDuration(std::llround(s.low)) + " .. " +
@@ -272,17 +273,14 @@ DataTable<Row> WithStatus(DataTable<Row> t) {
   return t;
 }
 
-// What CI acts on, first: the rules that fired and the exit status, or that none did.
-std::string VerdictText(const std::vector<RuleResult>& rules, bool markdown);
-
 }  // namespace
 
 std::string DescribeRule(const RuleResult& r) {
-  std::string uncertainty = r.one_value ? ""
-                            : !r.significance.assessed
-                                ? "; the noise not judged: " + std::to_string(r.base_steps) + " and " +
-                                      std::to_string(r.next_steps) + " steps (10 a run needed)"
-                                : "; 95% interval " + IntervalText(r);
+  std::string uncertainty = r.one_value                ? ""
+                            : !r.significance.assessed ? "; the noise not judged: " + std::to_string(r.base_steps) +
+                                                             " and " + std::to_string(r.next_steps) + " steps (" +
+                                                             std::to_string(kMinSteps) + " a run needed)"
+                                                       : "; 95% interval " + IntervalText(r);
   if (r.significance.assessed && !r.significance.significant) uncertainty += " (within the noise)";
   return r.rule.text + ": " + RuleChange(r) + (r.side.empty() ? "" : " in " + r.side + " time") + " (" +
          RuleValue(r.rule.metric, r.base) + " -> " + RuleValue(r.rule.metric, r.next) + uncertainty + ")";
@@ -293,7 +291,8 @@ std::string DescribeHeld(const RuleResult& r) {
                     " crossed the threshold but did not fire (--noise-aware): ";
   if (!r.significance.assessed) {
     return out + "a run of " + std::to_string(std::min(r.base_steps, r.next_steps)) +
-           " step(s) is too few to judge the noise by (10 are needed); record more steps "
+           " step(s) is too few to judge the noise by (" + std::to_string(kMinSteps) +
+           " are needed); record more steps "
            "(torch.profiler.schedule(active=...)), or drop --noise-aware so that the threshold decides";
   }
   out += "the 95% interval of the change, " + IntervalText(r) + ", holds 0";
@@ -306,6 +305,7 @@ std::string DescribeHeld(const RuleResult& r) {
 
 namespace {
 
+// What CI acts on, first: the rules that fired and the exit status, or that none did.
 std::string VerdictText(const std::vector<RuleResult>& rules, bool markdown) {
   auto line = [&](const std::string& text) { return markdown ? "- " + text + "\n" : Wrap(text, "  ", "    "); };
   if (rules.empty()) return "Verdict: no --fail-on rule given, nothing gated (exit 0)\n";
@@ -328,22 +328,21 @@ std::string VerdictText(const std::vector<RuleResult>& rules, bool markdown) {
 }  // namespace
 
 std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {
-  auto section = [](const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; };
   std::vector<StepLine> lines = StepLines(c);
   std::string out =
-      "torch2pprof compare\n" + VerdictText(c.rules, false) + section("Steps") + WriteText(StepsSummary(lines), 0);
+      "torch2pprof compare\n" + VerdictText(c.rules, false) + Section("Steps") + WriteText(StepsSummary(lines), 0);
   out += Wrap(StepVerdict(c), "", "  ");
   out +=
-      section("Step breakdown (mean per step; ~ within the noise, ? too few steps to tell)") + WriteText(Parts(c), 0);
-  out += section("Operators (per step, by the larger change of host or device total)");
+      Section("Step breakdown (mean per step; ~ within the noise, ? too few steps to tell)") + WriteText(Parts(c), 0);
+  out += Section("Operators (per step, by the larger change of host or device total)");
   out += c.operators.empty() ? "(no operators)\n" : WriteText(WithStatus(Operators(c)), o.top);
-  out += section("Kernels (per step, by change)");
+  out += Section("Kernels (per step, by change)");
   out += c.kernels.empty() ? "(no kernels)\n" : WriteText(WithStatus(Kernels(c)), o.top);
-  if (!c.devices.empty()) out += section("GPU") + WriteText(Devices(c), 0);
-  if (!c.memory.empty()) out += section("Memory peak") + WriteText(Memory(c), 0);
+  if (!c.devices.empty()) out += Section("GPU") + WriteText(Devices(c), 0);
+  if (!c.memory.empty()) out += Section("Memory peak") + WriteText(Memory(c), 0);
   out += "\nCommunication per step: " + FormatDuration(c.communication.base) + " -> " +
          FormatDuration(c.communication.next) + " (" + SignedDuration(c.communication.change()) + ")\n";
-  if (!c.rules.empty()) out += section("Rules (--fail-on)") + WriteText(Rules(c.rules, "rules"), 0);
+  if (!c.rules.empty()) out += Section("Rules (--fail-on)") + WriteText(Rules(c.rules, "rules"), 0);
   return VisibleLines(out);  // the safety net: names were made visible where they were written
 }
 
@@ -442,14 +441,13 @@ std::string SnapshotRuns(const SnapshotComparison& c, const std::string& indent)
 }  // namespace
 
 std::string RenderSnapshotCompareText(const SnapshotComparison& c, const ReportOptions& o) {
-  auto section = [](const std::string& title) { return "\n" + title + "\n" + std::string(Columns(title), '-') + "\n"; };
   std::string out =
       "torch2pprof compare: CUDA memory snapshots\n" + VerdictText(c.rules, false) + SnapshotRuns(c, "  ");
   out +=
-      section("Devices (peak: allocated bytes, as asked for; reserved at the dump)") + WriteText(SnapshotDevices(c), 0);
-  out += section("Live at the peak, by site (largest change first; all devices)");
+      Section("Devices (peak: allocated bytes, as asked for; reserved at the dump)") + WriteText(SnapshotDevices(c), 0);
+  out += Section("Live at the peak, by site (largest change first; all devices)");
   out += c.sites.empty() ? "(no change)\n" : WriteText(SiteChanges(c), o.top);
-  if (!c.rules.empty()) out += section("Rules (--fail-on)") + WriteText(Rules(c.rules, "rules"), 0);
+  if (!c.rules.empty()) out += Section("Rules (--fail-on)") + WriteText(Rules(c.rules, "rules"), 0);
   return VisibleLines(out);
 }
 

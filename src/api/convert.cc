@@ -83,11 +83,10 @@ void WriteOutput(const ConvertOptions& options, const Profile& profile, Stages& 
   out.Commit();
 }
 
-// The sample type asked for is checked before anything is written; for pprof it is the
-// type pprof shows first.
-// --sample-type: the value folded stacks and pstats carry; a pprof profile holds that
-// type alone, and only the samples that have some of it, so that pprof's -traces, -tags
-// and -peek of the value show what has it (a CPU sample carries no device time at all).
+// --sample-type, checked before anything is written: the value folded stacks and pstats
+// carry; a pprof profile holds that type alone, and only the samples that have some of
+// it, so that pprof's -traces, -tags and -peek of the value show what has it (a CPU
+// sample carries no device time at all).
 void ApplySampleType(const ConvertOptions& options, Profile& profile) {
   if (options.sample_type.empty()) return;
   const size_t column = SampleTypeIndex(profile, options.sample_type);

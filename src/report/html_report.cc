@@ -186,27 +186,24 @@ document.querySelectorAll(".flame").forEach(function (box) {
     }
     path.forEach(function (a, depth) { if (a !== root) box(a, 0, width, depth, true); });
     var base = path.length - 1;
-    function walk(i, x, w, depth, under) {
-      var hit = q && i !== 0 && name(i).toLowerCase().indexOf(q) >= 0;
-      if (hit && !under) { hits++; hitSum += tot[i]; }
+    function walk(i, x, w, depth) {
       if (w < 1 || depth - base >= maxRows) return;
       box(i, x, w, depth, false);
       var cx = x;
       kids[i].forEach(function (c) {
         var cw = tot[root] ? w * tot[c] / tot[i] : 0;
-        if (tot[c] > 0) walk(c, cx, cw, depth + 1, under || hit);
+        if (tot[c] > 0) walk(c, cx, cw, depth + 1);
         cx += cw;
       });
     }
-    if (q) {  // matches outside the drawn part count too
+    if (q) {  // every match in the tree, drawn or not; one nested in another counts once
       (function count(i, under) {
         var hit = i !== 0 && name(i).toLowerCase().indexOf(q) >= 0;
-        if (hit && !under && !isIn(i)) { hits++; hitSum += tot[i]; }
+        if (hit && !under) { hits++; hitSum += tot[i]; }
         kids[i].forEach(function (c) { count(c, under || hit); });
       })(0, false);
     }
-    function isIn(i) { for (var a = i; ; a = data.parent[a]) { if (a === root) return true; if (a === 0) return false; } }
-    walk(root, 0, width, base, false);
+    walk(root, 0, width, base);
     graph.textContent = "";
     graph.appendChild(frag);
     graph.style.height = rows * rowH + 2 + "px";

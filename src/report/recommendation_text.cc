@@ -13,11 +13,7 @@
 namespace torch2pprof {
 namespace {
 
-std::string Fixed(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f", v);
-  return b;
-}
+std::string Fixed(double v) { return report::Printf("%.1f", v); }
 
 std::string Ms(int64_t ns) { return FormatDuration(ns); }
 
@@ -171,12 +167,6 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
   return r.id;
 }
 
-std::string PctOf(double fraction) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", 100 * fraction);
-  return b;
-}
-
 std::string RankOf(const RanksAnalysis& a, size_t i) { return std::to_string(a.ranks[i].rank); }
 
 std::string StragglerText(const RanksAnalysis& out, const Straggler& l) {
@@ -207,7 +197,8 @@ std::string StragglerText(const RanksAnalysis& out, const Straggler& l) {
 
 std::string CommunicationText(const RanksAnalysis& out, const RankRecommendation& r) {
   const int64_t w = r.wait_ns, x = r.transfer_ns;
-  std::string text = "Communication takes " + PctOf(static_cast<double>(r.comm_ns) / static_cast<double>(r.step_ns)) +
+  std::string text = "Communication takes " +
+                     report::PercentOf(static_cast<double>(r.comm_ns) / static_cast<double>(r.step_ns)) +
                      " of each step (median over " + std::to_string(out.ranks.size()) +
                      " ranks: " + FormatDuration(r.comm_ns) + " of " + FormatDuration(r.step_ns) + ")";
   if (w + x > 0) {
@@ -215,9 +206,8 @@ std::string CommunicationText(const RanksAnalysis& out, const RankRecommendation
             "moves data " + FormatDuration(x) + " (the link)";
   }
   if (r.bus_time_ns > 0) {
-    char bw[32];
-    std::snprintf(bw, sizeof bw, "%.1f", static_cast<double>(r.bus_bytes) / static_cast<double>(r.bus_time_ns));
-    text += ", at " + std::string(bw) + " GB/s of bus bandwidth (nccl-tests' definition)";
+    text += ", at " + Fixed(static_cast<double>(r.bus_bytes) / static_cast<double>(r.bus_time_ns)) +
+            " GB/s of bus bandwidth (nccl-tests' definition)";
   } else if (r.gloo) {
     text += "; gloo records no message sizes, so no bandwidth";
   }
@@ -248,8 +238,8 @@ std::string SlowRankText(const RanksAnalysis& out, const RankRecommendation& r) 
   for (const StepPart& p : kStepParts) {
     if (s.part == p.key) part = p.heading;
   }
-  return "Rank " + RankOf(out, s.rank) + "'s median step is " + FormatDuration(s.value_ns) + ", +" + PctOf(s.excess) +
-         " over the ranks' median (" + FormatDuration(s.median_ns) + ")" +
+  return "Rank " + RankOf(out, s.rank) + "'s median step is " + FormatDuration(s.value_ns) + ", +" +
+         report::PercentOf(s.excess) + " over the ranks' median (" + FormatDuration(s.median_ns) + ")" +
          (part.empty() ? "" : ": its " + part + " takes " + FormatDuration(s.part_delta_ns) + " more per step") +
          ". Give it less work (uneven shards or pipeline stages), or analyze its trace on its own.";
 }

@@ -48,7 +48,8 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   // memory never adds to theirs (it sets analyze's peak). With threads, each view runs
   // as soon as what it reads is there, beside the others: the steps and the annotations
   // beside the operator tables; the kernels by operator once those are done; the stream
-  // views and launch statistics once the steps give their scope. Every view is a
+  // views and launch statistics once the steps' rows are taken (their scope, which steps
+  // count, is known from the windows before any view runs). Every view is a
   // function of the events (and of the results it names), so no output depends on
   // the threads.
   const analysis::StepScope analysed = analysis::ScopeOf(windows);
@@ -64,7 +65,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   analysis::StepsResult s = steps.get();
   a.steps = std::move(s.rows);
   a.whole_trace_step = s.whole_trace;
-  const analysis::StepScope scope = s.scope;
+  const analysis::StepScope& scope = analysed;
   auto idle = Beside(ex, [&ev, &scope] { return analysis::IdleTime(ev, scope); });
   auto queues = Beside(ex, [&ev] { return analysis::QueueLength(ev); });
   auto copies = Beside(ex, [&ev, &scope] { return analysis::Copies(ev, scope); });

@@ -110,7 +110,6 @@ struct StepsResult {
   std::vector<StepRow> rows;
   bool whole_trace = false;                  // no ProfilerStep: one step over the trace
   std::pair<int64_t, int64_t> window{0, 0};  // first step start to last step end
-  StepScope scope;
 };
 StepsResult Steps(const Events& ev, StepWindows windows, Executor& ex);
 

@@ -75,7 +75,6 @@ StepsResult Steps(const Events& ev, StepWindows windows, Executor& ex) {
     remaining = Subtract(remaining, claimed);
   }
   result.window = {result.rows.front().start_ns, result.rows.back().start_ns + result.rows.back().total_ns};
-  result.scope = ScopeOf(result.windows);
   return result;
 }
 

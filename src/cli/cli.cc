@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <string>
@@ -15,8 +14,6 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "torch2pprof/error.h"
-#include "torch2pprof/input.h"
-#include "torch2pprof/report.h"
 #include "torch2pprof/version.h"
 
 namespace torch2pprof::cli {

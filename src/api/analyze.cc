@@ -136,6 +136,7 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
   result.warnings = LoadWarnings(trace);
   stages.Begin("model and stacks");
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
+  for (std::string& w : ModelWarnings(built.model)) result.warnings.push_back(std::move(w));
   FlameGraph flame;
   if (options.flame_graph) {  // convert's profile, from the lanes before the analysis takes them
     stages.Begin("profile");

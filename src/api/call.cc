@@ -71,6 +71,13 @@ void ThrowOutOfMemory(const Stages& stages) {
                   ": the input needs more memory than this process may have (ulimit -v, the cgroup, the machine)");
 }
 
+std::vector<std::string> ModelWarnings(const TraceModel& m) {
+  if (m.steps_cut == 0) return {};
+  return {"warning: " + std::to_string(m.steps_cut) +
+          " ProfilerSteps ran past the start of the next step of their process (nested or overlapping): each "
+          "was cut where the next one starts"};
+}
+
 std::string SaturatedWarning(uint64_t n) {
   return "warning: " + std::to_string(n) +
          " sums of durations or bytes passed the largest 64-bit value and were held there (the trace's times or "

@@ -60,6 +60,8 @@ Result RunStages(Progress* progress, const std::string& file, Body body) {
 }
 
 std::string SaturatedWarning(uint64_t n);
+// The model's repairs (TraceModel::steps_cut), one warning line each; none when there are none.
+std::vector<std::string> ModelWarnings(const TraceModel& m);
 extern const char kRanksArePositions[];
 
 // The traces of several ranks are different files: one given twice (by another name too:

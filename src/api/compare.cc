@@ -40,6 +40,7 @@ Run TraceRun(const CompareRunsOptions& options, Input& input, std::atomic<uint64
   for (std::string& w : LoadWarnings(trace)) warnings->push_back(std::move(w));
   stages.Begin("model and stacks");
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
+  for (std::string& w : ModelWarnings(built.model)) warnings->push_back(std::move(w));
   if (!options.diff_output.empty()) {
     // The profile convert would write (its defaults), from the same load.
     stages.Begin("aggregate");
@@ -91,7 +92,9 @@ void CompareStages(const CompareRunsOptions& options, Stages& stages, CompareRun
   for (const auto& in : inputs) in->Expect("compare");
   if (inputs[0]->kind() != inputs[1]->kind()) {
     const Input& snapshot = inputs[0]->kind() == InputKind::kSnapshot ? *inputs[0] : *inputs[1];
-    ThrowInput(snapshot.name(), -1, "a memory snapshot compares with a memory snapshot, not with a trace");
+    // Each input is fine alone: the pair is what the command line got wrong (exit 2).
+    throw Error(Error::Kind::kUsage, snapshot.name(), -1,
+                "a memory snapshot compares with a memory snapshot, not with a trace");
   }
   result.kind = inputs[0]->kind();
   if (options.on_input_kind) options.on_input_kind(result.kind);

@@ -98,7 +98,9 @@ void ApplySampleType(const ConvertOptions& options, Profile& profile) {
     const int64_t v = s.values[column];
     if (v == 0) continue;
     s.values = {v};
-    profile.samples[kept++] = std::move(s);
+    // Moving a sample onto itself empties it (until the first drop, kept is s's index).
+    if (&profile.samples[kept] != &s) profile.samples[kept] = std::move(s);
+    ++kept;
   }
   profile.samples.resize(kept);
   profile.comments.push_back("--sample-type " + options.sample_type +
@@ -175,6 +177,7 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
     stages.Loaded(trace.stats);
     for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
     ModelAndStacks built = BuildModelAndStacks(trace, ex, !merged, aggregate, stages);
+    for (std::string& w : ModelWarnings(built.model)) result.warnings.push_back(std::move(w));
     stages.Begin("aggregate");
     aggregator.Add(trace, built.model, built.lanes, ex);
     ranks.push_back(ReadDistributedInfo(trace.header).rank);

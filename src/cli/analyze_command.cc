@@ -53,15 +53,13 @@ int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inpu
   options.threshold = args.straggler_threshold / 100.0;
   AnalyzeRanksResult result = WithProgress(options, args.in, [](const auto& o) { return AnalyzeRanks(o); });
   PrintWarnings(result.warnings, args.in, err);
-  if (args.format == "json") {
-    out << RenderRanksJson(result.analysis, report);
-  } else if (args.format == "csv") {
-    out << RenderRanksCsv(result.analysis, report);
-  } else if (args.format == "html") {
-    out << RenderRanksHtml(result.analysis, report);
-  } else {
-    out << RenderRanksText(result.analysis, report);
-  }
+  WriteReport(inputs[0], [&] {
+    const RanksAnalysis& a = result.analysis;
+    out << (args.format == "json"   ? RenderRanksJson(a, report)
+            : args.format == "csv"  ? RenderRanksCsv(a, report)
+            : args.format == "html" ? RenderRanksHtml(a, report)
+                                    : RenderRanksText(a, report));
+  });
   if (args.stats) PrintStats(result.stages, err);
   return kExitOk;
 }
@@ -139,25 +137,27 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   PrintWarnings(result.warnings, args.in, err);
   const int kind = result.kind == InputKind::kSnapshot ? 1 : result.kind == InputKind::kSummary ? 2 : 0;
   const ReportOptions report = Report(args, default_table[kind]);
-  if (result.kind == InputKind::kSnapshot) {
-    const SnapshotAnalysis& a = result.snapshot;
-    out << (args.format == "json"   ? RenderSnapshotJson(a, report)
-            : args.format == "csv"  ? RenderSnapshotCsv(a, report)
-            : args.format == "html" ? RenderSnapshotHtml(a, report)
-                                    : RenderSnapshotText(a, report));
-  } else if (result.kind == InputKind::kSummary) {
-    const RanksAnalysis& a = result.ranks;
-    out << (args.format == "json"   ? RenderRanksJson(a, report)
-            : args.format == "csv"  ? RenderRanksCsv(a, report)
-            : args.format == "html" ? RenderRanksHtml(a, report)
-                                    : RenderRanksText(a, report));
-  } else {
-    const Analysis& a = result.analysis;
-    out << (args.format == "json"   ? RenderJson(a, report)
-            : args.format == "csv"  ? RenderCsv(a, report)
-            : args.format == "html" ? RenderHtml(a, report)
-                                    : RenderText(a, report));
-  }
+  WriteReport(inputs[0], [&] {
+    if (result.kind == InputKind::kSnapshot) {
+      const SnapshotAnalysis& a = result.snapshot;
+      out << (args.format == "json"   ? RenderSnapshotJson(a, report)
+              : args.format == "csv"  ? RenderSnapshotCsv(a, report)
+              : args.format == "html" ? RenderSnapshotHtml(a, report)
+                                      : RenderSnapshotText(a, report));
+    } else if (result.kind == InputKind::kSummary) {
+      const RanksAnalysis& a = result.ranks;
+      out << (args.format == "json"   ? RenderRanksJson(a, report)
+              : args.format == "csv"  ? RenderRanksCsv(a, report)
+              : args.format == "html" ? RenderRanksHtml(a, report)
+                                      : RenderRanksText(a, report));
+    } else {
+      const Analysis& a = result.analysis;
+      out << (args.format == "json"   ? RenderJson(a, report)
+              : args.format == "csv"  ? RenderCsv(a, report)
+              : args.format == "html" ? RenderHtml(a, report)
+                                      : RenderText(a, report));
+    }
+  });
   if (args.stats) PrintStats(result.stages, err);
   return kExitOk;
 }

@@ -211,8 +211,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return kExitBadInput;
   } catch (const std::exception& e) {
     // A bug, but still one line and a status, never an abort.
-    err << "torch2pprof: internal error: " << VisibleText(e.what()) << "\n";
-    return kExitBadInput;
+    err << "torch2pprof: internal error (a bug in torch2pprof; please report it with the command): "
+        << VisibleText(e.what()) << "\n";
+    return kExitInternal;
   }
   err << app.help();  // no command: usage goes where errors go
   return kExitUsage;

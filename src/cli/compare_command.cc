@@ -84,15 +84,19 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   report.rows = args.top < 0 ? 0 : args.top;
   if (result.kind == InputKind::kSnapshot) {
     const SnapshotComparison& c = result.snapshots;
-    out << (args.format == "json"       ? RenderSnapshotCompareJson(c, report)
-            : args.format == "markdown" ? RenderSnapshotCompareMarkdown(c, report)
-                                        : RenderSnapshotCompareText(c, report));
+    WriteReport(args.inputs[1], [&] {
+      out << (args.format == "json"       ? RenderSnapshotCompareJson(c, report)
+              : args.format == "markdown" ? RenderSnapshotCompareMarkdown(c, report)
+                                          : RenderSnapshotCompareText(c, report));
+    });
     return Verdict(c.rules, c.regressed, err);
   }
   const Comparison& c = result.comparison;
-  out << (args.format == "json"       ? RenderCompareJson(c, report)
-          : args.format == "markdown" ? RenderCompareMarkdown(c, report)
-                                      : RenderCompareText(c, report));
+  WriteReport(args.inputs[1], [&] {
+    out << (args.format == "json"       ? RenderCompareJson(c, report)
+            : args.format == "markdown" ? RenderCompareMarkdown(c, report)
+                                        : RenderCompareText(c, report));
+  });
   return Verdict(c.rules, c.regressed, err);
 }
 

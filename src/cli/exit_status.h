@@ -12,6 +12,7 @@ enum ExitStatus : int {
   kExitUsage = 2,       // the command line is wrong
   kExitOutput = 3,      // the output could not be written
   kExitRegression = 4,  // compare: a --fail-on rule fired
+  kExitInternal = 5,    // a bug in torch2pprof, not a fault of the input (please report it)
 };
 
 inline int ExitStatusOf(const Error& e) {

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "torch2pprof/error.h"
 
 namespace CLI {
 class App;
@@ -28,5 +30,18 @@ std::string Joined(const std::vector<std::string>& names);
 // The usage error of a command given the wrong number of inputs:
 // "compare takes two inputs: BASE NEW (two traces or two memory snapshots); got 1".
 [[noreturn]] void WrongInputs(const std::string& command, const std::string& expects, size_t got);
+
+// Writes a report of `file`: out of memory there is named as the library names it in its
+// stages (the file, the stage), never a bare "out of memory".
+template <typename Write>
+void WriteReport(const std::string& file, Write write) {
+  try {
+    write();
+  } catch (const std::bad_alloc&) {
+    throw Error(Error::Kind::kInput, file, -1,
+                "out of memory while writing the report: the input needs more memory than this process may have "
+                "(ulimit -v, the cgroup, the machine)");
+  }
+}
 
 }  // namespace torch2pprof::cli

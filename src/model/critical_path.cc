@@ -39,98 +39,107 @@ class Innermost {
 
 }  // namespace
 
-Stretch HostTimeline::Before(int64_t t, size_t* hint) const {
-  Stretch s;
-  // The piece that started last before t: a few steps from the hint, else searched.
-  int64_t i = -1;
-  if (hint && *hint < p_.size()) {
+HostTimeline::HostTimeline(const LaneStacks& lane) : p_(lane.pieces) {
+  // Pieces are in start order, each under the piece it began in, which it may outlive
+  // (partial overlaps keep one piece). At an instant t the innermost is the first piece,
+  // from the last to start before t up its parents, that is still open at t. Between two
+  // starts that answer only moves up the chain as its pieces end: one sweep over the
+  // starts, each piece's end passed once and each parent link climbed once, gives every
+  // stretch (a chain of 100,000 nested calls climbed it at every question).
+  auto mark = [&](int64_t at, uint32_t piece, int64_t since) {
+    if (!at_.empty() && at_.back() == at) {  // one of no length gives way to the next
+      piece_.back() = piece;
+      since_.back() = since;
+      return;
+    }
+    at_.push_back(at);
+    piece_.push_back(piece);
+    since_.push_back(since);
+  };
+  const int64_t n = static_cast<int64_t>(p_.size());
+  for (int64_t l = 0; l < n; ++l) {
+    const int64_t next = l + 1 < n ? p_[static_cast<size_t>(l + 1)].start_ns : std::numeric_limits<int64_t>::max();
+    int64_t pos = p_[static_cast<size_t>(l)].start_ns;
+    int64_t cur = l, passed = -1;  // passed: the last piece climbed over (its end is `since`)
+    auto climb = [&] {
+      while (cur >= 0 && p_[static_cast<size_t>(cur)].end_ns <= pos)
+        passed = cur, cur = p_[static_cast<size_t>(cur)].parent;
+    };
+    climb();
+    auto emit = [&] {
+      const int64_t since = passed >= 0 ? p_[static_cast<size_t>(passed)].end_ns : p_[static_cast<size_t>(l)].start_ns;
+      mark(pos, cur >= 0 ? static_cast<uint32_t>(cur) : kIdle, since);
+    };
+    emit();
+    while (cur >= 0 && p_[static_cast<size_t>(cur)].end_ns < next) {
+      pos = p_[static_cast<size_t>(cur)].end_ns;
+      climb();
+      emit();
+    }
+  }
+}
+
+int64_t HostTimeline::StretchBefore(int64_t t, size_t* hint) const {
+  // The last stretch starting before t: a few steps from the hint, else searched.
+  if (hint && *hint < at_.size()) {
     int64_t at = static_cast<int64_t>(*hint);
     for (int step = 0; step < 16 && at >= 0; ++step) {
-      if (p_[static_cast<size_t>(at)].start_ns >= t) {
+      const size_t u = static_cast<size_t>(at);
+      if (at_[u] >= t) {
         --at;
-      } else if (static_cast<size_t>(at) + 1 < p_.size() && p_[static_cast<size_t>(at) + 1].start_ns < t) {
+      } else if (u + 1 < at_.size() && at_[u + 1] < t) {
         ++at;
       } else {
-        i = at;
-        break;
+        return at;
       }
     }
-    if (at < 0) i = -1, hint = nullptr, s.end = kMin;
+    if (at < 0) return -1;
   }
-  if (i < 0) {
-    auto it = std::lower_bound(p_.begin(), p_.end(), t, [](const Piece& x, int64_t v) { return x.start_ns < v; });
-    i = (it - p_.begin()) - 1;
-  }
+  const int64_t i = (std::lower_bound(at_.begin(), at_.end(), t) - at_.begin()) - 1;
   if (hint) *hint = static_cast<size_t>(std::max<int64_t>(i, 0));
+  return i;
+}
+
+Stretch HostTimeline::Before(int64_t t, size_t* hint) const {
+  Stretch s;
+  const int64_t i = StretchBefore(t, hint);
+  if (hint && i >= 0) *hint = static_cast<size_t>(i);
   if (i < 0) {
     s.end = kMin;
     return s;
   }
-  // From there up its parents to the first still open at t; the one below it on the way
-  // is its last child to end before t.
-  int64_t child = -1;
-  while (i >= 0 && p_[static_cast<size_t>(i)].end_ns < t) child = i, i = p_[static_cast<size_t>(i)].parent;
-  if (i < 0) {
-    s.end = p_[static_cast<size_t>(child)].end_ns;
+  const size_t u = static_cast<size_t>(i);
+  if (piece_[u] == kIdle) {
+    s.end = since_[u];
     return s;
   }
   s.found = true;
-  s.piece = static_cast<uint32_t>(i);
-  s.start = child >= 0 ? p_[static_cast<size_t>(child)].end_ns : p_[static_cast<size_t>(i)].start_ns;
-  s.end = p_[static_cast<size_t>(i)].end_ns;
+  s.piece = piece_[u];
+  s.start = since_[u];
+  s.end = p_[piece_[u]].end_ns;
   return s;
 }
 
-Stretch HostTimeline::After(int64_t t) const {
-  Stretch s;
-  auto it = std::upper_bound(p_.begin(), p_.end(), t, [](int64_t v, const Piece& x) { return v < x.start_ns; });
-  const int64_t next = it == p_.end() ? std::numeric_limits<int64_t>::max() : it->start_ns;
-  int64_t i = (it - p_.begin()) - 1, child = -1;
-  while (i >= 0 && p_[static_cast<size_t>(i)].end_ns <= t) child = i, i = p_[static_cast<size_t>(i)].parent;
-  if (i < 0) {
-    s.end = next;
-    return s;
-  }
-  const Piece& piece = p_[static_cast<size_t>(i)];
-  s.found = true;
-  s.piece = static_cast<uint32_t>(i);
-  s.start = child >= 0 ? p_[static_cast<size_t>(child)].end_ns : piece.start_ns;
-  // A piece that starts inside it before its end is its next child: it stops being the
-  // innermost there.
-  s.end = std::min(piece.end_ns, next);
-  return s;
-}
-
-HostTimeline::Cursor::Cursor(const HostTimeline& tl, int64_t t) : p_(tl.p_), at_(t) {
-  auto it = std::upper_bound(p_.begin(), p_.end(), t, [](int64_t v, const Piece& x) { return v < x.start_ns; });
-  next_ = static_cast<size_t>(it - p_.begin());
-  for (int64_t i = static_cast<int64_t>(next_) - 1; i >= 0; i = p_[static_cast<size_t>(i)].parent) {
-    if (p_[static_cast<size_t>(i)].end_ns > t) open_.push_back(static_cast<uint32_t>(i));
-  }
-  std::reverse(open_.begin(), open_.end());
-}
-
-void HostTimeline::Cursor::Settle() {
-  while (!open_.empty() && p_[open_.back()].end_ns <= at_) open_.pop_back();
-  // Pieces nest: one that starts inside the innermost lies in it.
-  for (; next_ < p_.size() && p_[next_].start_ns <= at_; ++next_) {
-    if (p_[next_].end_ns > at_) open_.push_back(static_cast<uint32_t>(next_));
-  }
+HostTimeline::Cursor::Cursor(const HostTimeline& tl, int64_t t) : tl_(tl), at_(t) {
+  // The stretch holding [t, t + 1ns): the last starting at or before t.
+  i_ = (std::upper_bound(tl.at_.begin(), tl.at_.end(), t) - tl.at_.begin()) - 1;
 }
 
 Stretch HostTimeline::Cursor::Next() {
   Stretch s;
   s.start = at_;
-  const int64_t next = next_ < p_.size() ? p_[next_].start_ns : std::numeric_limits<int64_t>::max();
-  if (open_.empty()) {
-    s.end = next;
+  if (i_ < 0) {
+    s.end = tl_.at_.empty() ? std::numeric_limits<int64_t>::max() : tl_.at_[0];
   } else {
-    s.found = true;
-    s.piece = open_.back();
-    s.end = std::min(p_[open_.back()].end_ns, next);
+    const size_t u = static_cast<size_t>(i_);
+    s.end = tl_.stretch_end(u);
+    if (tl_.piece_[u] != kIdle) {
+      s.found = true;
+      s.piece = tl_.piece_[u];
+    }
   }
+  ++i_;
   at_ = s.end;
-  if (at_ != std::numeric_limits<int64_t>::max()) Settle();
   return s;
 }
 
@@ -221,6 +230,7 @@ struct CriticalPathWalker::Impl {
       if (!on[l].empty()) device_[l] = std::make_unique<Innermost>(t, std::move(on[l]));
     }
     std::sort(ends_.begin(), ends_.end(), [](const End& a, const End& b) { return a.end < b.end; });
+    BuildLaunchTree();
     // What each runtime call launched: a synchronous copy waits for its own copy.
     for (const Launch& l : m.launches) {
       if (l.host_event != Launch::kNoEvent) launched_.push_back({l.host_event, l.device_event});
@@ -316,20 +326,59 @@ struct CriticalPathWalker::Impl {
   }
 
   // The device event that ended last in (after, upto], on a lane other than `except`
-  // (UINT32_MAX: any), launched before `launched_before` (kMin: any); else nullptr.
+  // (UINT32_MAX: any), launched before `launched_before` (kMin: any); else nullptr. A
+  // synchronization that spans many steps would look at every event launched since it
+  // began: blocks of events whose launches all came later are skipped by launch_min_.
   const End* LastEnd(int64_t after, int64_t upto, uint32_t except, int64_t launched_before) const {
-    auto it = std::upper_bound(ends_.begin(), ends_.end(), upto, [](int64_t v, const End& e) { return v < e.end; });
-    while (it != ends_.begin()) {
-      --it;
-      if (it->end <= after) return nullptr;
-      if (it->lane == except) continue;
-      if (launched_before != kMin) {
-        const Launch* l = m_.LaunchOf(it->event);
-        if (l && l->ts_ns >= launched_before) continue;
+    size_t i = static_cast<size_t>(
+        std::upper_bound(ends_.begin(), ends_.end(), upto, [](int64_t v, const End& e) { return v < e.end; }) -
+        ends_.begin());
+    while (i > 0) {
+      if (launched_before != kMin && i % kBlock == 0) {
+        // Into the block before: the last block with a launch early enough, if any.
+        const int64_t b = LastBlockLaunchedBefore(i / kBlock, launched_before);
+        if (b < 0) return nullptr;
+        i = std::min(ends_.size(), static_cast<size_t>(b + 1) * kBlock);
       }
-      return &*it;
+      const End& e = ends_[--i];
+      if (e.end <= after) return nullptr;
+      if (e.lane == except) continue;
+      if (launched_before != kMin && LaunchTs(e.event) >= launched_before) continue;
+      return &e;
     }
     return nullptr;
+  }
+
+  int64_t LaunchTs(uint32_t event) const {
+    const Launch* l = m_.LaunchOf(event);
+    return l ? l->ts_ns : kMin;
+  }
+
+  // launch_min_: a tree over blocks of kBlock events of ends_ (1 the root, node n's
+  // children 2n and 2n + 1), each node the earliest launch under it (kMin: one without).
+  void BuildLaunchTree() {
+    const size_t blocks = (ends_.size() + kBlock - 1) / kBlock;
+    leaves_ = 1;
+    while (leaves_ < blocks) leaves_ *= 2;
+    launch_min_.assign(2 * leaves_, std::numeric_limits<int64_t>::max());
+    for (size_t i = 0; i < ends_.size(); ++i) {
+      int64_t& m = launch_min_[leaves_ + i / kBlock];
+      m = std::min(m, LaunchTs(ends_[i].event));
+    }
+    for (size_t n = leaves_ - 1; n >= 1; --n) launch_min_[n] = std::min(launch_min_[2 * n], launch_min_[2 * n + 1]);
+  }
+
+  // The last block before block `b` holding an event launched before `t`; -1: none.
+  int64_t LastBlockLaunchedBefore(size_t b, int64_t t) const {
+    if (b == 0) return -1;
+    size_t n = leaves_ + b - 1;
+    while (launch_min_[n] >= t) {
+      while (n % 2 == 0) n /= 2;  // up to the first subtree that has one to its left
+      if (n == 1) return -1;
+      --n;
+    }
+    while (n < leaves_) n = launch_min_[2 * n + 1] < t ? 2 * n + 1 : 2 * n;
+    return static_cast<int64_t>(n - leaves_);
   }
 
   // The device work a host call at [call_start, t] waited for, or nullptr: a
@@ -522,6 +571,9 @@ struct CriticalPathWalker::Impl {
   std::vector<std::pair<uint32_t, uint32_t>> launched_;  // (runtime call, device event), sorted
   std::vector<uint32_t> launching_;                      // host lanes that launch device work
   std::vector<int8_t> wait_;                             // by name id: a blocking wait
+  static constexpr size_t kBlock = 16;
+  std::vector<int64_t> launch_min_;  // see BuildLaunchTree
+  size_t leaves_ = 1;
 };
 
 CriticalPathWalker::CriticalPathWalker(const Trace& t, const TraceModel& m, const std::vector<LaneStacks>& lanes,

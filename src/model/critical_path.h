@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -44,43 +45,50 @@ struct StepCriticalPath {
 inline constexpr int64_t kStreamWaitNs = 50 * 1000;
 
 // What is innermost on a host lane at each instant: the deepest piece holding it (the lane
-// builder splits partial overlaps, so pieces nest). Asked of the pieces themselves, kept in
-// start order with their parents: nothing is made per lane.
+// builder splits partial overlaps, so pieces nest). Made once per lane by one sweep over the
+// pieces, as the stretches in which one piece (or none) is innermost: a question is a
+// search or a step from the caller's hint, never a climb up the open pieces (a chain of
+// 100,000 nested calls made that quadratic).
 struct Stretch {
   bool found = false;  // a piece holds the instant; else the lane is idle there
   uint32_t piece = 0;  // the innermost piece
   int64_t start = 0;   // where it became the innermost (its start, or its last child's end)
-  int64_t end = 0;     // After: where it stops being it; Before and idle: where the lane went idle
+  int64_t end = 0;     // Before: the piece's end; idle: where the lane went idle; Cursor: the stretch's end
 };
 class HostTimeline {
  public:
-  explicit HostTimeline(const LaneStacks& lane) : p_(lane.pieces) {}
+  explicit HostTimeline(const LaneStacks& lane);
   // The innermost piece just before t (over (t - 1ns, t]: start < t <= end); when none,
   // `end` is where the lane last stopped being busy before t (INT64_MIN: never). `hint`,
   // where given, is the caller's place in the lane from its last question (a walk asks
   // about instants close together).
   Stretch Before(int64_t t, size_t* hint = nullptr) const;
-  // The innermost piece just after t (over [t, t + 1ns)) and where it stops being the
-  // innermost; when none, `end` is where the lane is next busy (INT64_MAX: never).
-  Stretch After(int64_t t) const;
+  // The stretch holding instant t (over (t - 1ns, t]), -1 for none: before the first piece.
+  int64_t StretchBefore(int64_t t, size_t* hint) const;
+  size_t stretches() const { return at_.size(); }
+  int64_t stretch_start(size_t i) const { return at_[i]; }
+  int64_t stretch_end(size_t i) const { return i + 1 < at_.size() ? at_[i + 1] : std::numeric_limits<int64_t>::max(); }
+  // kIdle: no piece open.
+  static constexpr uint32_t kIdle = UINT32_MAX;
+  uint32_t stretch_piece(size_t i) const { return piece_[i]; }
 
-  // The stretches from an instant on, one after another: each Next is what After would
-  // say at the end of the one before, at a constant cost a stretch rather than a search.
+  // The stretches from an instant on, one after another, each at a constant cost.
   class Cursor {
    public:
     Cursor(const HostTimeline& tl, int64_t t);
     Stretch Next();  // `start` is where the stretch begins: the cursor
 
    private:
-    void Settle();  // the pieces open at the cursor on the stack, the next to start after it
-    const std::vector<Piece>& p_;
-    std::vector<uint32_t> open_;  // outermost first: the top is the innermost
-    size_t next_ = 0;             // the first piece that starts after the cursor
+    const HostTimeline& tl_;
+    int64_t i_;  // the stretch holding the cursor (over [at, at + 1ns)); -1: before the first
     int64_t at_ = 0;
   };
 
  private:
   const std::vector<Piece>& p_;
+  std::vector<int64_t> at_;      // stretch i is (at_[i], at_[i + 1]] for Before, [at_[i], at_[i + 1]) for Cursor
+  std::vector<uint32_t> piece_;  // its innermost piece, or kIdle
+  std::vector<int64_t> since_;   // Before's start (found) or end (idle) there: the end of the last piece climbed over
 };
 
 // Walks one step at a time, so that only one step's segments are held. `lanes` are the

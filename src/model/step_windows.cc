@@ -97,7 +97,8 @@ StepWindows FindStepWindows(const Trace& t, const TraceModel& m) {
         if (!from_step[i] && d.end_ns <= device_begin[0]) st.start = std::max(st.start, d.end_ns);
       }
     }
-    st.end = st.launched ? std::max(st.host_end, device_end[k]) : std::max(st.host_end, st.start);
+    // Never before its start: device work launched in it may end before the previous step's.
+    st.end = std::max(st.launched ? std::max(st.host_end, device_end[k]) : st.host_end, st.start);
     prev_end = st.end;
   }
   // Tail steps the profiler stopped in the middle of carry no (or too little) device work.

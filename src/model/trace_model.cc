@@ -136,6 +136,19 @@ void FindSteps(const Trace& t, TraceModel& m) {
   }
   std::stable_sort(m.steps.begin(), m.steps.end(),
                    [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
+  // A step ends where the next one of its process starts (docs/reference.md, "Steps that
+  // overlap"): the profiler's steps follow one another, and nested or overlapping ones
+  // would count an instant in several steps, give a step a negative time once re-timed,
+  // and make every question "which step holds t" walk them all.
+  std::vector<int64_t> last(m.process_steps.size(), -1);  // by process: its latest step so far
+  for (uint32_t k = 0; k < m.steps.size(); ++k) {
+    int64_t& prev = last[static_cast<size_t>(m.steps[k].process)];
+    if (prev >= 0 && m.steps[static_cast<size_t>(prev)].end_ns > m.steps[k].start_ns) {
+      m.steps[static_cast<size_t>(prev)].end_ns = m.steps[k].start_ns;
+      ++m.steps_cut;
+    }
+    prev = k;
+  }
   for (uint32_t k = 0; k < m.steps.size(); ++k) {
     auto& p = m.process_steps[static_cast<size_t>(m.steps[k].process)];
     p.max_end.push_back(std::max(p.max_end.empty() ? INT64_MIN : p.max_end.back(), m.steps[k].end_ns));

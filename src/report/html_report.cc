@@ -252,8 +252,7 @@ std::string FlameBody(const FlameGraph& f, const std::string& what) {
     }
     options += "<option value=\"" + std::to_string(t) + "\">" + Html(label) + "</option>";
   }
-  std::string json = FlameJson(f);
-  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
+  const std::string json = ScriptJson(FlameJson(f));
   char share[32];
   std::snprintf(share, sizeof share, "%.2g%%", 100 * f.fold_share);
   return Note(what +

@@ -1,6 +1,10 @@
 // analyze on a memory snapshot: per device the dump's segments (reserved, allocated,
 // fragmentation), the peak and the out-of-memory events with the code holding memory
 // there; each table described once (table.h) and written as text, JSON and CSV.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
 #include "report/snapshot_tables.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
@@ -172,14 +176,13 @@ std::string RenderSnapshotText(const SnapshotAnalysis& a, const ReportOptions& o
              "ring's replay\n";
     }
   }
-  std::vector<SiteRow> peak = PeakSiteRows(a);
+  // Each device's rows, grouped in one pass (a device a row: 100,000 devices were 10^10 compares).
+  std::unordered_map<std::string, std::vector<SiteRow>> by_device;
+  for (SiteRow& r : PeakSiteRows(a)) by_device[r.device].push_back(std::move(r));
   for (const SnapshotDevice& d : a.devices) {
     out += Section("Live at the peak, by the code that allocated it (innermost Python line, else the backward node)");
     out += Wrap(PeakSentence(d), "", "  ") + "\n";
-    std::vector<SiteRow> rows;
-    for (const SiteRow& r : peak) {
-      if (r.device == d.device) rows.push_back(r);
-    }
+    const std::vector<SiteRow> rows = std::move(by_device[d.device]);
     out += rows.empty() ? "(nothing allocated)\n" : WriteText(SitesTable("peak_sites", rows, false), o.top);
     if (rows.size() > Limit(rows.size(), o.top)) {
       out += "(" + std::to_string(rows.size() - Limit(rows.size(), o.top)) + " more; -top 0 shows all)\n";

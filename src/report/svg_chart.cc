@@ -62,6 +62,31 @@ double ByteUnit(double max) {
 
 }  // namespace
 
+// The HTML tokenizer ends a script element at "</script" and, after "<!--", hunts for
+// "<script" and "-->" whatever JSON's quotes say. In JSON these bytes can only be inside
+// strings, where \u escapes mean the same to JSON.parse.
+std::string ScriptJson(const std::string& json) {
+  std::string out;
+  out.reserve(json.size() + json.size() / 16);
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xe2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
+               (json[i + 2] == '\xa8' || json[i + 2] == '\xa9')) {
+      out += json[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";  // line ends to older JavaScript
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string Html(const std::string& text) {
   const std::string s = VisibleText(text);  // no raw control bytes in the page
   std::string out;

@@ -10,6 +10,9 @@ namespace torch2pprof::report {
 
 // Text for HTML content and attribute values: & < > " ' escaped.
 std::string Html(const std::string& s);
+// JSON for a <script type="application/json"> element: < > & and U+2028/U+2029 as \u
+// escapes, so no name a trace holds ("</script>", "<!--<script>") can end or reshape it.
+std::string ScriptJson(const std::string& json);
 
 struct ChartSeries {
   std::string name;

@@ -11,7 +11,10 @@ page then shows on <body> (as tests/e2e/html_e2e.py does for the tables). Checke
   and gives their share, the select switches to host work;
 - the values are convert's: each type's root equals the sum `go tool pprof` gives the
   profile convert writes of the same trace (gpu, work);
-- gpt2_big's page (194 MB of JSON) stays under 12 MB and renders.
+- gpt2_big's page (194 MB of JSON) stays under 12 MB and renders;
+- names a user's code chooses (`</script>`, `<!--<script>`, `-->`, `&`, U+2028, U+2029) in
+  an operator, a Python function and an annotation: every section and the flame graph
+  are on the page, the names shown as written, and no script of theirs runs.
 With --screenshot PNG, lm_train's graph is written there (the README's picture).
 
 Prints one line per check and 'N passed, N failed' last.
@@ -159,6 +162,62 @@ def check(tally, binary, browser, tmp, trace, screenshot=None, max_mb=None, mode
                  f'{d.get("data-frames0")} drawn; click, search, switch', problems)
 
 
+NAMES_PROBE = r"""<script>
+(function () {
+  var d = document.body.dataset, g = document.querySelector(".flame .graph");
+  d.sections = Array.prototype.map.call(document.querySelectorAll("section[id]"), function (x) { return x.id; }).join(" ");
+  d.frames0 = g ? g.dataset.frames : "0";
+  d.titles = g ? JSON.stringify(Array.prototype.map.call(g.querySelectorAll(".f"), function (x) { return x.title.split("\n")[0]; })) : "[]";
+})();
+</script>
+"""
+
+PAYLOADS = ['</script><script>document.body.dataset.pwned=1</script>', '<!--<script>', '-->x<!--', 'a & b &amp; <c>',
+            'line\u2028sep\u2029par', '<script>document.body.dataset.pwned=1</script>']
+
+
+def payload_trace(name):
+    """A small trace whose operator, Python function and annotation carry `name`."""
+    ev = [{'ph': 'X', 'cat': 'user_annotation', 'name': 'ProfilerStep#1', 'pid': 1, 'tid': 1, 'ts': 0, 'dur': 1000},
+          {'ph': 'X', 'cat': 'python_function', 'name': f'train.py(3): {name}', 'pid': 1, 'tid': 1, 'ts': 10,
+           'dur': 900, 'args': {'Python id': 1, 'Python parent id': 0}},
+          {'ph': 'X', 'cat': 'user_annotation', 'name': name, 'pid': 1, 'tid': 1, 'ts': 20, 'dur': 800},
+          {'ph': 'X', 'cat': 'cpu_op', 'name': name, 'pid': 1, 'tid': 1, 'ts': 30, 'dur': 700},
+          {'ph': 'X', 'cat': 'cpu_op', 'name': 'aten::add', 'pid': 1, 'tid': 1, 'ts': 40, 'dur': 100}]
+    return json.dumps({'traceEvents': ev}, ensure_ascii=False)
+
+
+def hostile_names(tally, binary, browser, tmp):
+    for i, name in enumerate(PAYLOADS):
+        problems = []
+        trace = os.path.join(tmp, f'names{i}.json')
+        with open(trace, 'w', encoding='utf-8') as f:
+            f.write(payload_trace(name))
+        r = subprocess.run([binary, 'analyze', '--quiet', '--format', 'html', trace], capture_output=True, text=True)
+        if r.returncode:
+            tally.report(f'name {name!r}', [f'exit {r.returncode}: {r.stderr[:200]}'])
+            continue
+        sections = re.findall(r'<section id="([^"]+)"', r.stdout)
+        page = os.path.join(tmp, f'names{i}.html')
+        with open(page, 'w', encoding='utf-8') as f:
+            f.write(r.stdout.replace('</body>', NAMES_PROBE + '</body>'))
+        b, console = browse(browser, page, os.path.join(tmp, 'profile'), '--dump-dom')
+        d = body_of(b.stdout)
+        if b.returncode or console:
+            problems.append(f'chromium exit {b.returncode}, console {console[:1]}')
+        if d.get('data-ready') != '1' or d.get('data-errors'):
+            problems.append('the page\'s script did not finish: ' + str(d.get('data-errors')))
+        if d.get('data-pwned'):
+            problems.append('a script from the trace ran')
+        if len(sections) < 3 or d.get('data-sections', '').split() != sections:
+            problems.append(f'sections {d.get("data-sections")!r}, the page writes {sections}')
+        titles = json.loads(d.get('data-titles', '[]'))
+        if int(d.get('data-frames0', '0')) < 3 or not any(name in t for t in titles):
+            problems.append(f'{d.get("data-frames0")} frames drawn; none named {name!r}: {titles[:6]}')
+        tally.report(f'a name {name[:30]!r}: every section ({len(sections)}) and the flame graph, shown as written',
+                     problems)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--binary', required=True)
@@ -173,6 +232,7 @@ def main():
         return 1
     d = os.path.join(a.testdata, 'real', 'torch211')
     with tempfile.TemporaryDirectory() as tmp:
+        hostile_names(c, a.binary, browser, tmp)
         check(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'), screenshot=a.screenshot)
         check(c, a.binary, browser, tmp, os.path.join(d, 'resnet50_dl.pt.trace.json.gz'))
         check(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots',

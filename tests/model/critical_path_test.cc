@@ -225,5 +225,87 @@ TEST(CriticalPath, WalkAllGivesEachStepItsPath) {
   }
 }
 
+// HostTimeline against the rule it stands for, asked naively: the innermost at t is the
+// first piece, from the last to start before t up its parents, still open at t; and a
+// cursor's stretches follow it. Random lanes whose pieces may outlive their parents (the
+// lane builder keeps one piece per interval) or have no length.
+namespace naive {
+Stretch Before(const std::vector<Piece>& p, int64_t t) {
+  Stretch s;
+  int64_t i = -1, child = -1;
+  for (size_t k = 0; k < p.size(); ++k) {
+    if (p[k].start_ns < t) i = static_cast<int64_t>(k);
+  }
+  if (i < 0) {
+    s.end = INT64_MIN;
+    return s;
+  }
+  while (i >= 0 && p[static_cast<size_t>(i)].end_ns < t) child = i, i = p[static_cast<size_t>(i)].parent;
+  if (i < 0) {
+    s.end = p[static_cast<size_t>(child)].end_ns;
+    return s;
+  }
+  s.found = true;
+  s.piece = static_cast<uint32_t>(i);
+  s.start = child >= 0 ? p[static_cast<size_t>(child)].end_ns : p[static_cast<size_t>(i)].start_ns;
+  s.end = p[static_cast<size_t>(i)].end_ns;
+  return s;
+}
+}  // namespace naive
+
+TEST(HostTimeline, EveryInstantAsTheRuleSaysWithPartialOverlapsAndEmptyPieces) {
+  uint64_t seed = 12345;
+  auto rnd = [&](int64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((seed >> 33) % static_cast<uint64_t>(n));
+  };
+  for (int round = 0; round < 300; ++round) {
+    LaneStacks lane;
+    int64_t start = 0;
+    const int n = 1 + static_cast<int>(rnd(30));
+    for (int k = 0; k < n; ++k) {
+      start += rnd(4);
+      Piece pc{};
+      pc.start_ns = start;
+      pc.end_ns = start + (rnd(5) == 0 ? 0 : rnd(25));
+      // Under the piece innermost where it starts (over [start, start + 1ns)).
+      const Stretch at = naive::Before(lane.pieces, start + 1);
+      pc.parent = at.found ? static_cast<int32_t>(at.piece) : -1;
+      pc.interval = static_cast<uint32_t>(k);
+      lane.pieces.push_back(pc);
+    }
+    const HostTimeline tl(lane);
+    size_t hint = 0;
+    for (int64_t t = -2; t <= start + 40; ++t) {
+      const Stretch want = naive::Before(lane.pieces, t);
+      for (const Stretch& got : {tl.Before(t), tl.Before(t, &hint)}) {
+        ASSERT_EQ(got.found, want.found) << "round " << round << " t " << t;
+        ASSERT_EQ(got.end, want.end) << "round " << round << " t " << t;
+        if (want.found) {
+          ASSERT_EQ(got.piece, want.piece) << "round " << round << " t " << t;
+          ASSERT_EQ(got.start, want.start) << "round " << round << " t " << t;
+        }
+      }
+      // The cursor from t: each stretch holds, at each of its instants, what Before says
+      // just after it.
+      HostTimeline::Cursor c(tl, t);
+      int64_t at = t;
+      for (int k = 0; k < 6 && at <= start + 40; ++k) {
+        const Stretch s = c.Next();
+        ASSERT_EQ(s.start, at);
+        ASSERT_GT(s.end, at);
+        for (int64_t u = at; u < std::min(s.end, start + 41); ++u) {
+          const Stretch b = naive::Before(lane.pieces, u + 1);
+          ASSERT_EQ(s.found, b.found) << "round " << round << " cursor " << t << " at " << u;
+          if (b.found) {
+            ASSERT_EQ(s.piece, b.piece) << "round " << round << " cursor " << t << " at " << u;
+          }
+        }
+        at = s.end;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace torch2pprof

@@ -1,6 +1,7 @@
 // The flame graph's tree: inclusive values per type summed from the samples, small
 // frames folded into their callers (whose values keep them), and a bound on its size.
 #include "report/flame_graph.h"
+#include "report/svg_chart.h"
 
 #include <gtest/gtest.h>
 
@@ -76,6 +77,20 @@ TEST(FlameGraph, JsonHoldsTheTree) {
   EXPECT_EQ(j["parent"].size(), f.parent.size());
   EXPECT_EQ(j["total"][0][0], 1000);
   EXPECT_EQ(j["folded"], 0);
+}
+
+// Names a user's code chose, embedded in the page's <script>: nothing the HTML tokenizer
+// acts on survives, and JSON reads back the very same strings.
+TEST(FlameGraph, ScriptJsonLeavesNothingTheTokenizerReadsAndTheSameStrings) {
+  Profile p = Small();
+  const std::string names[] = {"</script><b>x", "<!--<script>", "a & b > c", "line\xe2\x80\xa8sep\xe2\x80\xa9par"};
+  for (size_t i = 0; i < 4; ++i) p.frames[i].name = p.frames[i].function = names[i];
+  const std::string raw = FlameJson(FlameOf(p, {"gpu", "work"}, 0.0));
+  const std::string safe = report::ScriptJson(raw);
+  for (const char* bad : {"<", ">", "&", "\xe2\x80\xa8", "\xe2\x80\xa9"})
+    EXPECT_EQ(safe.find(bad), std::string::npos) << bad;
+  EXPECT_EQ(nlohmann::json::parse(safe), nlohmann::json::parse(raw));
+  EXPECT_NE(raw.find("<!--<script>"), std::string::npos);  // the test holds the payloads
 }
 
 }  // namespace

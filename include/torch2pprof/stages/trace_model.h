@@ -98,7 +98,8 @@ struct TraceModel {
   std::vector<Role> category_role;           // by string id; valid for the categories of events
   std::vector<uint8_t> name_flags;           // NameFlag bits by string id; valid for the names of events
   std::vector<LaneRole> lanes;               // parallel to Trace::lanes
-  std::vector<Step> steps;                   // by start, then file order
+  std::vector<Step> steps;                   // by start, then file order; within a process they never overlap
+  uint64_t steps_cut = 0;                    // steps that ran past the next step's start, cut there
   std::vector<Launch> launches;              // by device_event; device work with no launch found has none
   std::vector<BackwardLink> backward;        // by backward
   std::vector<MemoryTimeline> memory;        // by (device_type, device_id)

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Inputs shaped to cost more than their size (tests/e2e/shapes.py), each at n and 4n:
+convert and analyze (text and HTML) succeed, and the larger costs at most about four
+times the smaller, measured by what the machine's load does not change:
+- CPU time (user + system, from wait4): at most 6x the smaller's plus 0.3 s, where a
+  quadratic cost reads 16x. The sizes are those at which the quadratic code this replaced
+  took seconds at 4n, so it fails here; a loaded runner slows both sizes alike.
+- peak RSS: at most 6x plus 40 MiB.
+Never wall-clock time: a shared CI runner's load would fail it.
+
+Prints one line per check and 'N passed, N failed' last.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import shapes  # noqa: E402
+from e2e_common import Tally  # noqa: E402
+
+# shape: n (4n is the larger), what the quadratic code cost at 4n (measured at 42f130d)
+CASES = {
+    'deep': (20000, 'a chain of 80,000 nested calls: 7 s'),
+    'side_sync': (10000, 'a synchronization over 40,000 steps: 20 s'),
+    'nested_steps': (4000, '16,000 nested ProfilerSteps: 16 s'),
+    'devices': (20000, 'a snapshot of 80,000 devices: 10 s'),
+}
+
+
+def run(args):
+    """(exit status, stderr, CPU seconds, peak RSS MiB) of a command, its own rusage."""
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        err.seek(0)
+        return os.waitstatus_to_exitcode(status), err.read().decode(errors='replace'), \
+            ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--binary', required=True)
+    ap.add_argument('--sanitized', action='store_true', help='a sanitizer build: margins wider, sizes smaller')
+    a = ap.parse_args()
+    c = Tally()
+    scale = 4 if a.sanitized else 1
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (n, was) in CASES.items():
+            n //= scale
+            cost = {}
+            problems = []
+            for size in (n, 4 * n):
+                data = getattr(shapes, name)(size)
+                path = os.path.join(tmp, f'{name}_{size}' + ('.pickle' if data[:1] == b'\x80' else '.json'))
+                with open(path, 'wb') as f:
+                    f.write(data)
+                del data  # this process's memory stays out of the child's peak
+                for cmd in (['convert', path, os.path.join(tmp, 'o.pb.gz')], ['analyze', path],
+                            ['analyze', '--format', 'html', path]):
+                    status, err, cpu, rss = run([a.binary] + cmd)
+                    if status != 0:
+                        problems.append(f'{" ".join(cmd[:1] + cmd[2:-1])} {size}: exit {status}: {err[-200:]!r}')
+                    cost.setdefault(' '.join(cmd[:-1] if cmd[0] == 'analyze' else cmd[:1]), []).append((cpu, rss))
+                os.remove(path)
+            for cmd, ((cpu1, rss1), (cpu4, rss4)) in cost.items():
+                if cpu4 > 6 * cpu1 + 0.3 * scale:
+                    problems.append(f'{cmd}: CPU {cpu1:.2f} -> {cpu4:.2f} s for 4x the input (quadratic reads 16x)')
+                if rss4 > 6 * rss1 + 40:
+                    problems.append(f'{cmd}: peak RSS {rss1:.0f} -> {rss4:.0f} MiB for 4x the input')
+            shown = ', '.join(f'{cmd} {v[0][0]:.2f}->{v[1][0]:.2f} s' for cmd, v in cost.items())
+            c.report(f'{name} at {n:,} and {4 * n:,} (was {was}): CPU {shown}', problems)
+    return c.summary()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -145,6 +145,7 @@ struct Analysis {
   bool whole_trace_step = false;            // no ProfilerStep: one step over the trace
   std::vector<CriticalStep> critical_path;  // by step, parallel to steps
   std::vector<CriticalItem> critical_top;   // over all steps: the events holding most, at most 20
+  std::vector<std::string> critical_names;  // CriticalMost's names and code, each once; [0] is ""
   std::vector<OperatorRow> operators;       // by host total
   std::vector<KernelRow> kernels;           // by total
   int64_t kernel_total_ns = 0;              // summed kernel durations

@@ -83,6 +83,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.copies = copies.get();
   a.collective_sizes = collectives.get();
   a.critical_path = std::move(critical.steps);
+  a.critical_names = std::move(critical.names);
   a.critical_top = critical.top;
   a.context = analysis::ContextOf(a, ev);
   a.recommendations = analysis::Recommend(a, ev, critical, operators.launchers);

@@ -2,6 +2,7 @@
 // step its categories and the events holding most of it, and over the steps each
 // nanosecond put down to the one cause a finding may claim (Recommend).
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -175,6 +176,19 @@ Key ItemKey(uint32_t name, Bound bound, Code code) {
   return {name, static_cast<uint32_t>(bound), code.python, code.op};
 }
 
+// CriticalMost::kStepNameBytes of a name, cut where a character starts, then "…".
+std::string CutName(std::string s) {
+  if (s.size() <= CriticalMost::kStepNameBytes) return s;
+  size_t cut = CriticalMost::kStepNameBytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  return s + "\xE2\x80\xA6";
+}
+
+std::string ItemName(const Trace& t, uint32_t name) {
+  return name == kNone ? "(no event on the thread)" : MakeFrame(FrameSystemName(t.strings.Get(name))).name;
+}
+
 // The n items holding most time, most first (equal times in the keys' order).
 std::vector<CriticalItem> Top(const Trace& t, const Sums& items, size_t n) {
   std::vector<std::pair<int64_t, Key>> sorted;
@@ -188,7 +202,7 @@ std::vector<CriticalItem> Top(const Trace& t, const Sums& items, size_t n) {
   for (size_t i = 0; i < keep; ++i) {
     const auto& [ns, k] = sorted[i];
     CriticalItem it;
-    it.name = k.a == kNone ? "(no event on the thread)" : MakeFrame(FrameSystemName(t.strings.Get(k.a))).name;
+    it.name = ItemName(t, k.a);
     it.bound = static_cast<Bound>(k.b);
     it.where = Where(t, Code{k.c, k.d});
     it.ns = ns;
@@ -282,6 +296,7 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
   out.steps.resize(windows.steps.size());
   SumTable all_table, cause_table;
   std::mutex totals;
+  std::vector<Key> most_keys(windows.steps.size(), Key{0, 0, 0, 0});
   walker.WalkAll(ex, [&](size_t k, const StepCriticalPath& path) {
     CriticalStep& step = out.steps[k];
     step.step = windows.steps[k].name;
@@ -337,8 +352,14 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
       causes.Add(Key{static_cast<uint32_t>(cause), name, code.python, code.op}.Packed(), ns);
     }
     const Sums item_sums = Sorted(items), cause_sums = Sorted(causes);
-    std::vector<CriticalItem> most = Top(t, item_sums, 1);
-    if (!most.empty()) step.most = std::move(most[0]);
+    // The step's largest item, by ids: named once all steps are walked.
+    for (const auto& [key, ns] : item_sums) {
+      if (ns > step.most.ns || (ns == step.most.ns && ns > 0 && key < most_keys[k])) {
+        step.most.ns = ns;
+        step.most.bound = static_cast<Bound>(key.b);
+        most_keys[k] = key;
+      }
+    }
     const std::lock_guard<std::mutex> hold(totals);
     for (const auto& [key, ns] : item_sums) all_table.Add(key.Packed(), ns);
     for (const auto& [key, ns] : cause_sums) cause_table.Add(key.Packed(), ns);
@@ -349,6 +370,23 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
   });
   const Sums all = Sorted(all_table), by_cause = Sorted(cause_table);
   out.top = Top(t, all, 20);
+  // Each step's largest item named, each distinct name and code held once.
+  out.names = {""};
+  std::map<std::pair<uint32_t, int>, uint32_t> index;  // (string id, 0 name / 1 code): its place in names
+  auto intern = [&](uint32_t id, int kind, const std::function<std::string()>& text) {
+    auto [it, added] = index.try_emplace({id, kind}, static_cast<uint32_t>(out.names.size()));
+    if (added) out.names.push_back(CutName(text()));
+    return it->second;
+  };
+  for (size_t k = 0; k < out.steps.size(); ++k) {
+    CriticalMost& most = out.steps[k].most;
+    if (most.ns <= 0) continue;
+    const Key key = most_keys[k];
+    most.name = intern(key.a, 0, [&] { return ItemName(t, key.a); });
+    const Code code{key.c, key.d};
+    if (code.python || code.op)
+      most.where = intern(code.python ? code.python : code.op, code.python ? 0 : 1, [&] { return Where(t, code); });
+  }
   // Names and code as people read them, once per id.
   std::map<uint32_t, std::string> names;
   auto name_of = [&](uint32_t id) -> const std::string& {

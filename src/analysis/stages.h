@@ -82,6 +82,7 @@ struct HostWait {
 
 struct CriticalResult {
   std::vector<CriticalStep> steps;  // parallel to the analysed steps
+  std::vector<std::string> names;   // CriticalStep::most's names, each once ([0] is "")
   std::vector<CriticalItem> top;
   std::array<CauseTime, kCauses> causes;
   int64_t total_ns = 0;  // the steps' time, all of it on the paths

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <queue>
+#include <set>
 #include <string_view>
 #include <tuple>
 
@@ -40,42 +42,26 @@ class Innermost {
 }  // namespace
 
 HostTimeline::HostTimeline(const LaneStacks& lane) : p_(lane.pieces) {
-  // Pieces are in start order, each under the piece it began in, which it may outlive
-  // (partial overlaps keep one piece). At an instant t the innermost is the first piece,
-  // from the last to start before t up its parents, that is still open at t. Between two
-  // starts that answer only moves up the chain as its pieces end: one sweep over the
-  // starts, each piece's end passed once and each parent link climbed once, gives every
-  // stretch (a chain of 100,000 nested calls climbed it at every question).
-  auto mark = [&](int64_t at, uint32_t piece, int64_t since) {
-    if (!at_.empty() && at_.back() == at) {  // one of no length gives way to the next
-      piece_.back() = piece;
-      since_.back() = since;
-      return;
-    }
+  // The lane builder's rule: at each instant the innermost is the open piece that started
+  // last (pieces are in start order, so the highest index open). It changes only where a
+  // piece starts or ends: one sweep over both, the open pieces in a heap whose ended tops
+  // are dropped as they surface. A stretch starts at every start and end, also where the
+  // innermost stays (a child ending gives its parent the time again from there).
+  std::vector<std::pair<int64_t, uint32_t>> ends;
+  ends.reserve(p_.size());
+  for (uint32_t i = 0; i < p_.size(); ++i) ends.push_back({p_[i].end_ns, i});
+  std::sort(ends.begin(), ends.end());
+  std::priority_queue<uint32_t> open;
+  size_t s = 0, e = 0;
+  while (s < p_.size() || e < ends.size()) {
+    const int64_t at = s == p_.size()     ? ends[e].first
+                       : e == ends.size() ? p_[s].start_ns
+                                          : std::min(p_[s].start_ns, ends[e].first);
+    for (; s < p_.size() && p_[s].start_ns == at; ++s) open.push(static_cast<uint32_t>(s));
+    while (e < ends.size() && ends[e].first == at) ++e;
+    while (!open.empty() && p_[open.top()].end_ns <= at) open.pop();
     at_.push_back(at);
-    piece_.push_back(piece);
-    since_.push_back(since);
-  };
-  const int64_t n = static_cast<int64_t>(p_.size());
-  for (int64_t l = 0; l < n; ++l) {
-    const int64_t next = l + 1 < n ? p_[static_cast<size_t>(l + 1)].start_ns : std::numeric_limits<int64_t>::max();
-    int64_t pos = p_[static_cast<size_t>(l)].start_ns;
-    int64_t cur = l, passed = -1;  // passed: the last piece climbed over (its end is `since`)
-    auto climb = [&] {
-      while (cur >= 0 && p_[static_cast<size_t>(cur)].end_ns <= pos)
-        passed = cur, cur = p_[static_cast<size_t>(cur)].parent;
-    };
-    climb();
-    auto emit = [&] {
-      const int64_t since = passed >= 0 ? p_[static_cast<size_t>(passed)].end_ns : p_[static_cast<size_t>(l)].start_ns;
-      mark(pos, cur >= 0 ? static_cast<uint32_t>(cur) : kIdle, since);
-    };
-    emit();
-    while (cur >= 0 && p_[static_cast<size_t>(cur)].end_ns < next) {
-      pos = p_[static_cast<size_t>(cur)].end_ns;
-      climb();
-      emit();
-    }
+    piece_.push_back(open.empty() ? kIdle : open.top());
   }
 }
 
@@ -110,12 +96,12 @@ Stretch HostTimeline::Before(int64_t t, size_t* hint) const {
   }
   const size_t u = static_cast<size_t>(i);
   if (piece_[u] == kIdle) {
-    s.end = since_[u];
+    s.end = at_[u];
     return s;
   }
   s.found = true;
   s.piece = piece_[u];
-  s.start = since_[u];
+  s.start = at_[u];
   s.end = p_[piece_[u]].end_ns;
   return s;
 }
@@ -138,7 +124,8 @@ Stretch HostTimeline::Cursor::Next() {
       s.piece = tl_.piece_[u];
     }
   }
-  ++i_;
+  // The last stretch lasts to the end of time: the cursor stays in it.
+  if (i_ + 1 < static_cast<int64_t>(tl_.at_.size())) ++i_;
   at_ = s.end;
   return s;
 }
@@ -263,6 +250,7 @@ struct CriticalPathWalker::Impl {
     };
     for (uint32_t lane : launching_) prepare(lane);
     for (const StepWindow& sw : w.steps) prepare(sw.lane);
+    BuildWorkers();
   }
 
   size_t steps() const { return w_.steps.size(); }
@@ -417,42 +405,128 @@ struct CriticalPathWalker::Impl {
     return s.found && !Idle(*StacksOf(lane), s.piece);
   }
 
+  // Who of a process's launching threads works when, merged (asking each thread at each
+  // wait cost threads x waits): state j holds over (at[j], at[j + 1]].
+  struct Workers {
+    std::vector<int64_t> at;
+    std::vector<uint32_t> count;  // threads working
+    std::vector<uint32_t> first;  // the lowest lane working (UINT32_MAX: none)
+    // The latest state up to j with two or more working; with one; with one that is not
+    // the one of `one[j]`'s state (-1: none).
+    std::vector<int32_t> many, one, other_one;
+  };
+
+  void BuildWorkers() {
+    workers_.resize(m_.process_steps.size());
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> changes(workers_.size());  // (time, +-(lane + 1))
+    for (const uint32_t lane : launching_) {
+      const HostTimeline* tl = Host(lane);
+      const size_t process = static_cast<size_t>(m_.lanes[lane].process);
+      if (!tl || process >= changes.size()) continue;
+      const LaneStacks& ls = *StacksOf(lane);
+      const int64_t id = static_cast<int64_t>(lane) + 1;
+      bool working = false;
+      for (size_t i = 0; i < tl->stretches(); ++i) {
+        const uint32_t piece = tl->stretch_piece(i);
+        const bool w = piece != HostTimeline::kIdle && !Idle(ls, piece);
+        if (w != working) changes[process].push_back({tl->stretch_start(i), w ? id : -id});
+        working = w;
+      }
+    }
+    for (size_t p = 0; p < workers_.size(); ++p) {
+      std::vector<std::pair<int64_t, int64_t>>& c = changes[p];
+      std::sort(c.begin(), c.end());
+      Workers& w = workers_[p];
+      std::set<uint32_t> on;
+      for (size_t i = 0; i < c.size();) {
+        const int64_t at = c[i].first;
+        for (; i < c.size() && c[i].first == at; ++i) {
+          const uint32_t lane = static_cast<uint32_t>(std::abs(c[i].second) - 1);
+          if (c[i].second > 0) {
+            on.insert(lane);
+          } else {
+            on.erase(lane);
+          }
+        }
+        const int32_t j = static_cast<int32_t>(w.at.size());
+        const uint32_t n = static_cast<uint32_t>(on.size());
+        w.at.push_back(at);
+        w.count.push_back(n);
+        w.first.push_back(on.empty() ? UINT32_MAX : *on.begin());
+        const int32_t many = n >= 2 ? j : (j ? w.many.back() : -1);
+        const int32_t prev_one = j ? w.one.back() : -1, prev_other = j ? w.other_one.back() : -1;
+        int32_t one = prev_one, other_one = prev_other;
+        if (n == 1) {
+          one = j;
+          if (prev_one >= 0 && w.first[static_cast<size_t>(prev_one)] != w.first.back()) other_one = prev_one;
+        }
+        w.many.push_back(many);
+        w.one.push_back(one);
+        w.other_one.push_back(other_one);
+      }
+    }
+  }
+
+  // The state of `w` holding instant t (over (t - 1ns, t]), -1: before the first.
+  static int64_t StateAt(const Workers& w, int64_t t) {
+    return (std::lower_bound(w.at.begin(), w.at.end(), t) - w.at.begin()) - 1;
+  }
+
   // Another thread of the process that works at t, where this one waits or has nothing
-  // open: the threads that launch device work first, then the step's own; UINT32_MAX: none.
+  // open: the threads that launch device work first (the lowest lane), then the step's
+  // own; UINT32_MAX: none.
   uint32_t Busy(State& st, uint32_t lane, int64_t t, uint32_t step_lane) const {
-    const int32_t process = m_.lanes[lane].process;
-    for (uint32_t other : launching_) {
-      if (other != lane && m_.lanes[other].process == process && Works(st, other, t)) return other;
+    const size_t process = static_cast<size_t>(m_.lanes[lane].process);
+    if (process < workers_.size()) {
+      const Workers& w = workers_[process];
+      const int64_t j = StateAt(w, t);
+      if (j >= 0) {
+        const size_t u = static_cast<size_t>(j);
+        // This thread waits at t, so it is not among those working.
+        if (w.count[u] > 0 && w.first[u] != lane) return w.first[u];
+      }
     }
     return step_lane != lane && Works(st, step_lane, t) ? step_lane : UINT32_MAX;
   }
 
-  // The latest instant before t at which another thread of the process stopped working:
-  // a wait or a gap on this thread is put down to it only back to there. kMin: none.
+  // The latest instant up to t at which another thread of the process (one that launches
+  // device work, or the step's own) worked: a wait or a gap on this thread is put down to
+  // it only back to there. kMin: none.
   int64_t LastBusyEnd(State& st, uint32_t lane, int64_t t, uint32_t step_lane) const {
     const int32_t process = m_.lanes[lane].process;
     int64_t last = kMin;
-    auto from = [&](uint32_t other) {
-      if (other == lane || m_.lanes[other].process != process) return;
-      const HostTimeline* tl = Host(other);
-      if (!tl) return;
-      const LaneStacks& ls = *StacksOf(other);
-      // Back over the other thread's waits and idle time, a bounded number of them.
-      int64_t at = t;
-      for (int looked = 0; looked < 256 && at > last; ++looked) {
-        const Stretch s = tl->Before(at, &st.hint[other]);
-        if (!s.found) {
-          at = s.end;
-        } else if (Idle(ls, s.piece)) {
-          at = s.start;
-        } else {
-          last = std::max(last, at);
-          return;
+    if (static_cast<size_t>(process) < workers_.size()) {
+      const Workers& w = workers_[static_cast<size_t>(process)];
+      const int64_t j = StateAt(w, t);
+      if (j >= 0) {
+        const size_t u = static_cast<size_t>(j);
+        if (w.count[u] >= 2 || (w.count[u] == 1 && w.first[u] != lane)) return t;
+        const int32_t one = w.one[u];
+        const int32_t k =
+            std::max(w.many[u], one >= 0 && w.first[static_cast<size_t>(one)] != lane ? one : w.other_one[u]);
+        // State k ended where the next began.
+        if (k >= 0) last = w.at[static_cast<size_t>(k) + 1];
+      }
+    }
+    // The step's own thread, where it launches nothing: back over its waits and idle time.
+    if (step_lane != lane && m_.lanes[step_lane].process == process &&
+        !std::binary_search(launching_.begin(), launching_.end(), step_lane)) {
+      if (const HostTimeline* tl = Host(step_lane)) {
+        const LaneStacks& ls = *StacksOf(step_lane);
+        int64_t at = t;
+        for (int looked = 0; looked < 256 && at > last; ++looked) {
+          const Stretch s = tl->Before(at, &st.hint[step_lane]);
+          if (!s.found) {
+            at = s.end;
+          } else if (Idle(ls, s.piece)) {
+            at = s.start;
+          } else {
+            last = std::max(last, at);
+            break;
+          }
         }
       }
-    };
-    for (uint32_t other : launching_) from(other);
-    from(step_lane);
+    }
     return last;
   }
 
@@ -571,6 +645,7 @@ struct CriticalPathWalker::Impl {
   std::vector<std::pair<uint32_t, uint32_t>> launched_;  // (runtime call, device event), sorted
   std::vector<uint32_t> launching_;                      // host lanes that launch device work
   std::vector<int8_t> wait_;                             // by name id: a blocking wait
+  std::vector<Workers> workers_;                         // by process
   static constexpr size_t kBlock = 16;
   std::vector<int64_t> launch_min_;  // see BuildLaunchTree
   size_t leaves_ = 1;

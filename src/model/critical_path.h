@@ -44,16 +44,17 @@ struct StepCriticalPath {
 // in it (a stream wait event; torch 2.x traces record no edge for it).
 inline constexpr int64_t kStreamWaitNs = 50 * 1000;
 
-// What is innermost on a host lane at each instant: the deepest piece holding it (the lane
-// builder splits partial overlaps, so pieces nest). Made once per lane by one sweep over the
-// pieces, as the stretches in which one piece (or none) is innermost: a question is a
-// search or a step from the caller's hint, never a climb up the open pieces (a chain of
-// 100,000 nested calls made that quadratic).
+// What is innermost on a host lane at each instant: the lane builder's rule, the open piece
+// that started last. Made once per lane by one sweep over the pieces' starts and ends, as
+// the stretches in which one piece (or none) is innermost: a question is a search or a
+// step from the caller's hint, never a climb up the open pieces (a chain of 100,000
+// nested calls made that quadratic).
 struct Stretch {
   bool found = false;  // a piece holds the instant; else the lane is idle there
   uint32_t piece = 0;  // the innermost piece
-  int64_t start = 0;   // where it became the innermost (its start, or its last child's end)
-  int64_t end = 0;     // Before: the piece's end; idle: where the lane went idle; Cursor: the stretch's end
+  int64_t start =
+      0;            // where the stretch began: a piece's start, or a piece's end (a child's: the time is its own again)
+  int64_t end = 0;  // Before: the piece's end; idle: where the lane went idle; Cursor: the stretch's end
 };
 class HostTimeline {
  public:
@@ -88,7 +89,6 @@ class HostTimeline {
   const std::vector<Piece>& p_;
   std::vector<int64_t> at_;      // stretch i is (at_[i], at_[i + 1]] for Before, [at_[i], at_[i + 1]) for Cursor
   std::vector<uint32_t> piece_;  // its innermost piece, or kIdle
-  std::vector<int64_t> since_;   // Before's start (found) or end (idle) there: the end of the last piece climbed over
 };
 
 // Walks one step at a time, so that only one step's segments are held. `lanes` are the

@@ -385,7 +385,7 @@ DataTable<CriticalStep> CriticalPathTable(const Analysis& a) {
     c.json = false;
     t.columns.push_back(std::move(c));
   }
-  t.json_more = [](Json& j, const CriticalStep& s) {
+  t.json_more = [&a](Json& j, const CriticalStep& s) {
     j.Key("bound_by");
     j.Open('{');
     for (int b = 0; b < kBounds; ++b) j.FieldMicros(kBoundNames[b], s.bound_ns[b]);
@@ -394,8 +394,8 @@ DataTable<CriticalStep> CriticalPathTable(const Analysis& a) {
     if (s.most.ns > 0) {
       j.Key("most");
       j.Open('{');
-      j.Field("name", s.most.name), j.Field("bound", kBoundNames[static_cast<int>(s.most.bound)]);
-      j.Field("where", s.most.where), j.FieldMicros("us", s.most.ns);
+      j.Field("name", a.critical_names[s.most.name]), j.Field("bound", kBoundNames[static_cast<int>(s.most.bound)]);
+      j.Field("where", a.critical_names[s.most.where]), j.FieldMicros("us", s.most.ns);
       j.Close('}');
     }
   };

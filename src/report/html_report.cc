@@ -275,6 +275,7 @@ std::string Card(const std::string& key, const std::string& value, const std::st
 // A page holds at most this many rows of a table: a browser cannot use a million (a trace
 // of a million distinct names made a page of 325 MB), and --format csv has every row.
 constexpr size_t kHtmlRows = 10000;
+constexpr size_t kChartSteps = 1000;
 
 // A table from its description: what people read in the cells, the exact value of each
 // number in data-v (what sorting uses, and what the tests compare with --format json),
@@ -388,13 +389,20 @@ std::string Steps(const Analysis& a, int top) {
   std::vector<ChartSeries> series;
   std::vector<std::vector<int64_t>> values;
   for (size_t k = 0; k < std::size(kStepParts); ++k) series.push_back({kStepParts[k].key, kPartColors[k]});
-  for (size_t i = 0; i < a.steps.size(); ++i) {
+  // A bar a step up to kChartSteps: past that the bars are thinner than a pixel and the page
+  // grows by a rectangle per part and step (50,000 steps made 33 MB); the table has them all.
+  const size_t charted = std::min(a.steps.size(), kChartSteps);
+  for (size_t i = 0; i < charted; ++i) {
     labels.push_back(StepLabel(a.steps[i].name, i));
     values.emplace_back();
     for (const StepPart& p : kStepParts) values.back().push_back(a.steps[i].*p.field);
   }
   std::string out = a.whole_trace_step ? Note("No ProfilerStep in the trace: the whole trace is one step.") : "";
   out += StackedBars(labels, series, values);
+  if (charted < a.steps.size()) {
+    out += Note("The chart shows the first " + report::Count(charted) + " of " + report::Count(a.steps.size()) +
+                " steps; the table below, --format json and csv have every step.");
+  }
   out += Note(
       "Each step's time split into the parts torch-tb-profiler shows, in the order they claim time "
       "(kernel first); the parts sum to the step's time.");
@@ -405,17 +413,25 @@ std::string Steps(const Analysis& a, int top) {
         "What each step waited on: its critical path, walked back from the step's end through launches, "
         "stream order and synchronizations; every nanosecond to one event, in HTA's categories.");
     out += "<ul class=\"bound-by\">";
-    for (const CriticalStep& c : a.critical_path) {
+    const size_t listed = std::min(a.critical_path.size(), kHtmlRows);  // as the tables are
+    for (size_t i = 0; i < listed; ++i) {
+      const CriticalStep& c = a.critical_path[i];
       const int b = static_cast<int>(c.bound_by());
       std::string line = Html(c.step) + ": bound by <b>" + kBoundNames[b] + "</b> " +
                          Html(Percent(c.bound_ns[b], c.length_ns)) + " of " + Html(FormatDuration(c.length_ns));
       if (c.most.ns > 0) {
-        line += "; most in " + Html(c.most.name) +
-                (c.most.where.empty() || c.most.where == c.most.name ? "" : " (" + Html(c.most.where) + ")");
+        const std::string& name = a.critical_names[c.most.name];
+        const std::string& where = a.critical_names[c.most.where];
+        line += "; most in " + Html(name) + (where.empty() || where == name ? "" : " (" + Html(where) + ")");
       }
       out += "<li>" + line + "</li>";
     }
-    out += "</ul>" + HtmlTable("critical-table", CriticalPathTable(a), top, true);
+    out += "</ul>";
+    if (listed < a.critical_path.size()) {
+      out += Note("The first " + report::Count(listed) + " of " + report::Count(a.critical_path.size()) +
+                  " steps; --format json and csv have every step.");
+    }
+    out += HtmlTable("critical-table", CriticalPathTable(a), top, true);
   }
   return out;
 }

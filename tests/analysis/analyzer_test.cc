@@ -304,8 +304,10 @@ TEST(TbPlugin, KernelsOutsideEveryStepGiveZeroUtilization) {
 
 // ---- edge cases beyond the plugin's tests, by hand
 
-TEST(Analyzer, OverlappingStepsEachSumToTheirTotal) {
-  // Host-only steps that overlap (two threads): no re-timing; each step's parts sum to it.
+TEST(Analyzer, OverlappingStepsAreCutWhereTheNextStartsAndEachSumsToItsTotal) {
+  // Host-only steps of one process that overlap (two threads): the profiler numbers its
+  // steps per process, one after another, so the first ends where the second starts
+  // (docs/reference.md, "Steps that overlap"); each step's parts sum to it.
   Analysis a = AnalyzeText(Trace({
       X("user_annotation", "ProfilerStep#1", "1", 0, 100),
       X("user_annotation", "ProfilerStep#2", "2", 50, 100),
@@ -313,8 +315,22 @@ TEST(Analyzer, OverlappingStepsEachSumToTheirTotal) {
       X("cpu_op", "aten::mul", "2", 120, 10),
   }));
   ASSERT_EQ(a.steps.size(), 2u);
-  ExpectStep(a.steps[0], 100, 0, 0, 0, 0, 0, 30, 70);
+  ExpectStep(a.steps[0], 50, 0, 0, 0, 0, 0, 10, 40);        // [40,50) of aten::add
   ExpectStep(a.steps[1], 100, 0, 0, 0, 0, 0, 20 + 10, 70);  // [50,70) of aten::add and aten::mul
+}
+
+TEST(Analyzer, NestedStepsNeverGetANegativeTime) {
+  // A step nested in another, the inner one launching device work that ends before the
+  // outer one's end: re-timed, no step ends before it starts.
+  Analysis a = AnalyzeText(Trace({
+      X("user_annotation", "ProfilerStep#2", "1", 0, 1000),
+      X("user_annotation", "ProfilerStep#3", "1", 100, 100),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 20, 5, Rt(1, 0)),
+      X("kernel", "k", "stream 7", 30, 900, Dev(1, 0)),
+      X("cuda_runtime", "cudaLaunchKernel", "1", 120, 5, Rt(2, 0)),
+      X("kernel", "k", "stream 7", 130, 10, Dev(2, 0)),
+  }));
+  for (const StepRow& s : a.steps) EXPECT_GE(s.total_ns, 0) << s.name;
 }
 
 TEST(Analyzer, RuntimeOutsideAnyOperatorAndCommunication) {

@@ -2,10 +2,11 @@
 """Inputs shaped to cost more than their size (tests/e2e/shapes.py), each at n and 4n:
 convert and analyze (text and HTML) succeed, and the larger costs at most about four
 times the smaller, measured by what the machine's load does not change:
-- CPU time (user + system, from wait4): at most 6x the smaller's plus 0.3 s, where a
+- CPU time (user + system, from wait4): at most 8x the smaller's plus 0.3 s, where a
   quadratic cost reads 16x. The sizes are those at which the quadratic code this replaced
   took seconds at 4n, so it fails here; a loaded runner slows both sizes alike.
-- peak RSS: at most 6x plus 40 MiB.
+- peak RSS: at most 6x plus 40 MiB; and what is written (the report, the profile) at most
+  6x plus 1 MB, and never more than `page_mb` where the shape has a bound of its own.
 Never wall-clock time: a shared CI runner's load would fail it.
 
 Prints one line per check and 'N passed, N failed' last.
@@ -23,20 +24,26 @@ from e2e_common import Tally  # noqa: E402
 # shape: n (4n is the larger), what the quadratic code cost at 4n (measured at 42f130d)
 CASES = {
     'deep': (20000, 'a chain of 80,000 nested calls: 7 s'),
+    'threads': (4000, '16,000 launching threads and as many steps: 8 s'),
     'side_sync': (10000, 'a synchronization over 40,000 steps: 20 s'),
     'nested_steps': (4000, '16,000 nested ProfilerSteps: 16 s'),
     'devices': (20000, 'a snapshot of 80,000 devices: 10 s'),
+    'long_name': (100, 'a 1 MiB name over 400 steps: 2 GiB for the HTML'),
+    'steps_html': (20000, 'an HTML page of 80,000 steps: 50 MB'),
 }
+PAGE_MB = {'steps_html': 12}  # the HTML lists and chart stop at 10,000 and 1,000 steps
 
 
-def run(args):
-    """(exit status, stderr, CPU seconds, peak RSS MiB) of a command, its own rusage."""
-    with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+def run(args, written):
+    """(exit status, stderr, CPU seconds, peak RSS MiB, MB written to stdout or `written`) of
+    a command, from its own rusage."""
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
+        p = subprocess.Popen(args, stdout=out, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
         err.seek(0)
+        size = os.fstat(out.fileno()).st_size + (os.path.getsize(written) if os.path.exists(written) else 0)
         return os.waitstatus_to_exitcode(status), err.read().decode(errors='replace'), \
-            ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+            ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, size / 1e6
 
 
 def main():
@@ -57,15 +64,23 @@ def main():
                 with open(path, 'wb') as f:
                     f.write(data)
                 del data  # this process's memory stays out of the child's peak
-                for cmd in (['convert', path, os.path.join(tmp, 'o.pb.gz')], ['analyze', path],
-                            ['analyze', '--format', 'html', path]):
-                    status, err, cpu, rss = run([a.binary] + cmd)
+                out = os.path.join(tmp, 'o.pb.gz')
+                for cmd in (['convert', path, out], ['analyze', path], ['analyze', '--format', 'html', path],
+                            ['analyze', '--format', 'json', path]):
+                    if os.path.exists(out):
+                        os.remove(out)
+                    status, err, cpu, rss, mb = run([a.binary] + cmd, out)
+                    shown = ' '.join(cmd[:-1] if cmd[0] == 'analyze' else cmd[:1])
                     if status != 0:
-                        problems.append(f'{" ".join(cmd[:1] + cmd[2:-1])} {size}: exit {status}: {err[-200:]!r}')
-                    cost.setdefault(' '.join(cmd[:-1] if cmd[0] == 'analyze' else cmd[:1]), []).append((cpu, rss))
+                        problems.append(f'{shown} {size}: exit {status}: {err[-200:]!r}')
+                    if 'html' in cmd and mb > PAGE_MB.get(name, 1e9):
+                        problems.append(f'{shown} {size}: a page of {mb:.1f} MB (bound {PAGE_MB[name]} MB)')
+                    cost.setdefault(shown, []).append((cpu, rss, mb))
                 os.remove(path)
-            for cmd, ((cpu1, rss1), (cpu4, rss4)) in cost.items():
-                if cpu4 > 6 * cpu1 + 0.3 * scale:
+            for cmd, ((cpu1, rss1, mb1), (cpu4, rss4, mb4)) in cost.items():
+                if mb4 > 6 * mb1 + 1:
+                    problems.append(f'{cmd}: {mb1:.1f} -> {mb4:.1f} MB written for 4x the input')
+                if cpu4 > 8 * cpu1 + 0.3 * scale:
                     problems.append(f'{cmd}: CPU {cpu1:.2f} -> {cpu4:.2f} s for 4x the input (quadratic reads 16x)')
                 if rss4 > 6 * rss1 + 40:
                     problems.append(f'{cmd}: peak RSS {rss1:.0f} -> {rss4:.0f} MiB for 4x the input')

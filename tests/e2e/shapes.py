@@ -3,7 +3,7 @@ checks each at n and 4n; bench/hostile.py times them). Each returns the bytes of
 
 Traces (Chrome trace JSON), each with ProfilerSteps so that the critical path is walked:
 - deep:       one step holding a chain of n nested operators
-- threads:    sqrt(n) threads launching kernels, each in each of sqrt(n) steps
+- threads:    n threads launching kernels, n steps whose main thread waits
 - side_sync:  a synchronization on a side thread spanning n steps, a kernel in each
 - nested_steps: n ProfilerStep windows, each inside the one before
 - long_name:  one operator with a 1 MiB name spanning n steps
@@ -41,19 +41,19 @@ def deep(n):
 
 
 def threads(n):
-    """k threads x k steps, each thread launching one kernel in each step (k = sqrt(n))."""
-    k = max(2, int(math.isqrt(n)))
-    ev, corr = [], 0
-    step = 100_000
-    for s in range(k):
-        t0 = s * step
-        _x(ev, f'ProfilerStep#{s}', 'user_annotation', 1, 1, t0, t0 + step - 10)
-        for th in range(k):
-            corr += 1
-            at = t0 + 100 + th * (step - 1000) // k
-            _x(ev, 'aten::mm', 'cpu_op', 1, 100 + th, at, at + 30)
-            _x(ev, 'cudaLaunchKernel', 'cuda_runtime', 1, 100 + th, at + 5, at + 25, correlation=corr)
-            _x(ev, f'kernel{th % 5}', 'kernel', 0, 7, at + 40, at + 60, stream=7, correlation=corr, device=0)
+    """n threads that each launch one kernel at the start, then n steps on the main thread,
+    each an operator and a wait: every wait asked every launching thread whether it worked."""
+    ev, corr, step = [], 0, 1000
+    for th in range(n):
+        corr += 1
+        _x(ev, 'cudaLaunchKernel', 'cuda_runtime', 1, 100 + th, th, th + 1, correlation=corr)
+        _x(ev, 'kernel', 'kernel', 0, 7, th + 2, th + 3, stream=7, correlation=corr, device=0)
+    t0 = n + 100
+    for s in range(n):
+        at = t0 + s * step
+        _x(ev, f'ProfilerStep#{s}', 'user_annotation', 1, 1, at, at + step - 10)
+        _x(ev, 'aten::mm', 'cpu_op', 1, 1, at + 10, at + 100)
+        _x(ev, 'aten::wait', 'cpu_op', 1, 1, at + 200, at + 900)
     return _trace(ev)
 
 
@@ -83,9 +83,12 @@ def nested_steps(n):
 
 
 def long_name(n):
-    """One operator on a second thread with a 1 MiB name, spanning n steps."""
+    """One operator on a second thread with a 1 MiB name, spanning n steps: the thread
+    launches, so while the steps' own thread idles the path is in that operator."""
     ev, step = [], 1000
     _x(ev, 'x' * (1 << 20), 'cpu_op', 1, 2, 0, n * step + 10)
+    _x(ev, 'cudaLaunchKernel', 'cuda_runtime', 1, 2, 1, 3, correlation=1)
+    _x(ev, 'kernel', 'kernel', 0, 7, 4, 5, stream=7, correlation=1, device=0)
     for s in range(n):
         _x(ev, f'ProfilerStep#{s}', 'user_annotation', 1, 1, 5 + s * step, 5 + s * step + 20)
     return _trace(ev)

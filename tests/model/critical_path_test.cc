@@ -226,29 +226,27 @@ TEST(CriticalPath, WalkAllGivesEachStepItsPath) {
 }
 
 // HostTimeline against the rule it stands for, asked naively: the innermost at t is the
-// first piece, from the last to start before t up its parents, still open at t; and a
-// cursor's stretches follow it. Random lanes whose pieces may outlive their parents (the
-// lane builder keeps one piece per interval) or have no length.
+// open piece that started last; and a cursor's stretches follow it. Random lanes whose pieces may outlive their parents
+// (the lane builder keeps one piece per interval) or have no length.
 namespace naive {
+// The lane builder's rule: the open piece that started last (pieces are in start order);
+// a stretch begins at the latest start or end before t.
 Stretch Before(const std::vector<Piece>& p, int64_t t) {
   Stretch s;
-  int64_t i = -1, child = -1;
+  int64_t innermost = -1, since = INT64_MIN;
   for (size_t k = 0; k < p.size(); ++k) {
-    if (p[k].start_ns < t) i = static_cast<int64_t>(k);
+    if (p[k].start_ns < t && t <= p[k].end_ns) innermost = static_cast<int64_t>(k);
+    if (p[k].start_ns < t) since = std::max(since, p[k].start_ns);
+    if (p[k].end_ns < t) since = std::max(since, p[k].end_ns);
   }
-  if (i < 0) {
-    s.end = INT64_MIN;
-    return s;
-  }
-  while (i >= 0 && p[static_cast<size_t>(i)].end_ns < t) child = i, i = p[static_cast<size_t>(i)].parent;
-  if (i < 0) {
-    s.end = p[static_cast<size_t>(child)].end_ns;
+  if (innermost < 0) {
+    s.end = since;
     return s;
   }
   s.found = true;
-  s.piece = static_cast<uint32_t>(i);
-  s.start = child >= 0 ? p[static_cast<size_t>(child)].end_ns : p[static_cast<size_t>(i)].start_ns;
-  s.end = p[static_cast<size_t>(i)].end_ns;
+  s.piece = static_cast<uint32_t>(innermost);
+  s.start = since;
+  s.end = p[static_cast<size_t>(innermost)].end_ns;
   return s;
 }
 }  // namespace naive
@@ -302,6 +300,39 @@ TEST(HostTimeline, EveryInstantAsTheRuleSaysWithPartialOverlapsAndEmptyPieces) {
           }
         }
         at = s.end;
+      }
+    }
+  }
+}
+
+// And on every host lane of real traces (their pieces outlive parents, are cut at steps,
+// clipped to Python parents): every instant where a piece starts or ends, and next to it.
+TEST(HostTimeline, EveryBoundaryOfRealLanesAsTheRuleSays) {
+  for (const char* name : {"ddp_gloo_2ranks_rank1", "resnet50_dl"}) {
+    const Trace t = LoadText(
+        testing::Gunzip(testing::ReadFile(std::string(TESTDATA_DIR) + "/real/torch211/" + name + ".pt.trace.json.gz")));
+    for (const LaneStacks& lane : BuildLanes(t)) {
+      if (lane.pieces.size() > 4000) continue;  // the naive rule is quadratic
+      const HostTimeline tl(lane);
+      std::vector<int64_t> instants;
+      for (const Piece& p : lane.pieces) {
+        for (int64_t d : {-1, 0, 1}) instants.push_back(p.start_ns + d), instants.push_back(p.end_ns + d);
+      }
+      size_t hint = 0;
+      for (const int64_t at : instants) {
+        const Stretch want = naive::Before(lane.pieces, at), got = tl.Before(at, &hint);
+        ASSERT_EQ(got.found, want.found) << name << " lane " << lane.lane << " at " << at;
+        ASSERT_EQ(got.end, want.end) << name << " lane " << lane.lane << " at " << at;
+        if (want.found) {
+          ASSERT_EQ(got.piece, want.piece) << name << " lane " << lane.lane << " at " << at;
+          ASSERT_EQ(got.start, want.start) << name << " lane " << lane.lane << " at " << at;
+        }
+        HostTimeline::Cursor c(tl, at);
+        const Stretch s = c.Next(), b = naive::Before(lane.pieces, at + 1);
+        ASSERT_EQ(s.found, b.found) << name << " cursor at " << at;
+        if (b.found) {
+          ASSERT_EQ(s.piece, b.piece) << name << " cursor at " << at;
+        }
       }
     }
   }

@@ -14,6 +14,9 @@ Cases (README: errors; the issue that asked for them measured the old costs):
   deep        chains of 2,000 nested intervals with distinct names, written as folded stacks
   steps       compare of a trace with many ProfilerSteps against itself
   names       analyze --format html of many distinct operator names
+and the shapes of tests/e2e/shapes.py (deep, threads, side_sync, nested_steps, long_name,
+steps_html, shared_file, devices), which tests/e2e/linear_e2e.py checks by CPU time and
+peak RSS: here they are timed.
 """
 import argparse
 import gzip
@@ -22,6 +25,9 @@ import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'e2e'))
+import shapes  # noqa: E402
 
 
 def timed(args):
@@ -69,6 +75,9 @@ def make(case, n, path):
             events.append({'ph': 'X', 'cat': 'cpu_op', 'name': 'aten::op%d' % (k % 50), 'pid': 1, 'tid': 1,
                            'ts': 10 * k + 1, 'dur': 5})
         write_events(path, events)
+    elif case in SHAPES:
+        with open(path, 'wb') as f:
+            f.write(getattr(shapes, case)(n))
     elif case == 'names':
         write_events(path, [{'ph': 'X', 'cat': 'cpu_op', 'name': 'op_%d' % k, 'pid': 1, 'tid': 1, 'ts': 2 * k,
                              'dur': 1} for k in range(n)])
@@ -82,6 +91,13 @@ CASES = {  # case: (the smaller size, its unit, the command)
     'steps': (10000, 'steps', lambda b, p, d: [b, 'compare', p, p]),
     'names': (100000, 'names', lambda b, p, d: [b, 'analyze', '--format', 'html', p]),
 }
+SHAPES = {  # shapes.py: (the smaller size, its unit)
+    'deep': (25000, 'nested calls'), 'threads': (4000, 'threads and steps'), 'side_sync': (10000, 'steps'),
+    'nested_steps': (4000, 'steps'), 'long_name': (500, 'steps'), 'steps_html': (20000, 'steps'),
+    'shared_file': (500, 'frames'), 'devices': (25000, 'devices'),
+}
+for _case, (_n, _unit) in SHAPES.items():
+    CASES[_case] = (_n, _unit, lambda b, p, d: [b, 'analyze', '--format', 'html', p])
 
 
 def main():
@@ -95,7 +111,8 @@ def main():
     for case, (n, unit, command) in CASES.items():
         row = []
         for size in (n, 4 * n):
-            path = os.path.join(a.data, f'hostile_{case}_{size}.json' + ('.gz' if case == 'spaces' else ''))
+            ext = '.pickle' if case in ('shared_file', 'devices') else '.json' + ('.gz' if case == 'spaces' else '')
+            path = os.path.join(a.data, f'hostile_{case}_{size}{ext}')
             if not os.path.exists(path):
                 make(case, size, path)
             row.append(timed(command(a.binary, path, a.data)))

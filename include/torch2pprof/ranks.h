@@ -154,6 +154,13 @@ struct RanksAnalysis {
   std::vector<SlowRank> slow_ranks;   // slower in step time or compute (pipeline, uneven shards), largest excess first
   std::vector<CollectiveRow> collectives;  // by spread (max - min), largest first
   std::vector<StepAlignment> steps;        // in step order
+  // A row a rank costs n cells, so the two tables hold at most a few times what the ranks
+  // gave (docs/reference.md, "Many ranks"): steps are aligned by name while that fits (the
+  // ranks ran the same steps), else by position (the k-th analysed step of each, up to the
+  // ranks' median count: on-demand tracing starts each rank at its own iteration); the
+  // collectives with the largest spread are kept, the rest counted.
+  bool steps_by_position = false;
+  size_t collectives_left_out = 0;
   // What to change across the ranks, largest saving per step first: the straggler,
   // communication and what limits it, ranks whose steps are slower (docs/reference.md).
   std::vector<RankRecommendation> recommendations;

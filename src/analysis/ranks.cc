@@ -14,6 +14,10 @@
 
 namespace torch2pprof {
 
+// The rows of a value per rank may cost at most this many cells per entry the ranks gave
+// (a step, a collective), plus a row.
+constexpr size_t kCellsPerEntry = 4;
+
 using analysis::Spans;
 
 RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Analysis& a) {
@@ -123,12 +127,20 @@ void FindWaits(RanksAnalysis& out) {
   const std::vector<RankSummary>& rs = out.ranks;
   const size_t n = rs.size();
   out.waits.assign(n, CollectiveWait{});
-  using Key = std::pair<std::string, std::string>;                       // (kind, name)
+  using Key = std::pair<std::string, std::string>;  // (kind, name)
+  // Only a collective every rank called has instances to match: the others would cost a
+  // slot per rank each (ranks whose collectives are named apart cost ranks^2).
+  std::map<Key, size_t> ranks_calling;
+  for (size_t i = 0; i < n; ++i) {
+    for (const CollectiveStat& stat : rs[i].collectives) ++ranks_calling[{stat.kind, stat.name}];
+  }
   std::map<Key, std::vector<std::vector<const CollectiveCall*>>> calls;  // by collective, by rank
   for (size_t i = 0; i < n; ++i) {
     for (const CollectiveCall& c : rs[i].calls) {
       const CollectiveStat& stat = rs[i].collectives[c.collective];
-      auto& by_rank = calls[{stat.kind, stat.name}];
+      const Key key{stat.kind, stat.name};
+      if (ranks_calling[key] < n) continue;
+      auto& by_rank = calls[key];
       by_rank.resize(n);
       by_rank[i].push_back(&c);
     }
@@ -388,38 +400,101 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
   FindSpreads(out);
   FindRecommendations(out);
 
-  // Collectives by (kind, name) across ranks.
-  std::map<std::pair<std::string, std::string>, CollectiveRow> rows;
+  // Collectives by (kind, name) across ranks: each rank's entries first (what it gave),
+  // then, by spread, as many rows of a value per rank as the entries pay for.
+  struct Entry {
+    size_t rank;
+    uint64_t calls;
+    int64_t ns;
+  };
+  std::map<std::pair<std::string, std::string>, std::vector<Entry>> by_name;
+  size_t entries = 0;
   for (size_t i = 0; i < n; ++i) {
-    for (const CollectiveStat& c : rs[i].collectives) {
-      CollectiveRow& row = rows[{c.kind, c.name}];
-      if (row.calls.empty()) row.name = c.name, row.kind = c.kind, row.calls.assign(n, 0), row.total_ns.assign(n, 0);
-      row.calls[i] = c.calls;
-      row.total_ns[i] = c.total_ns;
-    }
+    for (const CollectiveStat& c : rs[i].collectives) by_name[{c.kind, c.name}].push_back({i, c.calls, c.total_ns});
+    entries += rs[i].collectives.size();
   }
-  for (auto& [key, row] : rows) {
-    auto [lo, hi] = std::minmax_element(row.total_ns.begin(), row.total_ns.end());
-    row.min_ns = *lo, row.max_ns = *hi;
-    row.min_rank = static_cast<size_t>(lo - row.total_ns.begin());
-    row.max_rank = static_cast<size_t>(hi - row.total_ns.begin());
+  const size_t rows_paid = n ? (kCellsPerEntry * entries + n) / n : 0;
+  struct Spread {
+    const std::pair<std::string, std::string>* key;
+    const std::vector<Entry>* entries;
+    int64_t min_ns, max_ns;
+    size_t min_rank, max_rank;
+  };
+  std::vector<Spread> spreads;
+  for (const auto& [key, list] : by_name) {
+    // A rank without the collective spent 0 in it: the least time is 0 there.
+    Spread sp{&key, &list, 0, 0, 0, 0};
+    std::vector<bool> has(list.size() < n ? n : 0, false);
+    for (const Entry& e : list) {
+      if (!has.empty()) has[e.rank] = true;
+    }
+    bool first = true;
+    if (list.size() < n) {
+      sp.min_rank = static_cast<size_t>(std::find(has.begin(), has.end(), false) - has.begin());
+      first = false;
+      sp.max_rank = sp.min_rank;
+    }
+    for (const Entry& e : list) {  // ties: the lowest rank, as a pass over all ranks finds
+      if (first || e.ns < sp.min_ns || (e.ns == sp.min_ns && e.rank < sp.min_rank))
+        sp.min_ns = e.ns, sp.min_rank = e.rank;
+      if (first || e.ns > sp.max_ns || (e.ns == sp.max_ns && e.rank < sp.max_rank))
+        sp.max_ns = e.ns, sp.max_rank = e.rank;
+      first = false;
+    }
+    spreads.push_back(sp);
+  }
+  std::stable_sort(spreads.begin(), spreads.end(),
+                   [](const Spread& x, const Spread& y) { return x.max_ns - x.min_ns > y.max_ns - y.min_ns; });
+  for (const Spread& sp : spreads) {
+    if (out.collectives.size() >= rows_paid) {
+      ++out.collectives_left_out;
+      continue;
+    }
+    CollectiveRow row;
+    row.kind = sp.key->first, row.name = sp.key->second;
+    row.calls.assign(n, 0), row.total_ns.assign(n, 0);
+    for (const Entry& e : *sp.entries) row.calls[e.rank] = e.calls, row.total_ns[e.rank] = e.ns;
+    row.min_ns = sp.min_ns, row.max_ns = sp.max_ns, row.min_rank = sp.min_rank, row.max_rank = sp.max_rank;
     out.collectives.push_back(std::move(row));
   }
-  std::stable_sort(out.collectives.begin(), out.collectives.end(), [](const CollectiveRow& x, const CollectiveRow& y) {
-    return x.max_ns - x.min_ns > y.max_ns - y.min_ns;
-  });
 
-  // Step N on every rank: by name, in the order the first rank that has it ran it.
+  // Step N on every rank: by name, in the order the first rank that has it ran it, while
+  // the rows fit what the ranks gave; else by position.
+  size_t steps_given = 0;
+  std::vector<size_t> counts;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < n; ++i) {
-    for (const StepRow& s : rs[i].steps) {
-      auto [it, added] = index.emplace(s.name, out.steps.size());
-      if (added) {
-        out.steps.emplace_back();
-        out.steps.back().name = s.name;
-        out.steps.back().total_ns.assign(n, -1);
+    steps_given += rs[i].steps.size();
+    counts.push_back(rs[i].steps.size());
+    for (const StepRow& s : rs[i].steps) index.emplace(s.name, index.size());
+  }
+  out.steps_by_position = n > 1 && index.size() * n > kCellsPerEntry * steps_given + n;
+  if (!out.steps_by_position) {
+    std::map<std::string, size_t> row_of;
+    for (size_t i = 0; i < n; ++i) {
+      for (const StepRow& s : rs[i].steps) {
+        auto [it, added] = row_of.emplace(s.name, out.steps.size());
+        if (added) {
+          out.steps.emplace_back();
+          out.steps.back().name = s.name;
+          out.steps.back().total_ns.assign(n, -1);
+        }
+        out.steps[it->second].total_ns[i] = s.total_ns;
       }
-      out.steps[it->second].total_ns[i] = s.total_ns;
+    }
+  } else {
+    // Up to the median count: at least half the ranks have each row, so the rows cost at
+    // most twice the steps given.
+    std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(n / 2), counts.end());
+    const size_t rows = counts[n / 2];
+    for (size_t k = 0; k < rows; ++k) {
+      StepAlignment s;
+      s.name = "step " + std::to_string(k + 1) + " of each rank";
+      s.total_ns.assign(n, -1);
+      for (size_t i = 0; i < n; ++i) {
+        if (k < rs[i].steps.size()) s.total_ns[i] = rs[i].steps[k].total_ns;
+      }
+      out.steps.push_back(std::move(s));
     }
   }
   for (StepAlignment& s : out.steps) {

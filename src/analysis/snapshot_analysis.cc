@@ -15,22 +15,30 @@ namespace {
 // Stretches of the ring the timeline keeps at most: enough for a chart's width.
 constexpr size_t kTimelinePoints = 2000;
 
-// Live blocks summed by site, most bytes first; a stack's site is found once.
-std::vector<SnapshotSite> Sites(const MemorySnapshot& s, const std::vector<LiveBlock>& live) {
-  std::map<std::string, SnapshotSite> by;
-  std::unordered_map<uint32_t, std::string> site_of;
+// Live blocks summed by site, most bytes first; a stack's site is found once, and a
+// block costs a look-up by the site's address, not a copy of its text.
+std::vector<SnapshotSite> Sites(SnapshotNames& names, const std::vector<LiveBlock>& live) {
+  std::unordered_map<const std::string*, SnapshotSite> by[2];  // [freed later]: by the site's text
   for (const LiveBlock& b : live) {
-    auto [it, added] = site_of.try_emplace(b.stack);
-    if (added) it->second = StackSite(s, b.stack);
-    std::string site = it->second;
-    if (b.kind == LiveBlock::kFreedLater) site = "[before the window; freed at] " + site;
-    SnapshotSite& row = by[site];
-    row.site = site;
+    const std::string& site = names.StackSite(b.stack);
+    SnapshotSite& row = by[b.kind == LiveBlock::kFreedLater][&site];
     row.bytes += b.bytes;
     row.blocks += 1;
   }
+  // Two stacks can have one site text at two addresses (a frame's name and an operator's):
+  // rows are summed by the text, in its order.
+  std::map<std::string, SnapshotSite> by_text;
+  for (int later = 0; later < 2; ++later) {
+    for (const auto& [site, part] : by[later]) {
+      const std::string text = later ? "[before the window; freed at] " + *site : *site;
+      SnapshotSite& row = by_text[text];
+      row.site = text;
+      row.bytes += part.bytes;
+      row.blocks += part.blocks;
+    }
+  }
   std::vector<SnapshotSite> out;
-  for (auto& [site, row] : by) out.push_back(std::move(row));
+  for (auto& [site, row] : by_text) out.push_back(std::move(row));
   std::stable_sort(out.begin(), out.end(),
                    [](const SnapshotSite& a, const SnapshotSite& b) { return a.bytes > b.bytes; });
   return out;
@@ -42,6 +50,7 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
   SnapshotAnalysis a;
   a.file = s.file;
   a.overflowed = s.overflowed;
+  SnapshotNames names(s);
   for (const DevicePeak& peak : DevicePeaks(s)) {
     SnapshotDevice d;
     d.device = DeviceName("cuda", peak.device);
@@ -67,7 +76,7 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
     d.peak_entry = peak.peak_entry;
     d.peak_time_us = peak.peak_time_us;
     d.before_bytes = peak.before_bytes;
-    d.peak_sites = Sites(s, peak.live);
+    d.peak_sites = Sites(names, peak.live);
     d.consistent = peak.consistent;
     if (!ring.empty()) d.first_time_us = ring.front().time_us, d.last_time_us = ring.back().time_us;
     // Replayed forwards from the levels before the ring, as DevicePeaks replays.
@@ -102,7 +111,7 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
     }
     for (size_t k = 0; k < d.ooms.size(); ++k) {
       if (k < kOomSites / 2 || k + kOomSites / 2 >= d.ooms.size()) {
-        d.ooms[k].sites = Sites(s, LiveAfter(s, peak.device, peak.segments, d.ooms[k].entry));
+        d.ooms[k].sites = Sites(names, LiveAfter(s, peak.device, peak.segments, d.ooms[k].entry));
       }
     }
     a.devices.push_back(std::move(d));

@@ -102,8 +102,20 @@ class Reader {
  public:
   Reader(ByteSource& source)
       : file_(source.name()),
-        in_([&source](char* buf, size_t n) { return source.Read(buf, n); }, source.name(),
-            "not a torch2pprof summary: ") {}
+        in_(
+            [&source](char* buf, size_t n) {
+              const size_t got = source.Read(buf, n);
+              if (source.InflatesPastCap(source.uncompressed_offset())) {
+                ThrowInput(source.name(), static_cast<int64_t>(source.uncompressed_offset()),
+                           "not read: a gzipped summary that inflates more than " +
+                               std::to_string(ByteSource::kMaxInflation) + " times its size past 64 MiB (" +
+                               std::to_string(source.stored_offset()) + " bytes to " +
+                               std::to_string(source.uncompressed_offset()) +
+                               " so far; summarize's inflate about 10 times): gunzip it to read it as it is");
+              }
+              return got;
+            },
+            source.name(), "not a torch2pprof summary: ") {}
 
   [[noreturn]] void Fail(const std::string& what) const {
     ThrowInput(file_, -1, "not a torch2pprof summary of format " + std::to_string(kSummaryVersion) + ": " + what);

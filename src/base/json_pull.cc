@@ -74,9 +74,16 @@ void JsonPull::AfterValue() {
   first_.back() = 1;
 }
 
+void JsonPull::Open() {
+  if (first_.size() >= kMaxDepth) {
+    Fail("nested deeper than " + std::to_string(kMaxDepth) + " levels (torch2pprof's own documents nest a few)");
+  }
+  first_.push_back(0);
+}
+
 void JsonPull::BeginObject() {
   Expect('{', "'{'");
-  first_.push_back(0);
+  Open();
 }
 
 bool JsonPull::NextKey(std::string* key) {
@@ -91,14 +98,20 @@ bool JsonPull::NextKey(std::string* key) {
   SkipSpace();
   if (Look() != '"') Fail("invalid JSON: expected a key");
   first_.back() = 0;  // the value is not read yet
-  *key = String();
+  if (key) {
+    key->clear();
+    ReadString(key, kMaxKey, "a key");
+  } else {
+    ReadString(nullptr, kMaxKey, "a key");
+  }
+  first_.back() = 0;  // ReadString marked it read: the value is not
   Expect(':', "':'");
   return true;
 }
 
 void JsonPull::BeginArray() {
   Expect('[', "'['");
-  first_.push_back(0);
+  Open();
 }
 
 bool JsonPull::NextElement() {
@@ -115,15 +128,26 @@ bool JsonPull::NextElement() {
 }
 
 std::string JsonPull::String() {
-  Expect('"', "a string");
   std::string out;
+  ReadString(&out, kMaxString, "a string");
+  return out;
+}
+
+void JsonPull::ReadString(std::string* text, size_t max, const char* what) {
+  Expect('"', "a string");
+  const uint64_t at = offset() - 1;
+  size_t length = 0;
+  auto put = [&](char c) {
+    if (++length > max) FailAt(at, std::string(what) + " longer than " + std::to_string(max) + " bytes");
+    if (text) text->push_back(c);
+  };
   for (;;) {
     const int c = Get();
     if (c < 0) Fail("invalid JSON: the input ends inside a string");
     if (c == '"') break;
     if (c < 0x20) FailAt(offset() - 1, "invalid JSON: a control character inside a string");
     if (c != '\\') {
-      out.push_back(static_cast<char>(c));
+      put(static_cast<char>(c));
       continue;
     }
     const int e = Get();
@@ -131,22 +155,22 @@ std::string JsonPull::String() {
       case '"':
       case '\\':
       case '/':
-        out.push_back(static_cast<char>(e));
+        put(static_cast<char>(e));
         break;
       case 'b':
-        out.push_back('\b');
+        put('\b');
         break;
       case 'f':
-        out.push_back('\f');
+        put('\f');
         break;
       case 'n':
-        out.push_back('\n');
+        put('\n');
         break;
       case 'r':
-        out.push_back('\r');
+        put('\r');
         break;
       case 't':
-        out.push_back('\t');
+        put('\t');
         break;
       case 'u': {
         auto hex4 = [&]() {
@@ -176,19 +200,19 @@ std::string JsonPull::String() {
           cp = 0xfffd;
         }
         if (cp < 0x80) {
-          out.push_back(static_cast<char>(cp));
+          put(static_cast<char>(cp));
         } else if (cp < 0x800) {
-          out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+          put(static_cast<char>(0xc0 | (cp >> 6)));
+          put(static_cast<char>(0x80 | (cp & 0x3f)));
         } else if (cp < 0x10000) {
-          out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+          put(static_cast<char>(0xe0 | (cp >> 12)));
+          put(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+          put(static_cast<char>(0x80 | (cp & 0x3f)));
         } else {
-          out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
-          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+          put(static_cast<char>(0xf0 | (cp >> 18)));
+          put(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+          put(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+          put(static_cast<char>(0x80 | (cp & 0x3f)));
         }
         break;
       }
@@ -197,7 +221,6 @@ std::string JsonPull::String() {
     }
   }
   AfterValue();
-  return out;
 }
 
 std::string JsonPull::Number() {
@@ -243,9 +266,9 @@ void JsonPull::Word(const char* word) {
 void JsonPull::Null() { Word("null"); }
 
 void JsonPull::Skip() {
-  // No recursion: the containers opened here are a string of kinds, a byte a level.
+  // No recursion: the containers opened here are a string of kinds, a byte a level (at
+  // most kMaxDepth); strings and keys are checked and counted, never built.
   std::string open;
-  std::string key;
   for (;;) {
     switch (Peek()) {
       case Type::kObject:
@@ -257,7 +280,7 @@ void JsonPull::Skip() {
         open.push_back('a');
         break;
       case Type::kString:
-        String();
+        ReadString(nullptr, kMaxString, "a string");
         break;
       case Type::kNumber:
         Number();
@@ -277,7 +300,7 @@ void JsonPull::Skip() {
     // On to the next value of the innermost container, closing those that end here.
     for (;;) {
       if (open.empty()) return;
-      if (open.back() == 'o' ? NextKey(&key) : NextElement()) break;
+      if (open.back() == 'o' ? NextKey(nullptr) : NextElement()) break;
       open.pop_back();
     }
   }

@@ -31,8 +31,15 @@ class JsonPull {
   // A number's text as written ("-12", "0.3", "1e5"), checked against JSON's grammar.
   std::string Number();
   void Null();
-  // Any value, however deep, without holding it.
+  // Any value without holding it: its strings and keys are read, never built.
   void Skip();
+
+  // What a document of torch2pprof's own may hold (its summaries nest 4 deep and name
+  // their keys in a few bytes): past these the input is refused, naming the cap, so that
+  // no text, however nested or long, costs more than these.
+  static constexpr size_t kMaxDepth = 512;
+  static constexpr size_t kMaxKey = 4096;
+  static constexpr size_t kMaxString = size_t{64} << 20;  // a trace's event may hold as much
   // Only white space is left.
   void End();
 
@@ -48,6 +55,9 @@ class JsonPull {
   void Expect(char c, const char* what);
   void Word(const char* word);
   void AfterValue();  // a comma or the container's end is next
+  void Open();        // a container opened: deeper than kMaxDepth is refused
+  // A string's text into *out (nullptr: read and checked, not kept), at most max bytes.
+  void ReadString(std::string* out, size_t max, const char* what);
 
   ReadFn read_;
   std::string file_, prefix_;
@@ -55,8 +65,7 @@ class JsonPull {
   size_t pos_ = 0, end_ = 0;
   uint64_t base_ = 0;  // stream offset of buf_[0]
   bool eof_ = false;
-  // Per open container, whether its first element or key was read: a stack of bits
-  // (depth is bounded only by the text, so it grows as a string, one byte per level).
+  // Per open container, whether its first element or key was read (at most kMaxDepth).
   std::string first_;
 };
 

@@ -47,16 +47,50 @@ int PickleProtocol(std::string_view b) {
   return -1;
 }
 
-bool StartsLikeKeyAverages(std::string_view b) {
+size_t FirstToken(std::string_view b) { return SkipSpace(b, 0); }
+
+int KeyAveragesVerdict(std::string_view b, bool complete) {
   size_t i = SkipSpace(b, 0);
-  if (i == b.size() || b[i] != '[') return false;
-  i = SkipSpace(b, i + 1);
-  if (i == b.size() || b[i] != '{') return false;
-  // The first object, as far as the head holds it (a row is a few hundred bytes).
-  const size_t end = b.find('}', i);
-  const std::string_view row = b.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-  auto has = [&](std::string_view key) { return row.find(key) != std::string_view::npos; };
-  return has("\"count\"") && (has("\"self_cpu_us\"") || has("\"self_cpu_time_total\"")) && !has("\"ph\"");
+  if (i == b.size()) return complete ? 0 : -1;
+  if (b[i] != '[') return 0;
+  // The array's objects, their top-level keys only: strings and nesting are stepped over.
+  int rows = 0;
+  bool count = false, self_cpu = false, ph = false, in_object = false;
+  int depth = 0;  // 1: inside a row object
+  for (++i; i < b.size(); ++i) {
+    const char c = b[i];
+    if (c == '"') {
+      const size_t start = ++i;
+      while (i < b.size() && b[i] != '"') i += b[i] == '\\' ? 2 : 1;
+      if (i >= b.size()) break;
+      if (depth == 1) {
+        const size_t after = SkipSpace(b, i + 1);
+        if (after < b.size() && b[after] == ':') {
+          const std::string_view key = b.substr(start, i - start);
+          count |= key == "count";
+          self_cpu |= key == "self_cpu_us" || key == "self_cpu_time_total";
+          ph |= key == "ph";
+        }
+      }
+    } else if (c == '{' || c == '[') {
+      if (depth == 0 && c != '{') return 0;  // an element that is no object: no table
+      if (depth == 0) in_object = true, count = self_cpu = ph = false;
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return rows > 0 ? 1 : 0;  // the array's end
+      if (--depth == 0 && in_object) {
+        if (!count || !self_cpu || ph) return 0;
+        ++rows, in_object = false;
+        if (rows == 3) return 1;
+      }
+    }
+  }
+  // The head ended: inside the first object, the keys seen so far decide only at the end.
+  if (in_object && rows == 0) {
+    if (ph) return 0;
+    return complete ? (count && self_cpu ? 1 : 0) : -1;
+  }
+  return rows > 0 ? 1 : (complete ? 0 : -1);
 }
 
 }  // namespace torch2pprof

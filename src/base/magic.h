@@ -19,8 +19,14 @@ bool StartsLikeSummary(std::string_view head);
 // binary pickles that have none (their first opcodes as Python writes a dict or list),
 // -1 for no pickle.
 int PickleProtocol(std::string_view head);
-// torch's key_averages() table saved as JSON: an array of objects with "count" and
-// "self_cpu_us" (or "self_cpu_time_total"), and no "ph".
-bool StartsLikeKeyAverages(std::string_view head);
+// torch's key_averages() table saved as JSON: an array of objects with the top-level keys
+// "count" and "self_cpu_us" (or "self_cpu_time_total"), and no "ph". Every object the head
+// holds whole must be such a row (a trace's event may hold those keys in its args): 1
+// yes, 0 no, -1 not known yet (the head ends inside the first object; `complete`: it is
+// all there is, and what it holds decides).
+int KeyAveragesVerdict(std::string_view head, bool complete);
+inline bool StartsLikeKeyAverages(std::string_view head) { return KeyAveragesVerdict(head, true) == 1; }
+// Where the first byte that is no JSON white space is (head.size(): none).
+size_t FirstToken(std::string_view head);
 
 }  // namespace torch2pprof

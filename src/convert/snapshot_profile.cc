@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "convert/aggregator.h"
+#include "model/frame_names.h"
 #include "torch2pprof/stages/trace_model.h"
 #include "torch2pprof/version.h"
 
@@ -91,14 +92,14 @@ class Builder {
     int32_t& f = frame_of_[id];
     if (f != -1) return f;
     const SnapshotFrame& sf = s_.frames[id];
-    const std::string name(s_.strings.Get(sf.name)), file(s_.strings.Get(sf.filename));
-    if (!o_.all_frames && IsSnapshotPlumbing(name, file, sf.line)) return f = -2;
+    if (!o_.all_frames && names_.IsPlumbing(id)) return f = -2;
+    const std::string_view name = s_.strings.Get(sf.name), file = s_.strings.Get(sf.filename);
     Frame frame;
-    frame.system_name = name;
-    frame.function = name;
-    frame.name = FrameName(s_, id);
+    frame.name = names_.FrameName(id);
+    // The name as recorded, held once a frame: cut as the frame's name is.
+    frame.system_name = frame.function = SnapshotNames::Cut(name);
     if (sf.line > 0) {  // a Python frame: its file and line, so -list finds the source
-      frame.filename = file;
+      frame.filename = std::string(BoundedPath(file));
       frame.line = sf.line;
     }
     p_.frames.push_back(std::move(frame));
@@ -121,7 +122,8 @@ class Builder {
   const MemorySnapshot& s_;
   const SnapshotProfileOptions& o_;
   Profile& p_;
-  std::vector<int32_t> frame_of_;     // by snapshot frame: profile frame, -1 not yet, -2 hidden
+  std::vector<int32_t> frame_of_;  // by snapshot frame: profile frame, -1 not yet, -2 hidden
+  SnapshotNames names_{s_};
   std::vector<uint32_t> plain_node_;  // by snapshot stack: its leaf node without pseudo-frames; 0 not yet
   std::unordered_map<std::string, uint32_t> pseudo_, labels_;
   std::map<std::tuple<int32_t, int64_t, uint32_t, uint32_t, uint32_t, uint32_t>, uint32_t> labels_of_ids_;

@@ -135,6 +135,21 @@ std::string_view ByteSource::Peek(size_t n) {
   return std::string_view(peeked_).substr(peek_pos_, n);
 }
 
+std::string_view ByteSource::PeekMore(size_t n, size_t seen) {
+  n = std::min(n, kMaxPeek);
+  if (!gzip_) {
+    if (in_end_ - in_pos_ <= seen && in_end_ - in_pos_ < n && in_end_ < in_.size()) FillInput();
+    return {reinterpret_cast<const char*>(in_.data()) + in_pos_, std::min(n, in_end_ - in_pos_)};
+  }
+  if (peeked_.size() - peek_pos_ <= seen && peeked_.size() - peek_pos_ < n) {
+    const size_t old = peeked_.size();
+    peeked_.resize(peek_pos_ + n);
+    const size_t k = ReadStream(peeked_.data() + old, peeked_.size() - old);
+    peeked_.resize(old + k);
+  }
+  return std::string_view(peeked_).substr(peek_pos_, n);
+}
+
 void ByteSource::Seek(uint64_t offset) {
   peeked_.clear();
   peek_pos_ = 0;

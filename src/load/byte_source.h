@@ -31,6 +31,10 @@ class ByteSource {
   // only. What decides an input's kind (load/input.h) looks here, so that a pipe is
   // never read twice.
   std::string_view Peek(size_t n);
+  // As Peek, but what has come: the bytes already read when there are more than `seen`,
+  // else after at most one more read of the input (fewer than n while a pipe's writer has
+  // written no more; no more than `seen` only at the end).
+  std::string_view PeekMore(size_t n, size_t seen);
   static constexpr size_t kMaxPeek = 64 << 10;
 
   const std::string& name() const { return name_; }
@@ -51,6 +55,14 @@ class ByteSource {
   uint64_t uncompressed_offset() const { return out_total_ - (peeked_.size() - peek_pos_); }
   // The bytes read so far as stored (compressed, for gzip).
   uint64_t stored_offset() const { return raw_total_; }
+  // torch2pprof's own inputs and torch's snapshots inflate 6 to 20 times: past a first
+  // kInflateFloor, one that has inflated more than kMaxInflation times what was read of
+  // it is made to take the machine (a few hundred KB that would be gigabytes). The one
+  // rule of the profile, snapshot and summary readers.
+  static constexpr uint64_t kMaxInflation = 256, kInflateFloor = uint64_t{64} << 20;
+  bool InflatesPastCap(uint64_t inflated) const {
+    return gzip_ && inflated > kInflateFloor && inflated > kMaxInflation * raw_total_;
+  }
   // Size of the file as stored (compressed or not); 0 for pipes and stdin. A file still
   // being written grows: RefreshSize reads its size again (and returns it).
   uint64_t input_size() const { return input_size_; }

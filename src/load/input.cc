@@ -50,8 +50,13 @@ std::string NotReadBy(InputKind kind, const std::string& command) {
   return line;
 }
 
-Probe ProbeInput(std::string_view head) {
+Probe ProbeInput(std::string_view head, bool complete) {
   Probe p;
+  auto unsure = [&] {
+    p.sure = false;
+    return p;
+  };
+  if (!complete && head.size() < 2) return unsure();
   const int protocol = PickleProtocol(head);
   if (protocol >= 2 && protocol <= 5) {
     p.kind = InputKind::kSnapshot;
@@ -60,24 +65,56 @@ Probe ProbeInput(std::string_view head) {
                 ": memory snapshots are pickles of protocol 2 to 5, as torch.cuda.memory._dump_snapshot writes them";
   } else if (StartsLikeProfile(head)) {
     p.kind = InputKind::kProfile;
+  } else if (!complete && !head.empty() && head[0] == 0x0a) {
+    return unsure();  // a profile's sample type may not have come whole
   } else if (StartsLikeSummary(head)) {
     p.kind = InputKind::kSummary;
-  } else if (StartsLikeKeyAverages(head)) {
-    p.refused =
-        "torch's key_averages() table, not a trace: export the trace itself (prof.export_chrome_trace or "
-        "tensorboard_trace_handler)";
+  } else {
+    const size_t first = FirstToken(head);
+    if (first == head.size()) return complete ? p : unsure();
+    // A summary's magic key must have come whole before another '{' is a trace.
+    if (head[first] == '{' && !complete && head.size() - first < sizeof kSummaryMagic + 8) return unsure();
+    const int table = KeyAveragesVerdict(head, complete);
+    if (table < 0) return unsure();
+    if (table == 1) {
+      p.refused =
+          "torch's key_averages() table, not a trace: export the trace itself (prof.export_chrome_trace or "
+          "tensorboard_trace_handler)";
+    }
   }
   return p;
 }
 
-Input::Input(const std::string& path, std::atomic<uint64_t>* bytes_read) : source_(path) {
-  source_.set_read_counter(bytes_read);
-  probe_ = ProbeInput(source_.Peek(kProbeBytes));
+namespace {
+
+// The head a read at a time until it tells: a pipe's writer may still be writing, and
+// what it wrote first is told now, not when it closes.
+Probe ProbeHead(ByteSource& source) {
+  size_t seen = 0;
+  for (bool first = true;; first = false) {
+    std::string_view head = source.PeekMore(ByteSource::kMaxPeek, seen);
+    const bool ended = !first && head.size() <= seen;  // a read brought nothing: the end
+    // Leading white space does not count against the head (up to the largest one).
+    const size_t want = std::min(ByteSource::kMaxPeek, FirstToken(head) + kProbeBytes);
+    head = head.substr(0, want);
+    const bool complete = ended || head.size() >= want;
+    Probe p = ProbeInput(head, complete);
+    if (p.sure || complete) {
+      p.sure = true;
+      return p;
+    }
+    seen = head.size();
+  }
 }
 
-Input::Input(std::string_view data, const std::string& name) : source_(data, name) {
-  probe_ = ProbeInput(source_.Peek(kProbeBytes));
+}  // namespace
+
+Input::Input(const std::string& path, std::atomic<uint64_t>* bytes_read) : source_(path) {
+  source_.set_read_counter(bytes_read);
+  probe_ = ProbeHead(source_);
 }
+
+Input::Input(std::string_view data, const std::string& name) : source_(data, name) { probe_ = ProbeHead(source_); }
 
 void Input::Expect(const std::string& command) const {
   if (!probe_.refused.empty())

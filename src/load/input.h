@@ -20,10 +20,14 @@ namespace torch2pprof {
 struct Probe {
   InputKind kind = InputKind::kTrace;
   std::string refused;
+  bool sure = true;  // false: the head ends before it tells (ProbeInput with complete = false)
 };
-// How many bytes of the head the probe reads (inflated).
+// How many bytes of the head the probe reads (inflated): kProbeBytes past its leading
+// white space, which may be up to ByteSource::kMaxPeek less that. A pipe is read in
+// growing pieces, so that what its first bytes tell is told while its writer still writes.
 inline constexpr size_t kProbeBytes = 4096;
-Probe ProbeInput(std::string_view head);
+// `complete`: the head is all the probe will get (the input's end, or its largest head).
+Probe ProbeInput(std::string_view head, bool complete = true);
 
 class Input {
  public:

@@ -277,7 +277,7 @@ class PickleReader {
     // torch's snapshots inflate 9 to 20 times: one that inflates far more is made to take
     // the machine (a megabyte of gzip that would be gigabytes of one string or of MARKs).
     const uint64_t inflated = offset_ + end_ - pos_;
-    if (source_.gzipped() && inflated > kInflateFloor && inflated > kMaxInflation * source_.stored_offset()) {
+    if (source_.InflatesPastCap(inflated)) {
       ThrowInput(source_.name(), static_cast<int64_t>(offset_),
                  "not read: a gzipped snapshot that inflates more than " + std::to_string(kMaxInflation) +
                      " times its size past 64 MiB (" + std::to_string(source_.stored_offset()) + " bytes to " +
@@ -512,7 +512,7 @@ class PickleReader {
   static constexpr uint64_t kHeldFloor = uint64_t{1} << 22;
   static constexpr size_t kMaxStack = size_t{1} << 24;
   static constexpr uint64_t kMaxString = uint64_t{64} << 20;
-  static constexpr uint64_t kMaxInflation = 256, kInflateFloor = uint64_t{64} << 20;
+  static constexpr uint64_t kMaxInflation = ByteSource::kMaxInflation;
   ByteSource& source_;
   std::vector<uint8_t> buf_;
   size_t pos_ = 0, end_ = 0;

@@ -17,12 +17,9 @@ namespace {
 
 // protobuf's own limit on a message; a gzip that inflates past it is no profile.
 constexpr size_t kMaxMessage = size_t{2} << 30;
-// How much a gzipped profile may inflate, past a first kInflateFloor: convert's profiles
-// inflate 6 to 10 times, so a file that inflates 256 times its size is made to take the
-// machine (a few hundred KB that would be gigabytes of message), and memory stays within
-// 256 times the file.
-constexpr uint64_t kMaxInflation = 256;
-constexpr uint64_t kInflateFloor = uint64_t{64} << 20;
+// How much a gzipped profile may inflate: ByteSource::InflatesPastCap (convert's profiles
+// inflate 6 to 10 times), so memory stays within 256 times the file.
+constexpr uint64_t kMaxInflation = ByteSource::kMaxInflation;
 
 // protobuf's wire format, read with every length checked against what is left.
 class WireReader {
@@ -575,7 +572,7 @@ Profile ReadProfile(ByteSource& source, uint32_t max_depth) {
                  source.gzipped() ? "inflates past 2 GiB: larger than any profile protobuf can hold"
                                   : "larger than 2 GiB: larger than any profile protobuf can hold");
     }
-    if (source.gzipped() && total > kInflateFloor && total > kMaxInflation * source.stored_offset()) {
+    if (source.InflatesPastCap(total)) {
       ThrowInput(source.name(), static_cast<int64_t>(total),
                  "a gzipped profile that inflates more than " + std::to_string(kMaxInflation) + " times its size (" +
                      std::to_string(source.stored_offset()) + " bytes to " + std::to_string(total) +

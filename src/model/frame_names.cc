@@ -10,13 +10,36 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
-std::string_view ShortPath(std::string_view path) {
-  for (std::string_view marker : {"site-packages/", "dist-packages/"}) {
-    size_t at = path.rfind(marker);
-    if (at != std::string_view::npos) return path.substr(at + marker.size());
-  }
-  return path;
+namespace {
+
+// The end of `path` within `bytes`: from the first '/' in its last bytes, else from a
+// character's start.
+std::string_view Tail(std::string_view path, size_t bytes) {
+  if (path.size() <= bytes) return path;
+  std::string_view tail = path.substr(path.size() - bytes);
+  const size_t slash = tail.find('/');
+  if (slash != std::string_view::npos && slash + 1 < tail.size()) return tail.substr(slash + 1);
+  size_t i = 0;
+  while (i < tail.size() && (static_cast<unsigned char>(tail[i]) & 0xC0) == 0x80) ++i;
+  return tail.substr(i);
 }
+
+}  // namespace
+
+std::string_view ShortPath(std::string_view path) {
+  // A marker further back than the name keeps gives the same tail as none: only the end
+  // is searched, so a long path costs its name's length, not its own.
+  const size_t window = kNamePathBytes + 16;
+  const size_t from = path.size() > window ? path.size() - window : 0;
+  const std::string_view end = path.substr(from);
+  for (std::string_view marker : {"site-packages/", "dist-packages/"}) {
+    size_t at = end.rfind(marker);
+    if (at != std::string_view::npos) return Tail(end.substr(at + marker.size()), kNamePathBytes);
+  }
+  return Tail(path, kNamePathBytes);
+}
+
+std::string_view BoundedPath(std::string_view path) { return Tail(path, kFilePathBytes); }
 
 std::string_view WithoutParameters(std::string_view s) {
   if (s.empty() || s.back() != ')') return s;
@@ -75,7 +98,7 @@ Frame MakeFrame(std::string_view event_name) {
     if (e == d || e - d > 18 || system_name.substr(e, 3) != "): ") continue;
     std::string_view path = system_name.substr(0, at + 3);
     f.function = std::string(system_name.substr(e + 3));
-    f.filename = std::string(path);
+    f.filename = std::string(BoundedPath(path));
     f.line = std::stoll(std::string(system_name.substr(d, e - d)));
     f.name = f.function + " " + std::string(ShortPath(path)) + ":" + std::to_string(f.line);
     break;

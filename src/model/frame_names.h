@@ -16,7 +16,14 @@ std::string FrameSystemName(std::string_view event_name);
 
 // Python paths are long and mostly the same prefix; the readable name keeps what
 // follows the last site-packages/ (the module path), the full path stays in filename.
+// A name keeps at most the last kNamePathBytes of it, from a '/' (a snapshot can give one
+// file name to every frame through the pickle's memo: each frame's name would copy it).
+inline constexpr size_t kNamePathBytes = 512;
 std::string_view ShortPath(std::string_view path);
+// A file name as a frame keeps it: at most the last PATH_MAX (4096) bytes, from a '/'; a
+// longer one is no path a tool can open.
+inline constexpr size_t kFilePathBytes = 4096;
+std::string_view BoundedPath(std::string_view path);
 
 // A frame for a (cleaned) event name, its names decided here for every output: Python
 // frames "path.py(123): func" get file, line, the function "func" and the name

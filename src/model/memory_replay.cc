@@ -10,12 +10,27 @@
 
 namespace torch2pprof {
 
-bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_t line) {
+namespace {
+
+// IsSnapshotPlumbing's tests of the name alone and of the file name alone.
+bool PlumbingName(std::string_view name) {
   // torch/cuda/_memory_viz.py's _frame_filter: the same parts of names and file names.
   static constexpr std::string_view kFunctions[] = {"unwind::unwind",    "CapturedTraceback::gather",
                                                     "gather_with_cpp",   "_start",
                                                     "__libc_start_main", "PyEval_",
                                                     "PyObject_",         "PyFunction_"};
+  for (std::string_view f : kFunctions) {
+    if (name.find(f) != std::string_view::npos) return true;
+  }
+  // More than _memory_viz hides (docs/reference.md): the caching allocator's own frames
+  // and ATen's tensor factories below the operator, so that a stack ends at the operator
+  // that asked for memory.
+  if (name.find("CachingAllocator::") != std::string_view::npos) return true;
+  if (name.find("at::detail::empty") != std::string_view::npos) return true;  // the tensor factories
+  return name.find("at::detail::_empty") != std::string_view::npos;
+}
+
+bool PlumbingFile(std::string_view filename) {
   static constexpr std::string_view kFiles[] = {"core/boxing",
                                                 "/Register",
                                                 "/Redispatch",
@@ -26,21 +41,12 @@ bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_
                                                 "pycore_ceval.h",
                                                 "ceval.c",
                                                 "cpython/abstract.h"};
-  for (std::string_view f : kFunctions) {
-    if (name.find(f) != std::string_view::npos) return true;
-  }
   for (std::string_view f : kFiles) {
     if (filename.find(f) != std::string_view::npos) return true;
   }
-  // More than _memory_viz hides (docs/reference.md): the caching allocator's own frames
-  // and ATen's tensor factories below the operator, so that a stack ends at the operator
-  // that asked for memory; the generated dispatch
-  // wrappers where the file name has no directory ("RegisterCUDA_0.cpp"); and, among C++
-  // frames, the rest of the interpreter's C API (PyMethod_New, _PyObject_MakeTpCall,
-  // Py_RunMain) and the C library's start, which _memory_viz leaves between Python frames.
-  if (name.find("CachingAllocator::") != std::string_view::npos) return true;
   // The interpreter's C frames: CPython's sources (recorded with their lines when the
-  // unwinder has its debug information) and its C API by name (without a file).
+  // unwinder has its debug information); the generated dispatch wrappers where the file
+  // name has no directory ("RegisterCUDA_0.cpp").
   static constexpr std::string_view kCPython[] = {"Objects/", "Python/", "Include/", "Modules/", "Parser/"};
   const bool c_source = filename.size() > 2 &&
                         (filename.substr(filename.size() - 2) == ".c" || filename.substr(filename.size() - 2) == ".h");
@@ -50,14 +56,23 @@ bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_
       if (at != std::string_view::npos && (at == 0 || filename[at - 1] == '/')) return true;
     }
   }
-  const bool py_api = name.rfind("_Py", 0) == 0 || (name.size() > 2 && name.rfind("Py", 0) == 0 &&
-                                                    (name[2] == '_' || (name[2] >= 'A' && name[2] <= 'Z')));
-  if (py_api && !IsPythonFrame(filename, line)) return true;
-  if (name.find("at::detail::empty") != std::string_view::npos) return true;  // the tensor factories
-  if (name.find("at::detail::_empty") != std::string_view::npos) return true;
-  if (filename.rfind("Register", 0) == 0 || filename.rfind("Redispatch", 0) == 0) return true;
-  if (line == 0 && name.rfind("__libc_", 0) == 0) return true;
-  return false;
+  return filename.rfind("Register", 0) == 0 || filename.rfind("Redispatch", 0) == 0;
+}
+
+// The interpreter's C API by name (without a file): _Py*, Py_*, PyX*.
+bool PyApi(std::string_view name) {
+  return name.rfind("_Py", 0) == 0 ||
+         (name.size() > 2 && name.rfind("Py", 0) == 0 && (name[2] == '_' || (name[2] >= 'A' && name[2] <= 'Z')));
+}
+
+}  // namespace
+
+bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_t line) {
+  // Among C++ frames, the rest of the interpreter's C API (PyMethod_New,
+  // _PyObject_MakeTpCall, Py_RunMain) and the C library's start, which _memory_viz leaves
+  // between Python frames.
+  return PlumbingName(name) || PlumbingFile(filename) || (PyApi(name) && !IsPythonFrame(filename, line)) ||
+         (line == 0 && name.rfind("__libc_", 0) == 0);
 }
 
 bool IsPythonFrame(std::string_view filename, int64_t line) {
@@ -141,43 +156,6 @@ int64_t ReservedChange(const SnapshotEvent& e) {
                                                                                    : 0;
 }
 
-std::string FrameName(const MemorySnapshot& s, uint32_t frame) {
-  const SnapshotFrame& f = s.frames[frame];
-  std::string name(s.strings.Get(f.name));
-  if (f.line > 0) name += " " + std::string(ShortPath(s.strings.Get(f.filename))) + ":" + std::to_string(f.line);
-  return name;
-}
-
-std::string StackSite(const MemorySnapshot& s, uint32_t stack) {
-  const std::vector<uint32_t>& frames = s.stacks[stack];  // innermost first
-  for (uint32_t f : frames) {
-    if (IsPythonFrame(s.strings.Get(s.frames[f].filename), s.frames[f].line)) return FrameName(s, f);
-  }
-  // No Python frame (the autograd engine's threads, C++ callers): the backward node that
-  // ran (a torch::autograd node's apply: generated::MmBackward0, AccumulateGrad), else the
-  // operator called, else the innermost frame shown; a C++ name without its parameter list.
-  auto name = [&](uint32_t f) { return s.strings.Get(s.frames[f].name); };
-  auto bare = [](std::string_view n) { return std::string(WithoutParameters(n)); };
-  static constexpr std::string_view kAutograd = "torch::autograd::", kApply = "::apply", kOp = "at::_ops::";
-  for (uint32_t f : frames) {
-    const std::string_view n = name(f);
-    if (n.rfind(kAutograd, 0) != 0) continue;
-    const std::string node = bare(n);
-    if (node.size() <= kApply.size() || node.compare(node.size() - kApply.size(), kApply.size(), kApply) != 0) continue;
-    const std::string cls = node.substr(0, node.size() - kApply.size());
-    return "[backward] " + cls.substr(cls.rfind("::") + 2);
-  }
-  for (uint32_t f : frames) {
-    const std::string_view n = name(f);
-    if (n.rfind(kOp, 0) == 0 && n.find("::call(") != std::string_view::npos) return bare(n);
-  }
-  for (uint32_t f : frames) {
-    const SnapshotFrame& sf = s.frames[f];
-    if (!IsSnapshotPlumbing(name(f), s.strings.Get(sf.filename), sf.line)) return bare(name(f));
-  }
-  return "[no stack recorded]";
-}
-
 std::string DisagreeLine(const std::string& device) {
   return device +
          ": the ring and the segments disagree: replayed back from the dump, the ring frees more than was "
@@ -227,6 +205,85 @@ std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device,
     }
   }
   return out;
+}
+
+std::string SnapshotNames::Cut(std::string_view name) {
+  if (name.size() <= kFrameNameBytes) return std::string(name);
+  size_t cut = kFrameNameBytes;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(name.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
+const SnapshotNames::NameFacts& SnapshotNames::Name(uint32_t id) {
+  NameFacts& f = names_[id];
+  if (f.known) return f;
+  f.known = true;
+  const std::string_view n = s_.strings.Get(id);
+  f.plumbing = PlumbingName(n);
+  f.py_api = PyApi(n);
+  f.libc = n.rfind("__libc_", 0) == 0;
+  static constexpr std::string_view kAutograd = "torch::autograd::", kApply = "::apply", kOp = "at::_ops::";
+  f.op_call = n.rfind(kOp, 0) == 0 && n.find("::call(") != std::string_view::npos;
+  if (n.rfind(kAutograd, 0) == 0) {
+    const std::string_view node = WithoutParameters(n);
+    if (node.size() > kApply.size() && node.substr(node.size() - kApply.size()) == kApply) {
+      const std::string_view cls = node.substr(0, node.size() - kApply.size());
+      f.backward = "[backward] " + std::string(cls.substr(cls.rfind("::") + 2));
+    }
+  }
+  return f;
+}
+
+const SnapshotNames::FileFacts& SnapshotNames::File(uint32_t id) {
+  FileFacts& f = files_[id];
+  if (!f.known) f.known = true, f.plumbing = PlumbingFile(s_.strings.Get(id));
+  return f;
+}
+
+const std::string& SnapshotNames::Bare(uint32_t name_id) {
+  auto [it, added] = bare_.try_emplace(name_id);
+  if (added) it->second = std::string(WithoutParameters(s_.strings.Get(name_id)));
+  return it->second;
+}
+
+bool SnapshotNames::IsPlumbing(uint32_t frame) {
+  const SnapshotFrame& f = s_.frames[frame];
+  const NameFacts& n = Name(f.name);
+  return n.plumbing || File(f.filename).plumbing || (n.py_api && !IsPythonFrame(s_.strings.Get(f.filename), f.line)) ||
+         (f.line == 0 && n.libc);
+}
+
+const std::string& SnapshotNames::FrameName(uint32_t frame) {
+  auto [it, added] = frame_names_.try_emplace(frame);
+  if (!added) return it->second;
+  const SnapshotFrame& f = s_.frames[frame];
+  it->second = Cut(s_.strings.Get(f.name));
+  if (f.line > 0) it->second += " " + std::string(ShortPath(s_.strings.Get(f.filename))) + ":" + std::to_string(f.line);
+  return it->second;
+}
+
+const std::string& SnapshotNames::StackSite(uint32_t stack) {
+  const std::string*& site = sites_[stack];
+  if (site) return *site;
+  static const std::string kNoStack = "[no stack recorded]";
+  const std::vector<uint32_t>& frames = s_.stacks[stack];  // innermost first
+  for (uint32_t f : frames) {
+    if (IsPythonFrame(s_.strings.Get(s_.frames[f].filename), s_.frames[f].line)) return *(site = &FrameName(f));
+  }
+  // No Python frame (the autograd engine's threads, C++ callers): the backward node that
+  // ran (a torch::autograd node's apply: generated::MmBackward0, AccumulateGrad), else the
+  // operator called, else the innermost frame shown; a C++ name without its parameter list.
+  for (uint32_t f : frames) {
+    const NameFacts& n = Name(s_.frames[f].name);
+    if (!n.backward.empty()) return *(site = &n.backward);
+  }
+  for (uint32_t f : frames) {
+    if (Name(s_.frames[f].name).op_call) return *(site = &Bare(s_.frames[f].name));
+  }
+  for (uint32_t f : frames) {
+    if (!IsPlumbing(f)) return *(site = &Bare(s_.frames[f].name));
+  }
+  return *(site = &kNoStack);
 }
 
 }  // namespace torch2pprof

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "load/snapshot.h"
@@ -50,17 +51,6 @@ int64_t Requested(const SnapshotBlock& b);
 int64_t AllocatedChange(const SnapshotEvent& e);
 int64_t ReservedChange(const SnapshotEvent& e);
 
-// A frame as every output names it, as a trace's Python frames are named: Python frames
-// "function path:line" (the path after site-packages/), C++ frames their name as recorded.
-std::string FrameName(const MemorySnapshot& s, uint32_t frame);
-// The code a stack's allocation is put down to in analyze: its innermost frame of Python
-// code (a .py file and a line; never the interpreter's C frames, whose lines are C's);
-// else the autograd node that ran ("[backward] MeanBackward0", "[backward]
-// AccumulateGrad": the engine's threads have no Python frame), else the operator called
-// ("at::_ops::div_Tensor::call"), else its innermost frame not hidden (C++ names without
-// their parameters); else "[no stack recorded]".
-std::string StackSite(const MemorySnapshot& s, uint32_t stack);
-
 // What the comments and warnings say of a device whose ring and segments disagree.
 std::string DisagreeLine(const std::string& device);
 
@@ -81,5 +71,48 @@ std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device,
 bool IsSnapshotPlumbing(std::string_view name, std::string_view filename, int64_t line);
 // Whether a frame is Python code: a .py file and a line.
 bool IsPythonFrame(std::string_view filename, int64_t line);
+
+// What a snapshot's frames and stacks are called, each fact decided once per string.
+// FrameName: as every output names a frame, as a trace's Python frames are named: Python
+// frames "function path:line" (the path after site-packages/), C++ frames their name as
+// recorded. StackSite: the code a stack's allocation is put down to in analyze: its
+// innermost frame of Python code (a .py file and a line; never the interpreter's C frames,
+// whose lines are C's); else the autograd node that ran ("[backward] MeanBackward0",
+// "[backward] AccumulateGrad": the engine's threads have no Python frame), else the
+// operator called ("at::_ops::div_Tensor::call"), else its innermost frame not hidden (C++
+// names without their parameters); else "[no stack recorded]". IsPlumbing: as
+// IsSnapshotPlumbing. Each fact once per string: frames can share one long name or file name through the pickle's memo,
+// and deciding per frame or per stack cost frames x its length (1 MiB file names: gigabytes). A name is held once per
+// frame (its name part cut at kFrameNameBytes), a site's text once per frame or name; references stay valid for the
+// object's life.
+class SnapshotNames {
+ public:
+  static constexpr size_t kFrameNameBytes = 4096;
+  explicit SnapshotNames(const MemorySnapshot& s) : s_(s) {}
+  // A recorded name as frames hold it: its first kFrameNameBytes, cut where a character
+  // starts, then "…".
+  static std::string Cut(std::string_view name);
+  bool IsPlumbing(uint32_t frame);
+  const std::string& FrameName(uint32_t frame);
+  const std::string& StackSite(uint32_t stack);
+
+ private:
+  struct NameFacts {
+    bool known = false, plumbing = false, py_api = false, libc = false, op_call = false;
+    std::string backward;  // "[backward] Node" for an autograd node's apply, else empty
+  };
+  struct FileFacts {
+    bool known = false, plumbing = false;
+  };
+  const NameFacts& Name(uint32_t id);
+  const FileFacts& File(uint32_t id);
+  const std::string& Bare(uint32_t name_id);  // without its parameter list
+
+  const MemorySnapshot& s_;
+  std::unordered_map<uint32_t, NameFacts> names_;                 // by string id
+  std::unordered_map<uint32_t, FileFacts> files_;                 // by string id
+  std::unordered_map<uint32_t, std::string> frame_names_, bare_;  // by frame, by string id
+  std::unordered_map<uint32_t, const std::string*> sites_;        // by stack
+};
 
 }  // namespace torch2pprof

@@ -701,9 +701,12 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
                  a.slow_ranks.empty() ? Note(NoSlowRank(a)) : HtmlTable("slow-table", SlowRanksTable(a), o.top, true));
   out += Section("collectives", "Collectives (time per rank; the rank with least time usually arrived last)",
                  a.collectives.empty() ? Note("(no nccl:/gloo: collectives or communication kernels)")
-                                       : HtmlTable("collectives-table", CollectivesTable(a), o.top, true));
-  out += Section("alignment", "Step alignment (step N on every rank)",
-                 a.steps.empty() ? Note("(no steps)") : HtmlTable("alignment-table", AlignmentTable(a), o.top, true));
+                                       : HtmlTable("collectives-table", CollectivesTable(a), o.top, true) +
+                                             (CollectivesNote(a).empty() ? "" : Note(CollectivesNote(a))));
+  out += Section(
+      "alignment", "Step alignment (step N on every rank)",
+      (AlignmentNote(a).empty() ? "" : Note(AlignmentNote(a))) +
+          (a.steps.empty() ? Note("(no steps)") : HtmlTable("alignment-table", AlignmentTable(a), o.top, true)));
   return out + PageEnd();
 }
 

@@ -105,7 +105,9 @@ std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {
   out += Section("Collectives (time per rank; the rank with least time usually arrived last)");
   out += a.collectives.empty() ? "(no nccl:/gloo: collectives or communication kernels)\n"
                                : WriteText(CollectivesTable(a), o.top);
+  if (!CollectivesNote(a).empty()) out += Wrap(CollectivesNote(a), "", " ");
   out += Section("Step alignment (step N on every rank)");
+  if (!AlignmentNote(a).empty()) out += Wrap(AlignmentNote(a), "", " ");
   out += a.steps.empty() ? "(no steps)\n" : WriteText(AlignmentTable(a), o.top);
   return VisibleLines(out);  // the safety net: names were made visible where they were written
 }
@@ -124,7 +126,10 @@ std::string RenderRanksJson(const RanksAnalysis& a, const ReportOptions& o) {
   WriteJson(j, StragglersTable(a), o.rows);
   WriteJson(j, SlowRanksTable(a), o.rows);
   WriteJson(j, CollectivesTable(a), o.rows);
+  j.FieldInt("collectives_left_out", static_cast<int64_t>(a.collectives_left_out));
   WriteJson(j, AlignmentTable(a), o.rows);
+  j.Key("step_alignment_by");
+  j.String(a.steps_by_position ? "position" : "name");
   WriteJson(j, RanksRecommendationsTable(a), o.rows);
   j.Close('}');
   return j.out + "\n";

@@ -122,6 +122,19 @@ DataTable<RankSpread> SpreadTable(const RanksAnalysis& a) {
   return t;
 }
 
+std::string CollectivesNote(const RanksAnalysis& a) {
+  if (!a.collectives_left_out) return "";
+  return "(" + FormatCount(a.collectives_left_out) +
+         " more collectives by name, with no larger spread, are left out: a row holds a value per rank, and the rows "
+         "kept are as many as the ranks' collectives pay for)";
+}
+
+std::string AlignmentNote(const RanksAnalysis& a) {
+  if (!a.steps_by_position) return "";
+  return "(the ranks' step names differ, as when each rank starts at its own iteration: step k is each rank's k-th "
+         "analysed step, up to the ranks' median count)";
+}
+
 DataTable<CollectiveRow> CollectivesTable(const RanksAnalysis& a) {
   DataTable<CollectiveRow> t{"collectives",
                              a.collectives,

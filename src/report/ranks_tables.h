@@ -28,6 +28,10 @@ std::string WaitNote(const RanksAnalysis& a);
 // What the report says where there is no straggler, and no slow rank.
 std::string NoLateRank(const RanksAnalysis& a);
 std::string NoSlowRank(const RanksAnalysis& a);
+// What the collectives and step alignment tables leave out or align by position, in one
+// sentence each; empty when they hold every row by name.
+std::string CollectivesNote(const RanksAnalysis& a);
+std::string AlignmentNote(const RanksAnalysis& a);
 
 DataTable<RankSummary> RanksTable(const RanksAnalysis& a);
 DataTable<SlowRank> SlowRanksTable(const RanksAnalysis& a);

@@ -286,6 +286,28 @@ def bounded_checks(c, binary, tmp):
                  [] if r.returncode == 0 and rss < 4 * size + 60 else [f'exit {r.returncode}, {rss:.0f} MiB: '
                                                                        f'{r.stderr[-300:]!r}'])
 
+    # Summaries made to cost more than their size, gzipped: an unread key holding arrays
+    # nested 100 million deep, a 512 MiB key, a gigabyte of white space. Each is refused in
+    # one line naming its cap, in bounded memory, before it is read whole.
+    head = b'{"torch2pprof_summary":1,'
+    mib = 1 << 20
+    hostile = [  # (what, the parts written in turn: (bytes, times), the cap named)
+        ('arrays nested 100 million deep', [(head + b'"x":', 1), (b'[' * mib, 100)], 'nested deeper than 512'),
+        ('a 512 MiB key', [(head + b'"', 1), (b'k' * mib, 512), (b'":1}', 1)], 'a key longer than 4096 bytes'),
+        ('a gigabyte of white space', [(head, 1), (b' ' * mib, 1024), (b'}', 1)], 'inflates more than 256 times'),
+    ]
+    for what, parts, message in hostile:
+        path = os.path.join(tmp, 'hostile.summary.json.gz')
+        with gzip.open(path, 'wb', compresslevel=6) as f:
+            for chunk, times in parts:
+                for _ in range(times):
+                    f.write(chunk)
+        r, rss = peak_rss_mb([binary, 'analyze', '--format', 'json', path])
+        err = r.stderr.decode(errors='replace') if isinstance(r.stderr, bytes) else r.stderr
+        ok = r.returncode == 1 and rss < 100 and err.count('\n') == 1 and message in err
+        c.report(f'a {os.path.getsize(path) // 1024} KB summary of {what}: refused in {rss:.0f} MiB, naming the cap',
+                 [] if ok else [f'exit {r.returncode}, {rss:.0f} MiB: {err[-300:]!r}'])
+
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -9,11 +9,10 @@ Traces (Chrome trace JSON), each with ProfilerSteps so that the critical path is
 - long_name:  one operator with a 1 MiB name spanning n steps
 - steps_html: n steps, for the HTML's per-step lists
 Memory snapshots (pickles):
-- shared_file: n blocks whose frames share one 64 KiB file name through the pickle memo
+- shared_file: n blocks whose frames share one 1 MiB file name through the pickle memo
 - devices:    n devices with a segment each
 Rank summaries (torch2pprof summarize's JSON):
 - ranks_renumbered: n ranks whose step numbers all differ (each starts at its own iteration)
-- skip_nesting: a summary holding an unread key of n nested arrays
 """
 import json
 import math
@@ -103,7 +102,7 @@ def steps_html(n):
 
 
 def shared_file(n):
-    name = 'f' * (1 << 16) + '.py'
+    name = '/'.join(['d' * 255] * (1 << 12)) + '/train.py'  # 1 MiB
     frame = {'name': 'step', 'filename': name, 'line': 3}
     blocks = [{'address': i * 512, 'size': 512, 'requested_size': 512, 'state': 'active_allocated',
                'frames': [frame, {'name': f'fn{i}', 'filename': name, 'line': i}]} for i in range(n)]
@@ -118,3 +117,16 @@ def devices(n):
                                                    'state': 'active_allocated', 'frames': []}]}
                                       for d in range(n)],
                          'device_traces': []}, protocol=4)
+
+
+def ranks_renumbered(n, source):
+    """n rank summaries made from `source` (a summary's JSON), each rank's steps numbered
+    from its own iteration and its collective named its own: {file name: bytes}."""
+    src = json.loads(source)
+    out = {}
+    for r in range(n):
+        t = dict(src, rank=r, world_size=n)
+        t['steps'] = [dict(st, name=f'ProfilerStep#{r * 10 + k}') for k, st in enumerate(src['steps'])]
+        t['collectives'] = [dict(c, name=f'{c["name"]}_{r}') for c in src['collectives']]
+        out[f'rank{r:05d}.summary.json'] = json.dumps(t).encode()
+    return out

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "base/magic.h"
@@ -139,6 +140,45 @@ TEST(Magic, PredicatesOnHeads) {
   EXPECT_FALSE(StartsLikeProfile("\n{\"traceEvents\": []}"));
   EXPECT_TRUE(StartsLikeSummary("{\"torch2pprof_summary\":1}"));
   EXPECT_FALSE(StartsLikeSummary("{\"traceEvents\": []}"));
+}
+
+// The kind is told by the first token, past any leading white space of the head.
+TEST(Input, LeadingWhiteSpaceIsReadPastToTheFirstToken) {
+  const std::string blanks(5000, ' ');
+  EXPECT_EQ(ProbeOf(blanks + "{\"torch2pprof_summary\":1}").kind, InputKind::kSummary);
+  EXPECT_EQ(ProbeOf(blanks + "\n\t" + blanks + "{\"torch2pprof_summary\":1}").kind, InputKind::kSummary);
+  EXPECT_EQ(ProbeOf(blanks + "{\"traceEvents\": []}").kind, InputKind::kTrace);
+}
+
+// A table of key_averages() rows is told from a bare-array trace by the objects' own keys,
+// not by what their args hold.
+TEST(Input, AKeyAveragesTableIsToldFromATraceByItsRowsOwnKeys) {
+  const std::string row = R"({"key": "aten::mm", "count": 3, "self_cpu_us": 10.5, "cpu_time_total": 20})";
+  EXPECT_FALSE(ProbeOf("[" + row + ", " + row + "]").refused.empty());
+  const std::string event =
+      R"({"name": "aten::mm", "args": {"count": 1, "self_cpu_us": 2}, "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1})";
+  EXPECT_TRUE(ProbeOf("[" + event + "]").refused.empty());
+  EXPECT_EQ(KeyAveragesVerdict("[" + event.substr(0, 40), false), -1);  // the head ends inside its args
+  EXPECT_EQ(KeyAveragesVerdict("[" + event, true), 0);
+  // A row, then a trace event: no table.
+  EXPECT_EQ(KeyAveragesVerdict("[" + row + ", {\"ph\": \"X\", \"name\": \"x\"}]", true), 0);
+}
+
+// What a pipe's first bytes tell is told while its writer still holds it open.
+TEST(Input, AFifoIsToldAsSoonAsItsHeadTells) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/summary";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::promise<void> told;
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);
+    out << "{\"torch2pprof_summary\":1,\"producer\":\"torch2pprof\"," << std::flush;
+    told.get_future().wait();  // open until the probe has told: a probe that waits for more hangs here
+  });
+  Input in(fifo);
+  EXPECT_EQ(in.kind(), InputKind::kSummary);
+  told.set_value();
+  writer.join();
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "model/frame_names.h"
+
 namespace torch2pprof {
 namespace {
 
@@ -89,12 +91,30 @@ TEST(MemoryReplay, SitesAreCode) {
   const uint32_t mm = frame("torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)", "??", 0);
   const uint32_t node = frame("torch::autograd::Node::operator()(std::vector<at::Tensor>&&)", "", 0);
   s.stacks = {{}, {alloc, op, cfunction, einsum}, {alloc, op, grad, node}, {alloc, op, mm, node}, {alloc, op}, {alloc}};
-  EXPECT_EQ(StackSite(s, 1), "einsum torch/functional.py:407");
-  EXPECT_EQ(StackSite(s, 2), "[backward] AccumulateGrad");
-  EXPECT_EQ(StackSite(s, 3), "[backward] MmBackward0");
-  EXPECT_EQ(StackSite(s, 4), "at::_ops::empty_strided::call");
-  EXPECT_EQ(StackSite(s, 5), "[no stack recorded]");
-  EXPECT_EQ(StackSite(s, 0), "[no stack recorded]");
+  SnapshotNames names(s);
+  EXPECT_EQ(names.StackSite(1), "einsum torch/functional.py:407");
+  EXPECT_EQ(names.StackSite(2), "[backward] AccumulateGrad");
+  EXPECT_EQ(names.StackSite(3), "[backward] MmBackward0");
+  EXPECT_EQ(names.StackSite(4), "at::_ops::empty_strided::call");
+  EXPECT_EQ(names.StackSite(5), "[no stack recorded]");
+  EXPECT_EQ(names.StackSite(0), "[no stack recorded]");
+}
+
+// Frames that share one long name and one long file name (the pickle's memo makes that
+// cheap in the input): each frame's name holds a bounded part of them.
+TEST(SnapshotNames, LongSharedNamesAreHeldCutOncePerFrame) {
+  MemorySnapshot s;
+  const std::string file = std::string(1 << 20, 'd') + "/train.py", fn(1 << 20, 'f');
+  for (int line = 1; line <= 3; ++line)
+    s.frames.push_back(SnapshotFrame{s.strings.Intern(fn), s.strings.Intern(file), line});
+  s.stacks = {{0}, {1}, {2}};
+  SnapshotNames names(s);
+  for (uint32_t f = 0; f < 3; ++f) {
+    const std::string& n = names.FrameName(f);
+    EXPECT_LE(n.size(), SnapshotNames::kFrameNameBytes + kNamePathBytes + 32);
+    EXPECT_EQ(n.substr(n.size() - 11), " train.py:" + std::to_string(f + 1)) << n.substr(n.size() - 20);
+    EXPECT_EQ(&names.StackSite(f), &n);  // the site is the frame's name, not a copy
+  }
 }
 
 }  // namespace

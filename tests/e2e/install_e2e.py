@@ -83,15 +83,28 @@ def check_install(t, a, work):
     leaked = [flag for flag in ('-march', '-Wall', '-fsanitize', 'torch2pprof_flags', 'nlohmann') if flag in targets]
     t.report('the exported target carries no build flags', [f'{x} in torch2pprofTargets.cmake' for x in leaked])
 
-    build = os.path.join(work, 'consumer-build')
-    steps = [['cmake', '-S', os.path.join(a.source, 'tests', 'consumer'), '-B', build,
-              f'-DCMAKE_PREFIX_PATH={prefix}', '-DCMAKE_BUILD_TYPE=Release'],
-             ['cmake', '--build', build, '-j2']]
-    for step in steps:
-        r = subprocess.run(step, capture_output=True, text=True)
-        if r.returncode:
-            return t.report('consumer builds with find_package(torch2pprof)', [f'{step[:2]}: {(r.stdout + r.stderr)[-600:]}'])
-    t.report('consumer builds with find_package(torch2pprof)', [])
+    # The consumer with the cmake on PATH and with the one that configured this build (pip's
+    # CMake 4 refuses policy versions below 3.5, in a package's config files too).
+    cmakes = [shutil.which('cmake')] + ([a.cmake] if a.cmake else [])
+    seen = set()
+    for cmake in cmakes:
+        if not cmake or os.path.realpath(cmake) in seen:
+            continue
+        seen.add(os.path.realpath(cmake))
+        version = subprocess.run([cmake, '--version'], capture_output=True, text=True).stdout.split('\n')[0]
+        build = os.path.join(work, f'consumer-build-{len(seen)}')
+        steps = [[cmake, '-S', os.path.join(a.source, 'tests', 'consumer'), '-B', build,
+                  f'-DCMAKE_PREFIX_PATH={prefix}', '-DCMAKE_BUILD_TYPE=Release'],
+                 [cmake, '--build', build, '-j2']]
+        problems = []
+        for step in steps:
+            r = subprocess.run(step, capture_output=True, text=True)
+            if r.returncode:
+                problems = [f'{step[1]}: {(r.stdout + r.stderr)[-600:]}']
+                break
+        t.report(f'consumer builds with find_package(torch2pprof) ({version})', problems)
+        if problems:
+            return
 
     trace = os.path.join(a.source, 'testdata', 'real', 'torch211', 'lm_train.pt.trace.json.gz')
     mine, theirs = os.path.join(work, 'consumer.pb.gz'), os.path.join(work, 'cli.pb.gz')
@@ -207,6 +220,7 @@ def main():
     ap.add_argument('--source', required=True)
     ap.add_argument('--build', required=True)
     ap.add_argument('--skip-install', action='store_true', help='sanitizer builds: a consumer cannot link them')
+    ap.add_argument('--cmake', help='the cmake that configured this build: the consumer is built with it too')
     a = ap.parse_args()
     t = Tally()
     with tempfile.TemporaryDirectory() as work:

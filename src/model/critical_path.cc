@@ -1,6 +1,7 @@
 #include "model/critical_path.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -44,36 +45,40 @@ class Innermost {
 HostTimeline::HostTimeline(const LaneStacks& lane) : p_(lane.pieces) {
   // The lane builder's rule: at each instant the innermost is the open piece that started
   // last (pieces are in start order, so the highest index open). It changes only where a
-  // piece starts or ends: one sweep over both, the open pieces in a heap whose ended tops
-  // are dropped as they surface. A stretch starts at every start and end, also where the
-  // innermost stays (a child ending gives its parent the time again from there).
-  std::vector<std::pair<int64_t, uint32_t>> ends;
-  ends.reserve(p_.size());
-  for (uint32_t i = 0; i < p_.size(); ++i) ends.push_back({p_[i].end_ns, i});
-  std::sort(ends.begin(), ends.end());
+  // piece starts or ends: one sweep over both, holding only the open pieces (by end, to
+  // find the next end; by index, for the innermost, ended ones dropped as they surface).
+  // A stretch starts at every start and end, also where the innermost stays (a child
+  // ending gives its parent the time again from there).
+  using Ending = std::pair<int64_t, uint32_t>;
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> ending;
   std::priority_queue<uint32_t> open;
-  size_t s = 0, e = 0;
-  while (s < p_.size() || e < ends.size()) {
-    const int64_t at = s == p_.size()     ? ends[e].first
-                       : e == ends.size() ? p_[s].start_ns
-                                          : std::min(p_[s].start_ns, ends[e].first);
-    for (; s < p_.size() && p_[s].start_ns == at; ++s) open.push(static_cast<uint32_t>(s));
-    while (e < ends.size() && ends[e].first == at) ++e;
+  const uint32_t n = static_cast<uint32_t>(p_.size());
+  uint32_t s = 0;
+  while (s < n || !ending.empty()) {
+    uint32_t from;
+    if (s < n && (ending.empty() || p_[s].start_ns <= ending.top().first)) {
+      from = s << 1;
+    } else {
+      from = ending.top().second << 1 | 1;
+    }
+    const int64_t at = (from & 1) ? p_[from >> 1].end_ns : p_[from >> 1].start_ns;
+    for (; s < n && p_[s].start_ns == at; ++s) open.push(s), ending.push({p_[s].end_ns, s});
+    while (!ending.empty() && ending.top().first <= at) ending.pop();
     while (!open.empty() && p_[open.top()].end_ns <= at) open.pop();
-    at_.push_back(at);
+    from_.push_back(from);
     piece_.push_back(open.empty() ? kIdle : open.top());
   }
 }
 
 int64_t HostTimeline::StretchBefore(int64_t t, size_t* hint) const {
   // The last stretch starting before t: a few steps from the hint, else searched.
-  if (hint && *hint < at_.size()) {
+  if (hint && *hint < from_.size()) {
     int64_t at = static_cast<int64_t>(*hint);
     for (int step = 0; step < 16 && at >= 0; ++step) {
       const size_t u = static_cast<size_t>(at);
-      if (at_[u] >= t) {
+      if (stretch_start(u) >= t) {
         --at;
-      } else if (u + 1 < at_.size() && at_[u + 1] < t) {
+      } else if (u + 1 < from_.size() && stretch_start(u + 1) < t) {
         ++at;
       } else {
         return at;
@@ -81,9 +86,22 @@ int64_t HostTimeline::StretchBefore(int64_t t, size_t* hint) const {
     }
     if (at < 0) return -1;
   }
-  const int64_t i = (std::lower_bound(at_.begin(), at_.end(), t) - at_.begin()) - 1;
+  const int64_t i = static_cast<int64_t>(FirstFrom(t)) - 1;
   if (hint) *hint = static_cast<size_t>(std::max<int64_t>(i, 0));
   return i;
+}
+
+size_t HostTimeline::FirstFrom(int64_t t) const {
+  size_t lo = 0, hi = from_.size();  // the first stretch starting at or after t
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (stretch_start(mid) < t) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 Stretch HostTimeline::Before(int64_t t, size_t* hint) const {
@@ -96,26 +114,26 @@ Stretch HostTimeline::Before(int64_t t, size_t* hint) const {
   }
   const size_t u = static_cast<size_t>(i);
   if (piece_[u] == kIdle) {
-    s.end = at_[u];
+    s.end = stretch_start(u);
     return s;
   }
   s.found = true;
   s.piece = piece_[u];
-  s.start = at_[u];
+  s.start = stretch_start(u);
   s.end = p_[piece_[u]].end_ns;
   return s;
 }
 
 HostTimeline::Cursor::Cursor(const HostTimeline& tl, int64_t t) : tl_(tl), at_(t) {
   // The stretch holding [t, t + 1ns): the last starting at or before t.
-  i_ = (std::upper_bound(tl.at_.begin(), tl.at_.end(), t) - tl.at_.begin()) - 1;
+  i_ = static_cast<int64_t>(tl.FirstFrom(t == std::numeric_limits<int64_t>::max() ? t : t + 1)) - 1;
 }
 
 Stretch HostTimeline::Cursor::Next() {
   Stretch s;
   s.start = at_;
   if (i_ < 0) {
-    s.end = tl_.at_.empty() ? std::numeric_limits<int64_t>::max() : tl_.at_[0];
+    s.end = tl_.from_.empty() ? std::numeric_limits<int64_t>::max() : tl_.stretch_start(0);
   } else {
     const size_t u = static_cast<size_t>(i_);
     s.end = tl_.stretch_end(u);
@@ -125,7 +143,7 @@ Stretch HostTimeline::Cursor::Next() {
     }
   }
   // The last stretch lasts to the end of time: the cursor stays in it.
-  if (i_ + 1 < static_cast<int64_t>(tl_.at_.size())) ++i_;
+  if (i_ + 1 < static_cast<int64_t>(tl_.from_.size())) ++i_;
   at_ = s.end;
   return s;
 }

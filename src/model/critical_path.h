@@ -66,9 +66,14 @@ class HostTimeline {
   Stretch Before(int64_t t, size_t* hint = nullptr) const;
   // The stretch holding instant t (over (t - 1ns, t]), -1 for none: before the first piece.
   int64_t StretchBefore(int64_t t, size_t* hint) const;
-  size_t stretches() const { return at_.size(); }
-  int64_t stretch_start(size_t i) const { return at_[i]; }
-  int64_t stretch_end(size_t i) const { return i + 1 < at_.size() ? at_[i + 1] : std::numeric_limits<int64_t>::max(); }
+  size_t stretches() const { return from_.size(); }
+  int64_t stretch_start(size_t i) const {
+    const Piece& p = p_[from_[i] >> 1];
+    return from_[i] & 1 ? p.end_ns : p.start_ns;
+  }
+  int64_t stretch_end(size_t i) const {
+    return i + 1 < from_.size() ? stretch_start(i + 1) : std::numeric_limits<int64_t>::max();
+  }
   // kIdle: no piece open.
   static constexpr uint32_t kIdle = UINT32_MAX;
   uint32_t stretch_piece(size_t i) const { return piece_[i]; }
@@ -87,7 +92,12 @@ class HostTimeline {
 
  private:
   const std::vector<Piece>& p_;
-  std::vector<int64_t> at_;      // stretch i is (at_[i], at_[i + 1]] for Before, [at_[i], at_[i + 1]) for Cursor
+  // The first stretch starting at or after t (stretches() if none).
+  size_t FirstFrom(int64_t t) const;
+  // Stretch i begins where piece from_[i] / 2 starts (from_[i] even) or ends (odd): 8
+  // bytes a stretch, two stretches a piece. It holds (start, next start] for Before and
+  // [start, next start) for the cursor.
+  std::vector<uint32_t> from_;
   std::vector<uint32_t> piece_;  // its innermost piece, or kIdle
 };
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Every --sample-type of convert, in every output format it applies to, for a trace and a
-memory snapshot, read back by the real clients:
+"""Every --sample-type of convert, in every output format it applies to, for each kind of
+input convert reads (a trace, a memory snapshot, profiles merged with -o), read back by
+the real clients:
 - pprof: `go tool pprof -raw` reads it, it holds that type alone, and its total equals the
   total of that type in the profile convert writes by default;
 - folded stacks: the counts add up to the same total;
@@ -40,17 +41,19 @@ def raw_totals(path):
     return dict(zip(types, totals))
 
 
-def check(c, binary, tmp, path, formats):
-    name = os.path.basename(path).split('.')[0]
+def check(c, binary, tmp, path, formats, merged=None):
+    """`merged`: profiles merged with -o, instead of `path` converted alone."""
+    name = 'profiles' if merged else os.path.basename(path).split('.')[0]
     default = os.path.join(tmp, 'default.pb.gz')
-    subprocess.run([binary, 'convert', '--quiet', path, default], check=True)
+    inputs = merged or [path]
+    subprocess.run([binary, 'convert', '--quiet', '-o', default] + inputs, check=True)
     want = raw_totals(default)
     units = raw_totals.units
     for t, total in want.items():
         for fmt in formats:
             out = os.path.join(tmp, f'{name}_{t}.{fmt}')
-            r = subprocess.run([binary, 'convert', '--quiet', '--sample-type', t, path, out], capture_output=True,
-                               text=True)
+            r = subprocess.run([binary, 'convert', '--quiet', '--sample-type', t, '-o', out] + inputs,
+                               capture_output=True, text=True)
             problems = []
             if fmt == 'pstats' and units[t] != 'nanoseconds':
                 if r.returncode != 2 or r.stderr.count('\n') != 1 or os.path.exists(out):
@@ -84,6 +87,13 @@ def main():
         check(c, a.binary, tmp, os.path.join(a.testdata, 'real', 'torch211', 'lm_train.pt.trace.json.gz'),
               ['pb.gz', 'folded', 'pstats'])
         check(c, a.binary, tmp, os.path.join(a.testdata, 'snapshots', 'oom_train.pickle.gz'), ['pb.gz', 'folded'])
+        # Two ranks' profiles, as convert wrote them, merged.
+        profiles = []
+        for r in (0, 1):
+            trace = os.path.join(a.testdata, 'real', 'torch211', f'ddp_gloo_2ranks_rank{r}.pt.trace.json.gz')
+            profiles.append(os.path.join(tmp, f'rank{r}.pb.gz'))
+            subprocess.run([a.binary, 'convert', '--quiet', trace, profiles[-1]], check=True)
+        check(c, a.binary, tmp, None, ['pb.gz', 'folded', 'pstats'], merged=profiles)
     return c.summary()
 
 

@@ -101,7 +101,9 @@ def main():
                     shown = ' '.join(cmd[:-1] if cmd[0] == 'analyze' else cmd[:1])
                     if status != 0:
                         problems.append(f'{shown} {size}: exit {status}: {err[-200:]!r}')
-                    if rss > RSS_MB.get(name, 1e9) * (2 if a.sanitized else 1):
+                    # Absolute bounds in the plain build only: ASan's allocator keeps up to 256 MiB
+                    # of freed memory in quarantine, whatever the input (the n-to-4n ratio holds).
+                    if not a.sanitized and rss > RSS_MB.get(name, 1e9):
                         problems.append(f'{shown} {size}: peak RSS {rss:.0f} MiB (bound {RSS_MB[name]} MiB)')
                     if 'html' in cmd and mb > PAGE_MB.get(name, 1e9):
                         problems.append(f'{shown} {size}: a page of {mb:.1f} MB (bound {PAGE_MB[name]} MB)')

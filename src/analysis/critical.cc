@@ -11,6 +11,7 @@
 #include "analysis/stages.h"
 #include "base/executor.h"
 #include "base/sum_table.h"
+#include "base/utf8.h"
 #include "model/critical_path.h"
 #include "model/frame_names.h"
 
@@ -174,15 +175,6 @@ Sums Sorted(const SumTable& table) {
 
 Key ItemKey(uint32_t name, Bound bound, Code code) {
   return {name, static_cast<uint32_t>(bound), code.python, code.op};
-}
-
-// CriticalMost::kStepNameBytes of a name, cut where a character starts, then "…".
-std::string CutName(std::string s) {
-  if (s.size() <= CriticalMost::kStepNameBytes) return s;
-  size_t cut = CriticalMost::kStepNameBytes;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  s.resize(cut);
-  return s + "\xE2\x80\xA6";
 }
 
 std::string ItemName(const Trace& t, uint32_t name) {
@@ -375,7 +367,7 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
   std::map<std::pair<uint32_t, int>, uint32_t> index;  // (string id, 0 name / 1 code): its place in names
   auto intern = [&](uint32_t id, int kind, const std::function<std::string()>& text) {
     auto [it, added] = index.try_emplace({id, kind}, static_cast<uint32_t>(out.names.size()));
-    if (added) out.names.push_back(CutName(text()));
+    if (added) out.names.push_back(CutText(text(), CriticalMost::kStepNameBytes));
     return it->second;
   };
   for (size_t k = 0; k < out.steps.size(); ++k) {

@@ -78,4 +78,11 @@ std::string ValidUtf8(const std::string& s) {
   return dirty ? out : s;
 }
 
+std::string CutText(std::string_view s, size_t bytes) {
+  if (s.size() <= bytes) return std::string(s);
+  size_t cut = bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
 }  // namespace torch2pprof

@@ -20,5 +20,8 @@ std::string ValidUtf8(const std::string& s);
 // it is. A trace's names reach reports and messages through it, so a file someone was
 // sent cannot set the terminal's title, clear it, or split a one-line error in two.
 std::string VisibleText(const std::string& s);
+// At most `bytes` of s, cut where a character starts, then "…" where anything was cut: a
+// name held once per row or frame stays bounded however long the trace made it.
+std::string CutText(std::string_view s, size_t bytes);
 
 }  // namespace torch2pprof

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/utf8.h"
 #include "convert/aggregator.h"
 #include "model/frame_names.h"
 #include "torch2pprof/stages/trace_model.h"
@@ -97,7 +98,7 @@ class Builder {
     Frame frame;
     frame.name = names_.FrameName(id);
     // The name as recorded, held once a frame: cut as the frame's name is.
-    frame.system_name = frame.function = SnapshotNames::Cut(name);
+    frame.system_name = frame.function = CutText(name, SnapshotNames::kFrameNameBytes);
     if (sf.line > 0) {  // a Python frame: its file and line, so -list finds the source
       frame.filename = std::string(BoundedPath(file));
       frame.line = sf.line;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/utf8.h"
 #include "model/frame_names.h"
 
 namespace torch2pprof {
@@ -207,13 +208,6 @@ std::vector<LiveBlock> LiveAfter(const MemorySnapshot& s, int32_t device,
   return out;
 }
 
-std::string SnapshotNames::Cut(std::string_view name) {
-  if (name.size() <= kFrameNameBytes) return std::string(name);
-  size_t cut = kFrameNameBytes;
-  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(name.substr(0, cut)) + "\xE2\x80\xA6";
-}
-
 const SnapshotNames::NameFacts& SnapshotNames::Name(uint32_t id) {
   NameFacts& f = names_[id];
   if (f.known) return f;
@@ -257,7 +251,7 @@ const std::string& SnapshotNames::FrameName(uint32_t frame) {
   auto [it, added] = frame_names_.try_emplace(frame);
   if (!added) return it->second;
   const SnapshotFrame& f = s_.frames[frame];
-  it->second = Cut(s_.strings.Get(f.name));
+  it->second = CutText(s_.strings.Get(f.name), kFrameNameBytes);
   if (f.line > 0) it->second += " " + std::string(ShortPath(s_.strings.Get(f.filename))) + ":" + std::to_string(f.line);
   return it->second;
 }

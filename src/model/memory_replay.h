@@ -89,9 +89,6 @@ class SnapshotNames {
  public:
   static constexpr size_t kFrameNameBytes = 4096;
   explicit SnapshotNames(const MemorySnapshot& s) : s_(s) {}
-  // A recorded name as frames hold it: its first kFrameNameBytes, cut where a character
-  // starts, then "…".
-  static std::string Cut(std::string_view name);
   bool IsPlumbing(uint32_t frame);
   const std::string& FrameName(uint32_t frame);
   const std::string& StackSite(uint32_t stack);

@@ -113,10 +113,14 @@ struct HostWaitEvidence {
 // launches, steps, context). docs/reference.md, "Recommendations", has each rule.
 struct Recommendation {
   std::string id;  // stable key, e.g. "dataloader"
-  // What acting on it could save per step at most: the time its cause takes (the
-  // rule of each is in docs/reference.md); recommendations come by it, largest first.
+  // What acting on it saves a step (the mean over the analysed steps): the steps' dependency
+  // graph replayed without the cause (`what_if`) against the graph replayed as recorded.
+  // 0: a finding that explains (its cause_ns) with no change to simulate. Recommendations
+  // come by it, largest first.
   int64_t saving_ns = 0;
-  int64_t cause_ns = 0;                  // the critical-path time its causes hold
+  std::string what_if;                   // the change simulated: "pinned", "no_sync", ... ("": none)
+  std::string cause;                     // what the trace shows the code doing: "pageable_copy", "sleep", ...
+  int64_t cause_ns = 0;                  // the critical-path time its causes hold, a step
   int64_t launch_ns = 0, python_ns = 0;  // launch_bound: launch overhead, Python with no operator
   std::vector<NamedTime> names;          // what holds that time (operators, kernels), up to 3
   std::vector<NamedTime> code;           // where it ran (Python lines, else operators), up to 3
@@ -136,6 +140,16 @@ struct FlameGraph {
   uint64_t folded = 0;                      // nodes folded into their parents
   double fold_share = 0;
   bool empty() const { return parent.size() <= 1; }
+};
+
+// The findings' changes replayed together on every analysed step's graph: what the steps
+// would take with all of them, and what remains.
+struct WhatIfTotal {
+  uint64_t steps = 0;
+  int64_t step_ns = 0;      // a step as the graph replays it unchanged (the mean)
+  int64_t together_ns = 0;  // a step with every finding's change applied (the mean)
+  int64_t device_ns = 0;    // of which the device's own work (its union, the mean)
+  uint32_t changes = 0;     // how many changes
 };
 
 struct Analysis {
@@ -166,6 +180,7 @@ struct Analysis {
   std::vector<PythonFunctionRow> python_functions;  // by host self
   TraceContext context;                             // what the trace already does, read by the recommendations
   std::vector<Recommendation> recommendations;
+  WhatIfTotal what_if;
   // convert's profile as a flame graph: device time, the critical path, host work and
   // memory in use at the peak, each under its stacks (AnalyzeOptions::flame_graph).
   FlameGraph flame;

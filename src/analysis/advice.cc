@@ -10,6 +10,7 @@
 #include <map>
 
 #include "analysis/stages.h"
+#include "analysis/what_ifs.h"
 #include "model/frame_names.h"
 
 namespace torch2pprof::analysis {
@@ -39,7 +40,11 @@ const char* kHostActivity[kCauses] = {"",
                                       "Python with no operator",
                                       "operators",
                                       "synchronizations",
-                                      "the DataLoader"};
+                                      "the DataLoader",
+                                      "time.sleep",
+                                      "waits for other threads",
+                                      "initialisation",
+                                      "the optimizer step"};
 
 }  // namespace
 
@@ -83,48 +88,60 @@ TraceContext ContextOf(const Analysis& a, const Events& ev) {
   return c;
 }
 
+namespace {
+
+// Each change the engine simulates, the finding it makes and the causes that hold its
+// time on the critical path (its evidence): one finding per root cause and remedy.
+struct Lever {
+  uint32_t change;
+  const char* what_if;  // the change's id in JSON
+  const char* id;       // the finding's
+  const char* cause;    // the cause's id in JSON
+  Cause causes[2];
+};
+constexpr Lever kLevers[] = {
+    {kWhatIfPinned, "pinned", "pageable_copies", "pageable_copy", {kPageableCopy, kCauses}},
+    {kWhatIfNoSync, "no_sync", "synchronizations", "synchronization", {kSyncWait, kCauses}},
+    {kWhatIfTf32, "tf32", "tensor_cores", "fp32_matmul", {kTensorCores, kCauses}},
+    {kWhatIfGraphs, "cuda_graphs", "launch_bound", "launch_and_python", {kLaunchOverhead, kPythonOverhead}},
+    {kWhatIfNoPython, "no_python", "launch_bound", "launch_and_python", {kPythonOverhead, kLaunchOverhead}},
+    {kWhatIfFewerHostOps, "fewer_host_ops", "host_bound", "host_operators", {kHostOps, kCauses}},
+    {kWhatIfFusedOptimizer, "fused_optimizer", "fused_optimizer", "optimizer", {kOptimizer, kCauses}},
+    {kWhatIfNoDataLoader, "no_dataloader_wait", "dataloader", "dataloader", {kDataLoaderWait, kCauses}},
+    {kWhatIfNoSleep, "no_sleep", "sleep", "sleep", {kSleep, kCauses}},
+    {kWhatIfNoInit, "no_init", "warmup", "initialisation", {kInit, kCauses}},
+};
+
+}  // namespace
+
 std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical,
-                                      const std::vector<std::pair<uint32_t, uint32_t>>& launchers) {
+                                      size_t steps_analysed, const std::vector<std::pair<uint32_t, uint32_t>>& launchers) {
   std::vector<Recommendation> out;
-  const TraceContext& ctx = a.context;
   const Trace& t = ev.trace();
   const int64_t total = critical.total_ns;
+  const int64_t steps = static_cast<int64_t>(std::max<size_t>(steps_analysed, 1));
+  const CriticalResult::WhatIfs& wi = critical.what_ifs;
 
-  // The causes' time; kernels off the Tensor Cores leave kGpuWork for kTensorCores, where
-  // their operator can use them.
+  // The causes' time; kernels off the Tensor Cores leave kGpuWork for kTensorCores, the
+  // same rule the engine's kTagFp32Matmul follows (graph replays included).
   std::array<CauseTime, kCauses> causes = critical.causes;
-  std::vector<int8_t> tc_name(t.strings.size(), -1);
+  std::map<std::pair<uint32_t, uint32_t>, bool> asked;
   for (const CriticalResult::Kernel& k : critical.kernels) {
     const uint32_t op = OperatorOf(launchers, k.call);
-    if (op == UINT32_MAX || !IsTensorCoreEligible(t.strings.Get(op))) continue;
-    int8_t& tc = tc_name[k.kernel];
-    if (tc < 0) tc = IsTensorCoreKernel(t.strings.Get(k.kernel)) ? 1 : 0;
-    if (tc == 1) continue;
+    auto [it, added] = asked.try_emplace({k.kernel, op}, false);
+    if (added) {
+      it->second = IsFp32MatmulKernel(t.strings.Get(k.kernel), op == UINT32_MAX ? std::string_view() : t.strings.Get(op));
+    }
+    if (!it->second) continue;
     CauseTime& to = causes[kTensorCores];
     CauseTime& from = causes[kGpuWork];
     to.ns += k.ns, from.ns -= k.ns;
-    to.names[std::string(t.strings.Get(op))] += k.ns;
-    const std::string where =
-        k.python ? MakeFrame(FrameSystemName(t.strings.Get(k.python))).name : std::string(t.strings.Get(op));
-    to.where[where] += k.ns;
+    to.names[std::string(op == UINT32_MAX ? t.strings.Get(k.kernel) : t.strings.Get(op))] += k.ns;
+    const std::string where = k.python ? MakeFrame(FrameSystemName(t.strings.Get(k.python))).name
+                                       : std::string(op == UINT32_MAX ? "" : t.strings.Get(op));
+    if (!where.empty()) to.where[where] += k.ns;
   }
-  // Synchronizations serialise host and device: after each, the device idles while the
-  // host launches again. Without them the two overlap, so what the waits cost beyond their
-  // own time is the smaller of that host time and the device's time on the path; that
-  // much moves from the host causes to kSyncWait, in proportion.
-  {
-    int64_t after = 0;
-    for (int64_t ns : critical.after_sync) after += ns;
-    const int64_t move = std::min(after, critical.device_ns);
-    int64_t moved = 0;
-    for (int c = 0; c < kCauses && after > 0; ++c) {
-      const int64_t take =
-          static_cast<int64_t>(static_cast<__int128>(critical.after_sync[static_cast<size_t>(c)]) * move / after);
-      causes[static_cast<size_t>(c)].ns -= take, moved += take;
-    }
-    causes[kSyncWait].ns += moved;
-  }
-  // A finding fires where its causes hold at least this much of the steps.
+  // An explaining finding (no change to simulate) fires where its causes hold this much.
   auto enough = [&](int64_t ns) { return total > 0 && ns > 0 && Pct(ns, total) >= 5; };
 
   // The stream that waited longest for the host, and what the host did meanwhile: the
@@ -138,75 +155,68 @@ std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const
     int64_t most = -1;
     for (int c = 0; c < kCauses; ++c) {
       if (!kHostActivity[c][0] || wait->by_cause[static_cast<size_t>(c)] <= 0) continue;
-      activity[kHostActivity[c]] = wait->by_cause[static_cast<size_t>(c)];
+      activity[kHostActivity[c]] += wait->by_cause[static_cast<size_t>(c)];
       if (wait->by_cause[static_cast<size_t>(c)] > most) most = wait->by_cause[static_cast<size_t>(c)], wait_cause = c;
     }
-    wait_evidence = {wait->device, wait->stream, wait->ns, Top(activity, 4),
+    wait_evidence = {wait->device, wait->stream, wait->ns / steps, Top(activity, 4),
                      Top(wait->where[static_cast<size_t>(wait_cause)], 2)};
+    for (NamedTime& n : wait_evidence.activity) n.ns /= steps;
+    for (NamedTime& n : wait_evidence.code) n.ns /= steps;
   }
-  // A finding of `cause`: its time, what holds it and where.
-  auto add = [&](const char* id, int cause, int64_t saving, const CauseTime& c) -> Recommendation& {
+  // Per step, the unit of every number a finding states.
+  auto per_step = [&](std::vector<NamedTime> v) {
+    for (NamedTime& n : v) n.ns /= steps;
+    return v;
+  };
+  auto add = [&](const char* id, const char* cause_id, std::initializer_list<Cause> held) -> Recommendation& {
     Recommendation r;
     r.id = id;
-    r.saving_ns = saving;
-    r.cause_ns = c.ns;
-    r.names = Top(c.names, 3);
-    r.code = Top(c.where, 3);
-    if (cause == wait_cause) r.explains_wait = true, r.wait = wait_evidence;
+    r.cause = cause_id;
+    std::map<std::string, int64_t> names, where;
+    for (const Cause c : held) {
+      if (c == kCauses) continue;
+      const CauseTime& ct = causes[static_cast<size_t>(c)];
+      r.cause_ns += ct.ns;
+      for (const auto& [k, v] : ct.names) names[k] += v;
+      for (const auto& [k, v] : ct.where) where[k] += v;
+      if (c == wait_cause) r.explains_wait = true, r.wait = wait_evidence;
+    }
+    r.cause_ns /= steps;
+    r.names = per_step(Top(names, 3));
+    r.code = per_step(Top(where, 3));
     out.push_back(std::move(r));
     return out.back();
   };
-  auto fires = [&](int cause) { return enough(causes[static_cast<size_t>(cause)].ns) || cause == wait_cause; };
 
-  // Copies from or to pageable memory: staged through a bounce buffer, synchronous for the host.
-  if (fires(kPageableCopy)) add("pageable_copies", kPageableCopy, causes[kPageableCopy].ns, causes[kPageableCopy]);
-
-  // Host calls that wait for the device: each drains the launch queue.
-  if (fires(kSyncWait)) add("synchronizations", kSyncWait, causes[kSyncWait].ns, causes[kSyncWait]);
-
-  // Matmuls and convolutions off the Tensor Cores: FP32 math. Tensor Core kernels run
-  // them at least twice as fast on every GPU that has them, so half is the bound. A GPU
-  // older than compute capability 7.0 has none: no finding.
-  if (fires(kTensorCores) && !(ctx.compute_major > 0 && ctx.compute_major < 7)) {
-    add("tensor_cores", kTensorCores, causes[kTensorCores].ns / 2, causes[kTensorCores]);
-  }
-
-  // Launch and Python overhead: the device waits for launches, kernels of a few
-  // microseconds are separated by gaps, the host runs Python between operators.
-  {
-    const int64_t ns = causes[kLaunchOverhead].ns + causes[kPythonOverhead].ns;
-    if (enough(ns) || wait_cause == kLaunchOverhead || wait_cause == kPythonOverhead) {
-      std::map<std::string, int64_t> where = causes[kLaunchOverhead].where;
-      for (const auto& [k, v] : causes[kPythonOverhead].where) where[k] += v;
-      const int cause = wait_cause == kPythonOverhead ? kPythonOverhead : kLaunchOverhead;
-      Recommendation& r = add("launch_bound", cause, ns, causes[cause]);
-      r.cause_ns = ns;
-      r.launch_ns = causes[kLaunchOverhead].ns;
-      r.python_ns = causes[kPythonOverhead].ns;
+  // A finding for each change that saves enough: its saving is the replay's.
+  for (const Lever& l : kLevers) {
+    if (!(wi.together & l.change)) continue;
+    const int c = __builtin_ctz(l.change);
+    Recommendation& r = add(l.id, l.cause, {l.causes[0], l.causes[1]});
+    r.what_if = l.what_if;
+    r.saving_ns = wi.saving_ns[static_cast<size_t>(c)] / steps;
+    if (std::string_view(l.id) == "launch_bound") {
+      r.launch_ns = causes[kLaunchOverhead].ns / steps;
+      r.python_ns = causes[kPythonOverhead].ns / steps;
       r.names.clear();
-      r.code = Top(where, 3);
     }
   }
 
-  // The host's own work in operators.
-  if (fires(kHostOps)) add("host_bound", kHostOps, causes[kHostOps].ns, causes[kHostOps]);
-
-  // Gloo moves CUDA tensors through host memory.
-  if (fires(kCommunication) || (a.trace.backend == "gloo" && !a.gpu.empty())) {
-    const CauseTime& c = causes[kCommunication];
+  // Findings that explain the path with no change to simulate.
+  if (enough(causes[kThreadWait].ns)) add("thread_wait", "thread_wait", {kThreadWait});
+  const bool device = !a.gpu.empty();
+  if (a.trace.backend == "gloo" && device) {
     int64_t comm = 0;
     for (const StepRow& r : a.steps) comm += r.communication_ns;
-    if (a.trace.backend == "gloo" && !a.gpu.empty() && enough(comm)) {
-      add("gloo_cuda", kCommunication, c.ns, c);
-    } else if (enough(c.ns)) {
-      add("communication", kCommunication, c.ns, c);
-    }
+    if (enough(comm)) add("gloo_cuda", "host_communication", {kCommunication});
+  } else if (enough(causes[kCommunication].ns)) {
+    add("communication", "communication", {kCommunication});
   }
 
-  if (fires(kDataLoaderWait)) add("dataloader", kDataLoaderWait, causes[kDataLoaderWait].ns, causes[kDataLoaderWait]);
-
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Recommendation& x, const Recommendation& y) { return x.saving_ns > y.saving_ns; });
+  std::stable_sort(out.begin(), out.end(), [](const Recommendation& x, const Recommendation& y) {
+    if ((x.saving_ns > 0) != (y.saving_ns > 0)) return x.saving_ns > 0;
+    return x.saving_ns != y.saving_ns ? x.saving_ns > y.saving_ns : x.cause_ns > y.cause_ns;
+  });
 
   // A caveat, not a saving: last.
   if (!a.python_functions.empty()) {
@@ -215,6 +225,20 @@ std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const
     out.push_back(std::move(r));
   }
   return out;
+}
+
+WhatIfTotal TotalOf(const CriticalResult& critical) {
+  const CriticalResult::WhatIfs& wi = critical.what_ifs;
+  WhatIfTotal w;
+  w.steps = critical.steps.size();
+  if (w.steps == 0) return w;
+  const int64_t n = static_cast<int64_t>(w.steps);
+  w.step_ns = wi.replay_ns / n;
+  w.together_ns = wi.together_ns / n;
+  w.device_ns = wi.together_device_ns / n;
+  w.changes = static_cast<uint32_t>(__builtin_popcount(wi.together & ~kWhatIfNoPython) +
+                                    ((wi.together & kWhatIfNoPython) ? 1 : 0));
+  return w;
 }
 
 }  // namespace torch2pprof::analysis

@@ -2,6 +2,8 @@
 // step its categories and the events holding most of it, and over the steps each
 // nanosecond put down to the one cause a finding may claim (Recommend).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -14,138 +16,13 @@
 #include "base/utf8.h"
 #include "model/critical_path.h"
 #include "model/frame_names.h"
+#include "analysis/critical_reader.h"
+#include "analysis/what_ifs.h"
 
 namespace torch2pprof::analysis {
 namespace {
 
-constexpr uint32_t kNone = UINT32_MAX;
-
-// Where the code of a host piece is: its innermost Python frame, else its innermost
-// operator (name ids; 0 for none).
-struct Code {
-  uint32_t python = 0, op = 0;
-};
-
-class Reader {
- public:
-  // What the walks ask of the lanes they visit (CriticalPathWalker::Host) is made
-  // here, up front: the walks then read it from any thread.
-  Reader(const Events& ev, const std::vector<LaneStacks>& lanes, const CriticalPathWalker& walker)
-      : ev_(ev), lanes_(lanes) {
-    const Trace& t = ev.trace();
-    stacks_of_.assign(t.lanes.size(), -1);
-    for (size_t i = 0; i < lanes.size(); ++i) stacks_of_[lanes[i].lane] = static_cast<int32_t>(i);
-    // Each runtime call's first piece: where the code that launched device work is.
-    piece_of_.assign(t.intervals.size(), kNone);
-    for (const uint32_t e : ev.RuntimeEvents()) {
-      if (e < t.intervals.size()) piece_of_[e] = 0;  // marked: looked for below
-    }
-    for (const LaneStacks& ls : lanes) {
-      for (uint32_t p = 0; p < ls.pieces.size(); ++p) {
-        const Piece& pc = ls.pieces[p];
-        if (pc.first && piece_of_[pc.interval] == 0) piece_of_[pc.interval] = p + 1;
-      }
-    }
-    for (uint32_t& p : piece_of_) p = p == kNone || p == 0 ? kNone : p - 1;
-    for (const Launch& l : ev.model().launches) {
-      if (l.host_event != Launch::kNoEvent) launched_.push_back({l.host_event, l.device_event});
-    }
-    std::sort(launched_.begin(), launched_.end());
-    info_.resize(t.lanes.size());
-    for (const LaneStacks& ls : lanes) {
-      if (walker.Host(ls.lane)) Prepare(ls);
-    }
-  }
-
-  const LaneStacks* StacksOf(uint32_t lane) const {
-    return stacks_of_[lane] >= 0 ? &lanes_[static_cast<size_t>(stacks_of_[lane])] : nullptr;
-  }
-
-  // The innermost Python frame of the program's own code (a file and a line: built-in
-  // calls have none), and the innermost operator inside it.
-  Code CodeOf(const LaneStacks& ls, int32_t piece) const { return Info(ls).code[static_cast<size_t>(piece)]; }
-
-  // Per piece of a lane, found once down its stacks: its code, and whether it lies in a
-  // DataLoader's next().
-  struct PieceInfo {
-    std::vector<Code> code;
-    std::vector<bool> data_loader;
-    std::vector<bool> communication;  // in a collective run on the host (gloo's)
-  };
-  const PieceInfo& Info(const LaneStacks& ls) const { return info_[ls.lane]; }
-  void Prepare(const LaneStacks& ls) {
-    PieceInfo& info = info_[ls.lane];
-    info.code.resize(ls.pieces.size());
-    info.data_loader.resize(ls.pieces.size());
-    info.communication.resize(ls.pieces.size());
-    for (size_t p = 0; p < ls.pieces.size(); ++p) {
-      const int32_t parent = ls.pieces[p].parent;
-      const Code up = parent >= 0 ? info.code[static_cast<size_t>(parent)] : Code{};
-      const uint32_t e = ls.pieces[p].interval;
-      const bool python = ev_.RoleOf(e) == Role::kPythonFunction && HasFile(ev_.Iv(e).name);
-      Code& c = info.code[p];
-      c.python = python ? ev_.Iv(e).name : up.python;
-      c.op = ev_.IsOperatorRow(e) ? ev_.Iv(e).name : python ? 0 : up.op;
-      info.data_loader[p] = ev_.IsDataLoader(e) || (parent >= 0 && info.data_loader[static_cast<size_t>(parent)]);
-      info.communication[p] =
-          ev_.IsCommunication(e) || (parent >= 0 && info.communication[static_cast<size_t>(parent)]);
-    }
-  }
-
-  bool HasFile(uint32_t name) const {
-    if (has_file_.empty()) has_file_.assign(ev_.trace().strings.size(), -1);
-    int8_t& f = has_file_[name];
-    if (f < 0) f = MakeFrame(FrameSystemName(ev_.trace().strings.Get(name))).filename.empty() ? 0 : 1;
-    return f == 1;
-  }
-
-  // The code that launched device event d: that of its runtime call.
-  Code LaunchCode(uint32_t d) const {
-    const Launch* l = ev_.model().LaunchOf(d);
-    if (!l || l->host_event == Launch::kNoEvent || l->host_event >= piece_of_.size()) return {};
-    const uint32_t p = piece_of_[l->host_event];
-    const LaneStacks* ls = StacksOf(ev_.Iv(l->host_event).lane);
-    return p == kNone || !ls || Info(*ls).code.empty() ? Code{} : CodeOf(*ls, static_cast<int32_t>(p));
-  }
-
-  // What the host was doing in a piece (-1: no event): the cause a finding may claim.
-  Cause HostCause(const LaneStacks* ls, int32_t piece) const {
-    if (!ls || piece < 0) return kPythonOverhead;
-    if (Info(*ls).data_loader[static_cast<size_t>(piece)]) return kDataLoaderWait;
-    if (Info(*ls).communication[static_cast<size_t>(piece)]) return kCommunication;
-    const uint32_t e = ls->pieces[static_cast<size_t>(piece)].interval;
-    const Role r = ev_.RoleOf(e);
-    if (r == Role::kRuntime) {
-      if (IsSyncCall(ev_.Name(e))) return kSyncWait;
-      if (IsPageableCopyCall(e)) return kPageableCopy;
-      return kLaunchOverhead;
-    }
-    // A step's or an annotation's own time is code that ran no operator.
-    if (r == Role::kPythonFunction || ev_.IsStep(e) || r == Role::kUserAnnotation) return kPythonOverhead;
-    return kHostOps;
-  }
-
-  bool IsPageableCopyCall(uint32_t call) const {
-    auto it = std::lower_bound(launched_.begin(), launched_.end(), std::make_pair(call, uint32_t{0}));
-    for (; it != launched_.end() && it->first == call; ++it) {
-      if (IsPageableCopy(it->second)) return true;
-    }
-    return false;
-  }
-
-  bool IsPageableCopy(uint32_t d) const {
-    return ev_.RoleOf(d) == Role::kMemcpy && ev_.Name(d).find("Pageable") != std::string_view::npos;
-  }
-
- private:
-  const Events& ev_;
-  const std::vector<LaneStacks>& lanes_;
-  std::vector<int32_t> stacks_of_;
-  std::vector<uint32_t> piece_of_;
-  std::vector<std::pair<uint32_t, uint32_t>> launched_;
-  mutable std::vector<int8_t> has_file_;  // by name id: -1 not yet known
-  std::vector<PieceInfo> info_;           // by lane: those the walks visit
-};
+constexpr uint32_t kNone = kNoId;
 
 std::string Where(const Trace& t, Code c) {
   if (c.python) return MakeFrame(FrameSystemName(t.strings.Get(c.python))).name;
@@ -272,6 +149,111 @@ std::vector<HostWait> HostWaits(const Events& ev, const StepWindows& windows, co
   return out;
 }
 
+// Which changes fit the trace: device changes only where there is a device, CUDA graphs
+// only on CUDA and where none replay, TF32 where the GPU has Tensor Cores, fused only
+// where the optimizer is not.
+uint32_t FittingWhatIfs(const Events& ev, bool foreach_optimizer) {
+  const Trace& t = ev.trace();
+  const TraceModel& m = ev.model();
+  bool device = false, cuda = false, graphs = false;
+  for (size_t l = 0; l < m.lanes.size(); ++l) {
+    if (!m.lanes[l].device) continue;
+    device = true;
+    cuda |= m.lanes[l].device_name.substr(0, 5) == "cuda:" || m.lanes[l].device_name.empty();
+  }
+  for (const uint32_t e : ev.RuntimeEvents()) {
+    const std::string_view n = ev.Name(e);
+    if (n == "cudaGraphLaunch" || n == "cuGraphLaunch" || n == "hipGraphLaunch") {
+      graphs = true;
+      break;
+    }
+  }
+  int major = -1, minor = -1;
+  for (const DeviceInfo& d : m.devices) {
+    int a = -1, b = -1;
+    if (std::sscanf(d.compute.c_str(), "%d.%d", &a, &b) == 2 && (major < 0 || a < major)) major = a, minor = b;
+  }
+  (void)minor;
+  (void)t;
+  uint32_t fit = kWhatIfFewerHostOps | kWhatIfNoDataLoader | kWhatIfNoSleep | kWhatIfNoInit;
+  if (device) {
+    fit |= kWhatIfPinned | kWhatIfNoSync;
+    if (major < 0 || major >= 7) fit |= kWhatIfTf32;
+    if (foreach_optimizer) fit |= kWhatIfFusedOptimizer;
+    fit |= cuda && !graphs ? kWhatIfGraphs : kWhatIfNoPython;
+  }
+  return fit;
+}
+
+// Whether the trace's optimizer steps run unfused (a foreach or a for-loop optimizer).
+bool ForeachOptimizer(const Trace& t) {
+  bool step = false, fused = false;
+  for (uint32_t i = 0; i < t.strings.size(); ++i) {
+    const std::string_view n = t.strings.Get(i);
+    step |= n.substr(0, 15) == "Optimizer.step#";
+    fused |= n.find("_fused_adam") != std::string_view::npos || n.find("_fused_sgd") != std::string_view::npos;
+  }
+  return step && !fused;
+}
+
+// What a change needs in a step's graph to change anything there.
+uint32_t TagsOf(uint32_t change) {
+  switch (change) {
+    case kWhatIfPinned: return kTagCopyCall | kTagPageableCopy;
+    case kWhatIfNoSync: return kTagSync;
+    case kWhatIfTf32: return kTagFp32Matmul;
+    case kWhatIfGraphs: return kTagLaunch | kTagPython;
+    case kWhatIfNoPython: return kTagPython;
+    case kWhatIfFewerHostOps: return kTagOperator;
+    case kWhatIfFusedOptimizer: return kTagOptimizer;
+    case kWhatIfNoDataLoader: return kTagDataLoader;
+    case kWhatIfNoSleep: return kTagSleep;
+    case kWhatIfNoInit: return kTagInit;
+    default: return 0;
+  }
+}
+
+// Every analysed step's graph replayed with each change that fits, alone; then with those
+// that save enough together (a second build: a graph is never held past its step).
+CriticalResult::WhatIfs WhatIfsOf(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
+                                  const Reader& reader, Executor& ex) {
+  CriticalResult::WhatIfs out;
+  out.foreach_optimizer = ForeachOptimizer(ev.trace());
+  out.simulated = FittingWhatIfs(ev, out.foreach_optimizer);
+  const WhatIfGraphs graphs(ev, lanes, windows, reader, out.foreach_optimizer);
+  const size_t n = windows.steps.size();
+  std::mutex sums;
+  ParallelFor(ex, n, [&](size_t k) {
+    const StepGraph g = graphs.Build(k);
+    if (std::getenv("T2P_WHATIF_DUMP")) std::fprintf(stderr, "%s", Describe(g).c_str());
+    uint32_t tags = 0;
+    for (const WhatNode& node : g.nodes) tags |= node.fixed ? 0 : node.tags;
+    const Replay base = Simulate(g, 0);
+    std::array<int64_t, kWhatIfs> saved{};
+    for (int c = 0; c < kWhatIfs; ++c) {
+      const uint32_t bit = 1u << c;
+      if (!(out.simulated & bit) || !(tags & TagsOf(bit))) continue;
+      saved[static_cast<size_t>(c)] = std::max<int64_t>(base.end - Simulate(g, bit).end, 0);
+    }
+    const std::lock_guard<std::mutex> hold(sums);
+    out.replay_ns += base.end - g.start;
+    for (size_t c = 0; c < kWhatIfs; ++c) out.saving_ns[c] += saved[c];
+  });
+  for (int c = 0; c < kWhatIfs; ++c) {
+    if (static_cast<double>(out.saving_ns[static_cast<size_t>(c)]) >= kWhatIfShare * static_cast<double>(out.replay_ns) &&
+        out.saving_ns[static_cast<size_t>(c)] > 0)
+      out.together |= 1u << c;
+  }
+  ParallelFor(ex, n, [&](size_t k) {
+    const StepGraph g = graphs.Build(k);
+    const Replay r = Simulate(g, out.together);
+    const std::lock_guard<std::mutex> hold(sums);
+    out.together_ns += r.end - g.start;
+    out.together_device_ns += r.device_ns;
+  });
+  return out;
+}
+
 }  // namespace
 
 CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
@@ -280,7 +262,7 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
   const TraceModel& m = ev.model();
   CriticalResult out;
   const CriticalPathWalker walker(t, m, lanes, windows);
-  const Reader reader(ev, lanes, walker);
+  const Reader reader(ev, lanes, walker, windows);
   // The host's side of the streams' waits reads what the walks read: it runs beside them.
   auto waits = Beside(ex, [&] { return HostWaits(ev, windows, walker, reader); });
   // Each step walked and read on the threads; what it adds to the totals (sums, so in any
@@ -294,11 +276,6 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
     step.step = windows.steps[k].name;
     step.length_ns = path.length_ns;
     std::copy(std::begin(path.by_bound), std::end(path.by_bound), std::begin(step.bound_ns));
-    // After the host waited for the device in a synchronization, the device idles until
-    // the host launches again: that host time (launching, not loading data) is what the
-    // wait serialised, counted apart for Recommend.
-    bool after_sync = false;
-    std::array<int64_t, kCauses> after{};
     int64_t device_ns = 0;
     std::vector<CriticalResult::Kernel> kernels;
     SumTable items, causes;
@@ -314,13 +291,7 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
           name = ev.Iv(s.event).name;
         }
         cause = reader.HostCause(ls, s.piece);
-        if (cause == kSyncWait) {
-          after_sync = true;
-        } else if (after_sync && (cause == kPythonOverhead || cause == kLaunchOverhead || cause == kHostOps)) {
-          after[static_cast<size_t>(cause)] += ns;
-        }
       } else {
-        after_sync = false;
         if (s.bound == Bound::kGpuCompute || s.bound == Bound::kGpuCommunication) device_ns += ns;
         code = reader.LaunchCode(s.event);
         name = ev.Iv(s.event).name;
@@ -358,7 +329,6 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
     out.kernels.insert(out.kernels.end(), kernels.begin(), kernels.end());
     out.total_ns += step.length_ns;
     out.device_ns += device_ns;
-    for (size_t c = 0; c < kCauses; ++c) out.after_sync[c] += after[c];
   });
   const Sums all = Sorted(all_table), by_cause = Sorted(cause_table);
   out.top = Top(t, all, 20);
@@ -398,6 +368,7 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
     }
   }
   out.host_waits = waits.get();
+  out.what_ifs = WhatIfsOf(ev, lanes, windows, reader, ex);
   return out;
 }
 

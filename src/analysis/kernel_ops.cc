@@ -111,10 +111,21 @@ bool IsTensorCoreKernel(std::string_view name) {
                                                      "flash_bwd", "fmha", "wmma",  "flash_fprop", "flash_bprop"};
   // xmma kernels that multiply with FP32 FMA ("..._ffma_...") run on the CUDA cores;
   // the list's "xmma_gemm" takes them for Tensor Core kernels (an FP32 GEMM on an H100
-  // would read as all Tensor Cores). So do CUTLASS's FP32 fmha kernels
-  // ("fmha_cutlassF_f32_aligned_..."): their GEMMs are SIMT.
+  // would read as all Tensor Cores).
   if (Contains(name, "ffma")) return false;
-  if (Contains(name, "fmha") && Contains(name, "_f32_")) return false;
+  // PyTorch's memory-efficient attention (CUTLASS fmha, "fmha_cutlassF_f32_aligned_64x64_
+  // rf_sm80"): in float it runs on the Tensor Cores from compute capability 8.0 on
+  // (OpClassTensorOp with OpMultiplyAddFastF32, 3xTF32: DefaultGemmType in
+  // aten/src/ATen/native/transformers/cuda/mem_eff_attention/gemm_kernel_utils.h); its
+  // float kernels for sm50, sm70 and sm75 are SIMT.
+  if (Contains(name, "fmha") && Contains(name, "_f32_")) {
+    return !(Contains(name, "_sm50") || Contains(name, "_sm70") || Contains(name, "_sm75"));
+  }
+  // AMD's matrix cores: Tensile's GEMMs name their MFMA instruction ("Cijk_..._MI16x16x1_...",
+  // "MI32x32x2": the MatrixInstruction of Tensile's solution names), and kernels that say mfma.
+  for (std::string_view p : {"_MI16x16", "_MI32x32", "_MI4x4", "mfma", "MFMA"}) {
+    if (Contains(name, p)) return true;
+  }
   auto in = [&](const auto& parts) {
     return std::any_of(std::begin(parts), std::end(parts), [&](std::string_view p) { return Contains(name, p); });
   };

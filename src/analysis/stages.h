@@ -15,6 +15,7 @@
 #include "analysis/events.h"
 #include "model/lane_builder.h"
 #include "model/step_windows.h"
+#include "model/what_if.h"
 
 namespace torch2pprof::analysis {
 
@@ -62,8 +63,16 @@ enum Cause : int {
   kHostOps,         // the host in operators (CPU exec)
   kSyncWait,        // the host in synchronizations (their own time: the device's is its work)
   kDataLoaderWait,  // the host in a DataLoader's next()
+  kSleep,           // the host in time.sleep
+  kThreadWait,      // the host in a blocking wait for another thread or process (join, lock, queue, pipe)
+  kInit,            // one-time initialisation: a runtime call of kInitCallNs or more
+  kOptimizer,       // the host in an optimizer's step (Optimizer.step#...)
   kCauses
 };
+
+// A runtime call this long that neither synchronizes nor copies starts something up (the
+// CUDA context, a library handle, a module load): one-time work, not launch overhead.
+inline constexpr int64_t kInitCallNs = 100 * 1000 * 1000;
 
 struct CauseTime {
   int64_t ns = 0;
@@ -86,11 +95,7 @@ struct CriticalResult {
   std::vector<CriticalItem> top;
   std::array<CauseTime, kCauses> causes;
   int64_t total_ns = 0;  // the steps' time, all of it on the paths
-  // Host time after a synchronization until the device resumed (by its own cause, which
-  // holds it), and the device's time on the paths: without the waits the two overlap, so
-  // removing them saves up to the smaller (Recommend moves that much to kSyncWait).
-  std::array<int64_t, kCauses> after_sync{};
-  int64_t device_ns = 0;
+  int64_t device_ns = 0;  // the device's time on the paths
   // The kernels on the paths that kGpuWork holds, with their launching runtime call and
   // its code (name ids): Recommend moves those off the Tensor Cores to kTensorCores.
   struct Kernel {
@@ -99,7 +104,20 @@ struct CriticalResult {
   };
   std::vector<Kernel> kernels;
   std::vector<HostWait> host_waits;  // by time, most first
+  // The what-ifs (model/what_if.h) over the analysed steps: each change alone, and those
+  // that save enough (kWhatIfShare of the steps) applied together: the findings' changes.
+  struct WhatIfs {
+    uint32_t simulated = 0;                     // changes that fit the trace (WhatIf bits)
+    std::array<int64_t, kWhatIfs> saving_ns{};  // each alone, summed over the steps
+    uint32_t together = 0;                      // the changes applied together
+    int64_t replay_ns = 0;                      // the steps replayed unchanged
+    int64_t together_ns = 0;                    // the steps replayed with `together`
+    int64_t together_device_ns = 0;             // the device's work in those (its union)
+    bool foreach_optimizer = false;             // optimizer steps that are not fused
+  } what_ifs;
 };
+// A change saves enough to be a finding at this share of the steps' time.
+inline constexpr double kWhatIfShare = 0.02;
 // Reads the lanes' pieces: run before they are freed. The steps are walked on the
 // executor's threads; the result never depends on how many.
 CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
@@ -189,6 +207,8 @@ TraceContext ContextOf(const Analysis& a, const Events& ev);
 // with that evidence; each finding's saving is the critical-path time of the causes it
 // claims. Their sentences: report.h's RecommendationText.
 std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical,
-                                      const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
+                                      size_t steps, const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
+// The findings' changes together, per step (WhatIfTotal).
+WhatIfTotal TotalOf(const CriticalResult& critical);
 
 }  // namespace torch2pprof::analysis

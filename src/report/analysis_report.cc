@@ -59,20 +59,23 @@ std::string Overview(const Analysis& a) {
 // critical-path time its cause holds (findings never share a microsecond: the savings add
 // up to at most the steps' time).
 std::string Recommendations(const Analysis& a) {
-  std::string out = Section("Recommendations (largest possible saving first)");
+  const WhatIfTotal& w = a.what_if;
+  std::string out = Section("Recommendations (saving a step, over " + Count(w.steps) +
+                            (w.steps == 1 ? " step" : " steps") + ", largest first)");
   if (a.recommendations.empty()) return out + "(none: nothing crossed a threshold)\n";
-  int64_t total = 0, steps = 0;
   for (const Recommendation& r : a.recommendations) {
-    total += r.saving_ns;
-    out += Wrap(
-        (r.saving_ns > 0 ? "[up to " + FormatDuration(r.saving_ns) + "] " : std::string()) + RecommendationText(a, r),
-        "- ", "  ");
+    out += Wrap((r.saving_ns > 0 ? "[saves " + FormatDuration(r.saving_ns) + "] " : std::string()) +
+                    RecommendationText(a, r),
+                "- ", "  ");
   }
-  for (const CriticalStep& s : a.critical_path) steps += s.length_ns;
-  if (total > 0) {
-    out += Wrap("(savings up to " + FormatDuration(total) + " in all, " + Percent(total, steps) +
-                    " of the analysed steps' " + FormatDuration(steps) +
-                    ": each is the critical-path time its cause holds, and no two share any)",
+  if (w.changes > 0 && w.step_ns > 0) {
+    const int64_t saved = std::max<int64_t>(w.step_ns - w.together_ns, 0);
+    out += Wrap("(each saving replays the steps' dependency graph without its cause; " +
+                    std::string(w.changes > 1 ? "all " + std::to_string(w.changes) + " changes together"
+                                              : "the change") +
+                    ": a step of " + FormatDuration(w.step_ns) + " becomes " + FormatDuration(w.together_ns) +
+                    ", saving " + FormatDuration(saved) + " (" + Percent(saved, w.step_ns) +
+                    "); what remains holds the device's own work, " + FormatDuration(w.device_ns) + " a step)",
                 "", "");
   }
   return out;
@@ -327,6 +330,15 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   WriteJson(j, ModuleClassesTable(a), o.rows);
   WriteJson(j, PythonFunctionsTable(a), o.rows);
   WriteJson(j, RecommendationsTable(a), o.rows);
+  // The findings' changes replayed together: what a step would take, and what remains.
+  j.Key("what_if");
+  j.Open('{');
+  j.FieldInt("steps", static_cast<int64_t>(a.what_if.steps));
+  j.FieldInt("changes", static_cast<int64_t>(a.what_if.changes));
+  j.FieldMicros("step_us", a.what_if.step_ns);
+  j.FieldMicros("together_us", a.what_if.together_ns);
+  j.FieldMicros("device_us", a.what_if.device_ns);
+  j.Close('}');
   j.Key("counts");
   j.Open('{');
   j.FieldInt("categories", static_cast<int64_t>(a.categories.size()));

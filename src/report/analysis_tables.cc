@@ -423,6 +423,9 @@ DataTable<Recommendation> RecommendationsTable(const Analysis& a) {
           false,
           {{"id", "", [](const Recommendation& r) { return Text(r.id); }},
            {"saving_us", "", [](const Recommendation& r) { return Micros(r.saving_ns); }},
+           {"what_if", "", [](const Recommendation& r) { return Text(r.what_if); }},
+           {"cause", "", [](const Recommendation& r) { return Text(r.cause); }},
+           {"cause_us", "", [](const Recommendation& r) { return Micros(r.cause_ns); }},
            {"text", "", [&a](const Recommendation& r) { return Text(RecommendationText(a, r)); }}}};
 }
 

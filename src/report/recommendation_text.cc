@@ -36,7 +36,7 @@ std::string CodeOf(const Recommendation& r) {
   return where.empty() || where == Listed(r.names) ? "" : " in " + where;
 }
 
-std::string Body(const Analysis& a, const Recommendation& r, const std::string& share, const std::string& over,
+std::string Body(const Analysis& a, const Recommendation& r, const std::string& share,
                  int64_t total) {
   const TraceContext& ctx = a.context;
   const int64_t ns = r.cause_ns;
@@ -48,7 +48,7 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
                 Ms(c.step_time_ns) + (c.gb_per_s() > 0 ? " at " + Fixed(c.gb_per_s()) + " GB/s" : "") + ")";
     }
     return "Copies from or to pageable memory and the host calls that wait for them hold " + Ms(ns) +
-           " of the critical path (" + share + "): " + (copies.empty() ? Listed(r.names) : copies) + CodeOf(r) + ". " +
+           " a step of the critical path (" + share + "): " + (copies.empty() ? Listed(r.names) : copies) + CodeOf(r) + ". " +
            (ctx.pinned ? "The trace already copies through pinned memory elsewhere; these copies do not: " : "") +
            "copy to or from pinned memory (tensor.pin_memory(), DataLoader(pin_memory=True), a pinned buffer "
            "for .cpu() results) with non_blocking=True, so that the copy overlaps and the host does not wait.";
@@ -61,10 +61,9 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
       if (calls.size() < 200)
         calls += (calls.empty() ? "" : ", ") + s.call + " under " + s.op + " " + FormatCount(s.count) + "x";
     }
-    return "The host waits for the device " + FormatCount(count) + " times (" + calls +
-           "); with the time they cost by keeping the host from running ahead (the device idles after each "
-           "while the host launches again), they hold " +
-           Ms(ns) + " of the critical path (" + share + ")" + CodeOf(r) +
+    return "The host waits for the device " + FormatCount(count) + " times in the steps (" + calls +
+           "); the waits hold " + Ms(ns) + " a step of the critical path (" + share + ")" + CodeOf(r) +
+           ", and after each the device idles while the host launches again" +
            ". Each wait empties the device's queue: keep values on the device (no .item(), .tolist(), .cpu() or "
            "Python branches on CUDA tensors inside the step), or read them once per step.";
   }
@@ -86,78 +85,108 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
           "Cores runs there; bfloat16 and TF32 need compute capability 8.0 or later, which the trace does not "
           "say (no deviceProperties)";
     }
-    return "Matmul and convolution kernels off the Tensor Cores hold " + Ms(ns) + " of the critical path (" + share +
-           "), launched by " + Listed(r.names) + CodeOf(r) + ". " +
+    return "Matmul and convolution kernels in FP32, off the Tensor Cores, hold " + Ms(ns) +
+           " a step of the critical path (" + share + "): " + Listed(r.names) + CodeOf(r) + ". " +
            (ctx.low_precision ? "The trace already runs other kernels in FP16 or BF16: these run outside "
                                 "autocast (or in FP32 on purpose). "
                               : "") +
-           remedy + ". Tensor Cores run them at least twice as fast: the saving is half their time.";
+           remedy + ". Tensor Cores run them at least twice as fast; the saving replays the steps with them at half "
+                    "their time.";
   }
   if (r.id == "launch_bound") {
     const LaunchStats& l = a.kernel_launches;
-    std::string evidence = "Launch overhead (the device waiting for launches and between kernels: " + Ms(r.launch_ns) +
-                           ") and Python with no operator (" + Ms(r.python_ns) + ") hold " + Ms(ns) +
-                           " of the critical path (" + share + ")";
-    if (l.count > 0) {
+    std::string evidence = "Launch calls and the gaps they leave between kernels (" + Ms(r.launch_ns) +
+                           " a step) and Python with no operator open (" + Ms(r.python_ns) + ") hold " + Ms(ns) +
+                           " a step of the critical path (" + share + ")";
+    if (l.count > 0 && l.short_kernels * 2 > l.count) {
       evidence += "; " + FormatCount(l.short_kernels) + " of " + FormatCount(l.count) +
                   " launches run shorter on the device than their launch call (median " + Ms(l.gpu_duration.p50) +
                   " against " + Ms(l.cpu_duration.p50) + ")";
     }
     const std::string code = Listed(r.code);
-    if (!code.empty()) evidence += ", most of it in " + code;
+    if (!code.empty()) evidence += ", chiefly in " + code;
     std::string remedy;
-    if (ctx.cuda_graphs) {
-      remedy =
-          "The trace already replays CUDA graphs: what holds this time runs outside them. Capture it too "
-          "(torch.cuda.graphs around more of the step, or fewer graph breaks), or move Python out of the step.";
+    if (r.what_if == "no_python") {
+      remedy = ctx.cuda_graphs
+                   ? "The trace already replays CUDA graphs; this host time is outside them (the Python around the "
+                     "replays: guards, input copies, the loop itself). Move it out of the step or make it cheaper; "
+                     "the saving replays the steps without that Python."
+                   : "Cut the Python that runs between operators (move work out of the step, or compile it with "
+                     "torch.compile); the saving replays the steps without that Python.";
     } else if (ctx.compiled) {
-      // Dynamo runs each compiled graph under a "Torch-Compiled Region": more than one a
-      // step means graph breaks split the model.
       std::string regions;
-      const uint64_t all_steps = a.trace.profiler_steps;  // the regions are counted over the whole trace
+      const uint64_t all_steps = a.trace.profiler_steps;
       if (ctx.compiled_regions > 0 && all_steps > 0) {
         const double per_step = static_cast<double>(ctx.compiled_regions) / static_cast<double>(all_steps);
-        regions =
-            ", " + Fixed(per_step) + " compiled regions a step" +
-            (per_step > 1.5 ? ": graph breaks split it (TORCH_LOGS=graph_breaks names them)" : ", no graph break");
+        if (per_step > 1.5)
+          regions = " (" + Fixed(per_step) +
+                    " compiled regions a step: graph breaks split it; TORCH_LOGS=graph_breaks names them)";
       }
-      remedy = "The model is already compiled (torch.compile" + regions +
-               "): this time is outside the compiled graphs or between them. Capture the compiled model in CUDA "
-               "graphs (torch.compile(mode=\"reduce-overhead\")), and compile or remove what runs outside it.";
+      remedy = "The model is already compiled" + regions +
+               ": capture it in CUDA graphs (torch.compile(mode=\"reduce-overhead\")) so one launch replays the "
+               "step's kernels; the saving replays the steps without these launch calls and this Python.";
     } else {
       remedy =
-          "Fuse small operations and cut Python overhead with torch.compile, and capture the step in CUDA "
-          "graphs (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs); or give each launch more "
-          "work (a larger batch).";
+          "Capture the step in CUDA graphs (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), which "
+          "replay its kernels with one launch and no Python; the saving replays the steps without these launch "
+          "calls and this Python.";
     }
     return evidence + ". " + remedy;
   }
   if (r.id == "host_bound") {
-    return "Operators' host time holds " + Ms(ns) + " of the critical path (" + share + "), most in " +
+    return "Operators' host time holds " + Ms(ns) + " a step of the critical path (" + share + "), chiefly " +
            Listed(r.names) + CodeOf(r) + ". Shrink these on the host (fewer, larger operations; " +
            (ctx.compiled ? "compile what is still eager" : "torch.compile fuses them") +
-           ") or raise the batch size so the device has more work per launch.";
+           ") or give each operator more work (a larger batch); the saving replays the steps with operators' host "
+           "time halved.";
   }
   if (r.id == "gloo_cuda") {
     int64_t comm = 0;
     for (const StepRow& s : a.steps) comm += s.communication_ns;
-    return "Collectives run over gloo with a GPU in the trace: communication takes " + Ms(comm) + over + " (" +
-           Fixed(Pct(comm, total)) + "% of step time), " + Ms(ns) +
-           " of it as device work on the critical path, and gloo copies CUDA tensors through host memory. Use "
-           "the nccl backend (init_process_group(\"nccl\")) for CUDA tensors.";
+    const int64_t steps = std::max<int64_t>(static_cast<int64_t>(a.critical_path.size()), 1);
+    return "Collectives run over gloo with a GPU in the trace: gloo runs them on the host, copying CUDA tensors "
+           "through host memory, and they take " +
+           Ms(comm / steps) + " a step (" + Fixed(Pct(comm / steps, total)) + "% of the step), " + Ms(ns) +
+           " of it on the critical path. Give each rank its own GPU and use the nccl backend "
+           "(init_process_group(\"nccl\")) for CUDA tensors (NCCL refuses two ranks on one GPU).";
   }
   if (r.id == "communication") {
-    return "Communication kernels hold " + Ms(ns) + " of the critical path (" + share + "): " + Listed(r.names) +
+    return "Communication kernels hold " + Ms(ns) + " a step of the critical path (" + share + "): " + Listed(r.names) +
            ". Overlap them with computation (DDP bucket_cap_mb, no_sync() for gradient accumulation) or give "
            "each rank more work per step.";
   }
   if (r.id == "dataloader") {
-    return "The DataLoader holds " + Ms(ns) + " of the critical path (" + share + ")" + CodeOf(r) + ". " +
+    return "The DataLoader holds " + Ms(ns) + " a step of the critical path (" + share + ")" + CodeOf(r) + ". " +
            (ctx.workers ? "It already loads in worker processes, and they do not keep up: add workers "
                           "(num_workers), prefetch more batches (prefetch_factor), keep them alive "
                           "(persistent_workers=True), or make each item cheaper to load and transform."
                         : "Load batches in worker processes (DataLoader(num_workers>0, pin_memory=True, "
                           "persistent_workers=True)) so the next batch is ready before the step needs it.");
+  }
+  if (r.id == "fused_optimizer") {
+    return "The optimizer step runs unfused (foreach or per-parameter kernels) and holds " + Ms(ns) +
+           " a step of the critical path (" + share + ")" + CodeOf(r) +
+           ". Construct it with fused=True (torch.optim.AdamW(params, fused=True); Adam, AdamW, SGD and Adagrad "
+           "take it), which updates every parameter in a few kernels; the saving replays the steps with its host "
+           "time at a tenth.";
+  }
+  if (r.id == "sleep") {
+    return "time.sleep holds " + Ms(ns) + " a step of the critical path (" + share + ")" + CodeOf(r) +
+           ". Nothing else waits on it there: take it out of the step (a rate limit, a logger or a retry "
+           "loop?); the saving replays the steps without it.";
+  }
+  if (r.id == "warmup") {
+    return "One-time initialisation holds " + Ms(ns) + " a step of the critical path (" + share + "): " +
+           Listed(r.names) + CodeOf(r) +
+           " (a runtime call of 100 ms or more: the CUDA context, a library's handles, a module load). It is not "
+           "what a steady step costs: profile after warm-up (torch.profiler.schedule(wait=1, warmup=1, "
+           "active=3)); the saving replays the steps without it.";
+  }
+  if (r.id == "thread_wait") {
+    return "The step's thread waits for other threads or processes " + Ms(ns) + " a step on the critical path (" +
+           share + ")" + CodeOf(r) +
+           ": what those threads do bounds the step. Look at their work (the Lanes and the operators and Python "
+           "functions they run) and make it cheaper or split it further; no change is simulated.";
   }
   if (r.id == "with_stack") {
     return "The trace was recorded with with_stack=True: the Python tracer adds time to every Python call, "
@@ -247,22 +276,22 @@ std::string SlowRankText(const RanksAnalysis& out, const RankRecommendation& r) 
 }  // namespace
 
 std::string RecommendationText(const Analysis& a, const Recommendation& r) {
-  int64_t total = 0;  // the analysed steps' critical path: every step's length
+  int64_t total = 0;  // a step's critical path: the analysed steps' lengths, the mean
   for (const CriticalStep& s : a.critical_path) total += s.length_ns;
   const size_t steps = a.critical_path.size();
-  const std::string over = steps ? " over " + std::to_string(steps) + (steps == 1 ? " step" : " steps") : "";
-  const std::string share = Fixed(Pct(r.cause_ns, total)) + "% of the steps' " + Ms(total) + over;
+  if (steps > 0) total /= static_cast<int64_t>(steps);
+  const std::string share = Fixed(Pct(r.cause_ns, total)) + "% of the step's " + Ms(total);
   std::string wait;
   if (r.explains_wait) {
     const HostWaitEvidence& w = r.wait;
-    wait = "GPU " + w.device + " stream " + w.stream + " waits " + Ms(w.ns) + " for the host" + over + " (" +
-           Fixed(Pct(w.ns, total)) + "% of step time); meanwhile the launching thread was in " +
+    wait = "GPU " + w.device + " stream " + w.stream + " waits " + Ms(w.ns) + " a step for the host (" +
+           Fixed(Pct(w.ns, total)) + "% of the step); meanwhile the launching thread was in " +
            Listed(w.activity, w.ns);
     const std::string code = Listed(w.code);
     if (!code.empty()) wait += ", most of it in " + code;
     wait += ". ";
   }
-  return wait + Body(a, r, share, over, total);
+  return wait + Body(a, r, share, total);
 }
 
 std::string RankRecommendationText(const RanksAnalysis& a, const RankRecommendation& r) {

@@ -231,15 +231,19 @@ TEST(DeviceTime, CopiesByKindWithBandwidth) {
             "device,kind,count,bytes,time_us,gb_per_s,peak_gb_per_s,with_bytes,count_per_step,time_per_step_us,"
             "bytes_per_step\n"
             "cuda:0,Memcpy DtoH (Device -> Pageable),4,3500000,300,14,30,3,2,200,3000000");
-  // The pageable copies are a finding, with the critical path's time they hold. The one
-  // step is aten::copy_'s span [50, 150) re-timed to the end of the copies it launched:
-  // [50, 250). Walked back from c2's end: c2 [150, 250) and c1 [100, 150) (c2 started
-  // later: from 150 it is the innermost), c1's wait for its launch [60, 100), then
-  // aten::copy_ [50, 60): 100 + 50 + 40 of the pageable copies, 10 of the operator.
+  // The pageable copies are a finding. The one step is aten::copy_'s span [50, 150)
+  // re-timed to the end of the copies it launched: [50, 250). Walked back from c2's end:
+  // c2 [150, 250) and c1 [100, 150) (c2 started later: from 150 it is the innermost),
+  // c1's wait for its launch [60, 100), then aten::copy_ [50, 60): 100 + 50 + 40 of the
+  // pageable copies on the critical path, 10 of the operator. Its saving is the replay's:
+  // pinned, c1 runs at twice the bandwidth [100, 150), c2 (which began 50 us before c1's
+  // end) at 100 for 50: the step ends at 150, not 250.
   const Recommendation* pageable = nullptr;
   for (const Recommendation& r : a.recommendations) pageable = r.id == "pageable_copies" ? &r : pageable;
   ASSERT_NE(pageable, nullptr);
-  EXPECT_EQ(pageable->saving_ns, 190 * us);
+  EXPECT_EQ(pageable->cause_ns, 190 * us);
+  EXPECT_EQ(pageable->saving_ns, 100 * us);
+  EXPECT_EQ(pageable->what_if, "pinned");
   EXPECT_NE(RecommendationText(a, *pageable).find("2 Memcpy DtoH (Device -> Pageable) on cuda:0 (200us at 14.0 GB/s)"),
             std::string::npos)
       << RecommendationText(a, *pageable);
@@ -303,26 +307,31 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   // = 700), the operators' (10 + 10 + 35 + 10 + 40 + 5 + 85 + 10 = 205), the wait's own
   // 80 and three launch calls of 5. The FP32 matmul is off the critical path: no Tensor
   // Core finding, whatever its time.
+  // The savings are replays. Without the launch calls and the Python: the host runs the
+  // operators (205) and the wait (80), 285 in all; k1 starts 5 us after its call as it did
+  // [15, 215), k2 queues behind it [215, 315), k3 after its recorded 10 us gap [325, 375):
+  // the step ends at 375, 625 sooner. The operators at half their time: 102.5 sooner (the
+  // device is far ahead). Without the wait: its 80.
   ASSERT_EQ(a.critical_path.size(), 1u);
   EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 1000 * us);
   ASSERT_EQ(a.recommendations.size(), 3u) << RecommendationText(a, a.recommendations[0]);
   EXPECT_EQ(a.recommendations[0].id, "launch_bound");
-  EXPECT_EQ(a.recommendations[0].saving_ns, 715 * us);
+  EXPECT_EQ(a.recommendations[0].saving_ns, 625 * us);
   EXPECT_EQ(a.recommendations[1].id, "host_bound");
-  EXPECT_EQ(a.recommendations[1].saving_ns, 205 * us);
+  EXPECT_EQ(a.recommendations[1].saving_ns, 102500);
   EXPECT_EQ(a.recommendations[2].id, "synchronizations");
   EXPECT_EQ(a.recommendations[2].saving_ns, 80 * us);
   EXPECT_NE(RecommendationText(a, a.recommendations[2]).find("cudaStreamSynchronize under aten::_local_scalar_dense"),
             std::string::npos);
   const std::string json = RenderJson(a, ReportOptions{});
   EXPECT_NE(json.find("\"kernel_time_share\": 0.285714"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"saving_us\": 715,"), std::string::npos);
+  EXPECT_NE(json.find("\"saving_us\": 625,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"what_if\": \"cuda_graphs\""), std::string::npos);
 
   // The synchronization waits for the FP32 matmul [30, 430): the path goes through it.
   // Walked back: the step's own [500, 1000), the operator after the wait [440, 500), the
   // wait's own [430, 440), the matmul [30, 430), its wait for its launch [20, 30),
-  // aten::mm [10, 20), the step [0, 10). The matmul's 400 us off the Tensor Cores: half
-  // of it is the saving.
+  // aten::mm [10, 20), the step [0, 10).
   Analysis c =
       AnalyzeText("[" + Step(1000) + "," + Op("aten::mm", 10, 100, 1) + "," + Runtime("cudaLaunchKernel", 20, 5, 1, 1) +
                   "," + Kernel(fp32, 30, 400, 1) + "," + Op("aten::_local_scalar_dense", 400, 100, 4) + "," +
@@ -331,27 +340,39 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   EXPECT_EQ(c.critical_path[0].bound_ns[static_cast<int>(Bound::kGpuCompute)], 400 * us);
   EXPECT_EQ(c.critical_path[0].bound_ns[static_cast<int>(Bound::kLaunch)], 10 * us);
   EXPECT_EQ(c.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 590 * us);
+  // But the matmul's 400 us on the path are not what the step would lose at half of it:
+  // the host runs 290 us of its own Python [110, 400) beside it. Replayed at half: the
+  // matmul ends at 230, the wait (from 410) 10 us after it began as it did, at 420: the
+  // step ends 20 us sooner, not 200.
   const Recommendation* tc_finding = Finding(c, "tensor_cores");
   ASSERT_NE(tc_finding, nullptr);
-  EXPECT_EQ(tc_finding->saving_ns, 200 * us);
+  EXPECT_EQ(tc_finding->cause_ns, 400 * us);
+  EXPECT_EQ(tc_finding->saving_ns, 20 * us);
+  EXPECT_EQ(tc_finding->what_if, "tf32");
   // No deviceProperties: the advice says what it depends on.
   EXPECT_NE(RecommendationText(c, *tc_finding).find("compute capability 8.0 or later, which the trace does not say"),
             std::string::npos)
       << RecommendationText(c, *tc_finding);
-  // The host held the rest: 500 + 10 of the step's own time, 10 of the launch wait, 60 +
-  // 10 of the operators, the wait's own 10. The wait serialised the 560 us after it (500
-  // of the step, 60 of the operator) behind the 400 us of device work: without it they
-  // overlap, and min(560, 400) = 400 moves from those causes to the synchronizations, in
-  // proportion: 500 * 400 / 560 = 357.142 from the step's (Python), 60 * 400 / 560 =
-  // 42.857 from the operators' (in whole nanoseconds, rounded down).
+  // Without the wait: the operator after it starts at 410, the step's own 500 after it:
+  // the wait's 30 us. Without the launch call and the Python: aten::mm's 10 and 85 us, the
+  // kernel 5 us after its call [15, 415), the wait until 10 us after it (425), the
+  // operator's 60: 485, 515 sooner. Operators at half their time: aten::mm's halves move
+  // the kernel 5 us earlier (the wait ends at 435) and the 60 after the wait become 30:
+  // 35 sooner.
   ASSERT_NE(Finding(c, "synchronizations"), nullptr);
-  EXPECT_EQ(Finding(c, "synchronizations")->saving_ns, 10000 + 357142 + 42857);
+  EXPECT_EQ(Finding(c, "synchronizations")->saving_ns, 30 * us);
   ASSERT_NE(Finding(c, "launch_bound"), nullptr);
-  EXPECT_EQ(Finding(c, "launch_bound")->saving_ns, 510000 - 357142 + 10000);
-  EXPECT_EQ(Finding(c, "host_bound"), nullptr);  // 70 - 42.857 = 27.143 us: under 5% of the step
-  int64_t savings = 0;
-  for (const Recommendation& r : c.recommendations) savings += r.saving_ns;
-  EXPECT_LE(savings, 1000 * us);
+  EXPECT_EQ(Finding(c, "launch_bound")->saving_ns, 515 * us);
+  ASSERT_NE(Finding(c, "host_bound"), nullptr);
+  EXPECT_EQ(Finding(c, "host_bound")->saving_ns, 35 * us);
+  // Together: 70 us of operators at half (35), no Python, launch or wait: aten::mm's 5
+  // puts the kernel at [10, 410); the 5 of aten::_local_scalar_dense before the wait,
+  // which now waits for nothing, and the 30 after it end the host at 45; the kernel at
+  // half [10, 210) ends the step. What remains is the kernel's own 200.
+  EXPECT_EQ(c.what_if.step_ns, 1000 * us);
+  EXPECT_EQ(c.what_if.together_ns, 210 * us);
+  EXPECT_EQ(c.what_if.device_ns, 200 * us);
+  EXPECT_EQ(c.what_if.changes, 4u);
 
   // The same with Tensor Core kernels for the matmul: no Tensor Core finding.
   Analysis b = AnalyzeText(
@@ -372,12 +393,22 @@ TEST(DeviceTime, TensorCoreKernelNames) {
                          "void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_f16_128x64_64x6_nt_align8>(Params)",
                          "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64",
                          "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
-                         "void nvcuda_wmma_gemm_kernel<half>(int)", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_relu"}) {
+                         "void nvcuda_wmma_gemm_kernel<half>(int)", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_relu",
+                         // Float memory-efficient attention on sm80 and later: 3xTF32 on the Tensor Cores.
+                         "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, "
+                         "cutlass::arch::Sm80>)",
+                         "fmha_cutlassB_f32_aligned_64x64_k65536_sm80(PyTorchMemEffAttention::AttentionBackwardKernel)",
+                         // AMD's MFMA GEMMs (the MI250 sample's).
+                         "Cijk_Ailk_Bjlk_SB_Bias_AS_SAV_UserArgs_MT64x16x16_MI16x16x1_SN_LDSB0_AFC1",
+                         "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0"}) {
     EXPECT_TRUE(analysis::IsTensorCoreKernel(tc)) << tc;
   }
   for (const char* cuda_cores :
        {"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x64x8_stage3_warpsize2x2x1_ffma_aligna4_execute_kernel",
-        "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm80>)",
+        "fmha_cutlassF_f32_aligned_64x64_rf_sm75(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm75>)",
+        "fmha_cutlassF_f32_aligned_32x128_gmem_sm50(PyTorchMemEffAttention::AttentionKernel)",
+        "fmha_cutlassB_f32_aligned_64x64_k64_sm70(PyTorchMemEffAttention::AttentionBackwardKernel)",
+        "Cijk_Ailk_Bljk_SB_MT64x64x8_SN_1LDSB0_APM1",  // Tensile FP32 without a matrix instruction
         "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(Params)",
         "void gemmSN_TN_kernel<float, 128, 16, 2, 4, 10, 11, false>(Params)", "vectorized_elementwise_kernel"}) {
     EXPECT_FALSE(analysis::IsTensorCoreKernel(cuda_cores)) << cuda_cores;
@@ -426,17 +457,22 @@ TEST(DeviceTime, LaunchBoundAndHostBound) {
   Analysis a = trace(2, false);
   const Recommendation* l = Finding(a, "launch_bound");
   ASSERT_NE(l, nullptr);
-  EXPECT_EQ(l->saving_ns, 1000 * us);
+  // Replayed without the calls and the Python: each kernel 5 us after its call, one after
+  // the other: 5 + 10 x 2 = 25 us remain of the step's 1000.
+  EXPECT_EQ(l->saving_ns, 975 * us);
   EXPECT_NE(RecommendationText(a, *l).find("10 of 10 launches"), std::string::npos) << RecommendationText(a, *l);
   EXPECT_EQ(Finding(a, "host_bound"), nullptr);
+  // Kernels longer than their calls: the launch statistic is no evidence, and is not said.
   const Analysis many = trace(20, false);
-  EXPECT_NE(RecommendationText(many, *Finding(many, "launch_bound")).find("0 of 10 launches"), std::string::npos);
+  EXPECT_EQ(RecommendationText(many, *Finding(many, "launch_bound")).find("launches run shorter"), std::string::npos);
   Analysis b = trace(2, true);
   ASSERT_NE(Finding(b, "launch_bound"), nullptr);
   EXPECT_EQ(Finding(b, "launch_bound")->saving_ns, 800 * us);
+  // The operators' own 200 us at half: 100 sooner (the host is the step's bound).
   const Recommendation* h = Finding(b, "host_bound");
   ASSERT_NE(h, nullptr);
-  EXPECT_EQ(h->saving_ns, 200 * us);
+  EXPECT_EQ(h->cause_ns, 200 * us);
+  EXPECT_EQ(h->saving_ns, 100 * us);
   EXPECT_NE(RecommendationText(b, *h).find("aten::k"), std::string::npos) << RecommendationText(b, *h);
 }
 
@@ -486,7 +522,8 @@ TEST(DeviceTime, WithStackCaveatAndWorkWithoutALaunch) {
 }
 
 // gloo with a GPU in the trace: a finding with the critical path's time in the collective
-// (gloo runs it on the host: 400 us of the path); nccl: none.
+// (gloo runs it on the host: 400 us of the path) and no saving (nothing is simulated: the
+// remedy moves it to another backend); nccl: none.
 TEST(DeviceTime, GlooWithCudaTensors) {
   auto trace = [&](const char* backend) {
     return AnalyzeText(std::string(R"({"distributedInfo": {"backend": ")") + backend +
@@ -497,7 +534,10 @@ TEST(DeviceTime, GlooWithCudaTensors) {
   const Analysis gloo = trace("gloo"), nccl = trace("nccl");
   const Recommendation* g = Finding(gloo, "gloo_cuda");
   ASSERT_NE(g, nullptr);
-  EXPECT_EQ(g->saving_ns, 400 * us);
+  EXPECT_EQ(g->saving_ns, 0);
+  EXPECT_EQ(g->cause_ns, 400 * us);
+  EXPECT_NE(RecommendationText(gloo, *g).find("runs them on the host"), std::string::npos)
+      << RecommendationText(gloo, *g);
   EXPECT_EQ(Finding(nccl, "gloo_cuda"), nullptr);
 }
 

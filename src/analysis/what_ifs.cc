@@ -1,0 +1,455 @@
+// Each analysed step's dependency graph (model/what_if.h), built from what the critical
+// path reads: the host threads' stretches, the device's work, what launched it, what
+// a synchronization or a blocking wait waited for. Findings' savings are replays of it.
+#include "analysis/what_ifs.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <tuple>
+
+#include "analysis/critical_reader.h"
+#include "model/frame_names.h"
+
+namespace torch2pprof::analysis {
+namespace {
+
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// A matmul or convolution kernel by its name, where no operator says so (a graph's replay).
+bool LooksLikeMatmul(std::string_view name) {
+  for (std::string_view p : {"gemm", "GEMM", "conv", "Conv", "fprop", "dgrad", "wgrad", "matmul", "Cijk_"}) {
+    if (Contains(name, p)) return true;
+  }
+  return false;
+}
+
+bool LowPrecisionName(std::string_view name) {
+  for (std::string_view p : {"BFloat16", "bfloat16", "c10::Half", "__half", "float16", "bf16", "fp16", "f16", "hgemm",
+                             "i8", "int8", "fp8", "e4m3", "e5m2"}) {
+    if (Contains(name, p)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op) {
+  if (IsTensorCoreKernel(kernel) || LowPrecisionName(kernel)) return false;
+  if (!launching_op.empty()) return IsTensorCoreEligible(launching_op) && LooksLikeMatmul(kernel);
+  return LooksLikeMatmul(kernel);
+}
+
+struct WhatIfGraphs::Impl {
+  Impl(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& w, const Reader& reader,
+       bool foreach_optimizer)
+      : ev_(ev), w_(w), reader_(reader), foreach_(foreach_optimizer) {
+    const Trace& t = ev.trace();
+    const TraceModel& m = ev.model();
+    timeline_.resize(t.lanes.size());
+    stacks_.assign(t.lanes.size(), nullptr);
+    for (const LaneStacks& ls : lanes) {
+      if (m.lanes[ls.lane].device || !reader.Prepared(ls.lane)) continue;
+      stacks_[ls.lane] = &ls;
+      timeline_[ls.lane] = std::make_unique<HostTimeline>(ls);
+      const size_t p = static_cast<size_t>(m.lanes[ls.lane].process);
+      if (p >= host_by_process_.size()) host_by_process_.resize(p + 1);
+      host_by_process_[p].push_back(ls.lane);
+    }
+    device_.resize(t.lanes.size());
+    for (const uint32_t e : ev.DeviceEvents()) {
+      if (ev.Dur(e) > 0) device_[ev.Iv(e).lane].push_back(e);
+    }
+    for (auto& d : device_) {
+      std::stable_sort(d.begin(), d.end(), [&](uint32_t a, uint32_t b) { return ev.Iv(a).start_ns < ev.Iv(b).start_ns; });
+    }
+    // Each kernel's Tensor Core question, once per kernel and launching operator.
+    std::map<std::pair<uint32_t, uint32_t>, bool> asked;
+    fp32_.resize(t.lanes.size());
+    for (size_t lane = 0; lane < device_.size(); ++lane) {
+      fp32_[lane].assign(device_[lane].size(), false);
+      for (size_t i = 0; i < device_[lane].size(); ++i) {
+        const uint32_t e = device_[lane][i];
+        if (ev.RoleOf(e) != Role::kKernel) continue;
+        const Code code = reader.LaunchCode(e);
+        auto [it, added] = asked.try_emplace({ev.Iv(e).name, code.op}, false);
+        if (added)
+          it->second = IsFp32MatmulKernel(ev.Name(e), code.op ? t.strings.Get(code.op) : std::string_view());
+        fp32_[lane][i] = it->second;
+      }
+    }
+  }
+
+  // A node being built: the graph's node and where it came from.
+  struct Built {
+    uint32_t event = kNoId;  // the host piece's or the device work's event
+    int32_t piece = -1;
+    bool head = false;  // the start of a wait (its own time is in the next node)
+  };
+
+  StepGraph Build(size_t k) const {
+    const Trace& t = ev_.trace();
+    const TraceModel& m = ev_.model();
+    const StepWindow& w = w_.steps[k];
+    StepGraph g;
+    g.start = w.start;
+    std::vector<Built> from;
+    std::vector<WhatEdge> edges;
+    auto node = [&](int64_t a, int64_t b, int64_t own, uint32_t tags, uint32_t lane, Built bt) {
+      g.nodes.push_back(WhatNode{a, b, own, tags, lane, false, lane == w.lane || (tags & kTagDevice) != 0});
+      from.push_back(bt);
+      return static_cast<uint32_t>(g.nodes.size() - 1);
+    };
+    // Host: each thread of the step's process, its stretches within the step; the step's
+    // own thread first (other threads are woken by it).
+    std::vector<uint32_t> host;
+    if (static_cast<size_t>(w.process) < host_by_process_.size()) host = host_by_process_[static_cast<size_t>(w.process)];
+    std::stable_partition(host.begin(), host.end(), [&](uint32_t l) { return l == w.lane; });
+    std::vector<std::pair<size_t, size_t>> range(t.lanes.size(), {0, 0});  // by lane: its nodes [first, last)
+    std::vector<uint32_t> waits;  // tail nodes of blocking waits on threads
+    std::vector<std::pair<uint32_t, uint32_t>> syncs;  // (tail node, call event)
+    int64_t launch_calls = 0, launch_ns = 0;
+    for (const uint32_t lane : host) {
+      const HostTimeline& tl = *timeline_[lane];
+      const LaneStacks& ls = *stacks_[lane];
+      const Reader::PieceInfo& info = reader_.Info(ls);
+      const bool own_lane = lane == w.lane;
+      range[lane].first = g.nodes.size();
+      HostTimeline::Cursor cur(tl, w.start);
+      int64_t at = w.start;
+      int64_t prev = -1;          // the lane's last node
+      int64_t idle_from = INT64_MIN;  // where an idle stretch of a thread other than the step's began
+      // The host's part of the step ends where its ProfilerStep does; after it, the
+      // step is the device finishing what it launched.
+      const int64_t host_end = std::min(w.end, std::max(w.host_end, w.start));
+      while (at < host_end) {
+        const Stretch s = cur.Next();
+        const int64_t until = std::min(s.end, host_end);
+        if (until <= at) {
+          at = std::max(at, until);
+          if (s.end >= host_end) break;
+          continue;
+        }
+        const int64_t a = at;
+        at = until;
+        if (!s.found) {
+          if (own_lane) {
+            const uint32_t v = node(a, until, until - a, until - a <= kPythonGapNs ? uint32_t{kTagPython} : 0u, lane, {});
+            if (prev >= 0) edges.push_back({static_cast<uint32_t>(prev), v, 0, false, false});
+            prev = v;
+          } else {
+            idle_from = a;  // waiting for work: woken by the step's thread below
+          }
+          continue;
+        }
+        const uint32_t piece = s.piece;
+        const uint32_t e = ls.pieces[piece].interval;
+        const Interval& iv = ev_.Iv(e);
+        uint32_t tags = 0;
+        bool waits_thread = false, sync = false;
+        const std::string_view name = ev_.Name(e);
+        const Role r = ev_.RoleOf(e);
+        if (info.data_loader[piece]) {
+          tags = kTagDataLoader;
+        } else if (info.communication[piece]) {
+          tags = kTagCommunication;
+        } else if (IsBlockingWaitEvent(name)) {
+          if (name == "<built-in function sleep>") {
+            tags = kTagSleep;
+          } else {
+            tags = kTagThreadWait;
+            waits_thread = true;
+          }
+        } else if (r == Role::kRuntime) {
+          if (IsSyncCall(name)) {
+            sync = true;
+            tags = reader_.CopyOwnSync(ls, static_cast<int32_t>(piece)) ? kTagCopyCall : kTagSync;
+          } else if (reader_.IsPageableCopyCall(e)) {
+            sync = true;
+            tags = kTagCopyCall;
+          } else if (iv.end_ns - iv.start_ns >= kInitCallNs) {
+            tags = kTagInit;
+          } else {
+            tags = kTagLaunch;
+            ++launch_calls, launch_ns += iv.end_ns - iv.start_ns;
+          }
+        } else if (ev_.IsOperatorRow(e)) {
+          tags = kTagOperator;
+        } else if (until - a <= kPythonGapNs) {
+          tags = kTagPython;  // a Python function's own time, a step's or an annotation's, between operators
+        }
+        if (foreach_ && info.optimizer[piece] && !(tags & (kTagSync | kTagCopyCall | kTagThreadWait | kTagSleep)))
+          tags |= kTagOptimizer;
+        const Built bt{e, static_cast<int32_t>(piece), false};
+        if (waits_thread || sync) {
+          // A wait: a head where it began (what it wakes starts from there), then its own
+          // time, which ends no earlier than what it waited for (edges below).
+          Built head = bt;
+          head.head = true;
+          const uint32_t h = node(a, a, 0, tags, lane, head);
+          if (prev >= 0) edges.push_back({static_cast<uint32_t>(prev), h, 0, false, false});
+          const uint32_t v = node(a, until, until - a, tags, lane, bt);
+          edges.push_back({h, v, 0, false, false});
+          prev = v;
+          if (waits_thread) waits.push_back(v);
+          if (sync) syncs.push_back({v, e});
+          continue;
+        }
+        const uint32_t v = node(a, until, until - a, tags, lane, bt);
+        if (prev >= 0) {
+          int64_t lag = 0;
+          if (idle_from != INT64_MIN) {
+            // Woken after an idle stretch: by what the step's thread began then, else as recorded.
+            const int64_t waker = own_lane ? -1 : Waker(g, from, range[w.lane], a);
+            if (waker >= 0) {
+              edges.push_back({static_cast<uint32_t>(waker), v, a - g.nodes[static_cast<size_t>(waker)].start, true,
+                               false, false});
+            } else {
+              lag = a - idle_from;
+            }
+          }
+          edges.push_back({static_cast<uint32_t>(prev), v, lag, false, false});
+        } else if (!own_lane) {
+          const int64_t waker = Waker(g, from, range[w.lane], a);
+          if (waker >= 0)
+            edges.push_back(
+                {static_cast<uint32_t>(waker), v, a - g.nodes[static_cast<size_t>(waker)].start, true, false, false});
+        }
+        idle_from = INT64_MIN;
+        prev = v;
+      }
+      range[lane].second = g.nodes.size();
+    }
+    if (launch_calls > 0) g.launch_call_ns = static_cast<uint32_t>(std::min<int64_t>(launch_ns / launch_calls, 1000000));
+
+    // Device: the work of the step on each stream, and what ran there before it began.
+    std::vector<uint32_t> by_end;  // device nodes
+    for (size_t lane = 0; lane < device_.size(); ++lane) {
+      const std::vector<uint32_t>& d = device_[lane];
+      if (d.empty()) continue;
+      // From the last work that began before the step (it may run into it).
+      auto it = std::lower_bound(d.begin(), d.end(), w.start,
+                                 [&](uint32_t e, int64_t v) { return ev_.Iv(e).start_ns < v; });
+      if (it != d.begin()) --it;
+      int64_t prev = -1;
+      for (; it != d.end() && ev_.Iv(*it).start_ns < w.end; ++it) {
+        const uint32_t e = *it;
+        const Interval& iv = ev_.Iv(e);
+        const bool before = iv.start_ns < w.start;
+        if (before && iv.end_ns <= w.start) continue;
+        if (!before && w_.DeviceStep(t, m, e) != static_cast<int64_t>(k)) continue;
+        uint32_t tags = kTagDevice;
+        if (ev_.RoleOf(e) == Role::kKernel) {
+          if (ev_.Has(e, kNcclName)) tags |= kTagCommunication;
+          if (fp32_[lane][static_cast<size_t>(it - d.begin())]) tags |= kTagFp32Matmul;
+        } else if (reader_.IsPageableCopy(e)) {
+          tags |= kTagPageableCopy;
+        }
+        const uint32_t v = node(iv.start_ns, iv.end_ns, iv.end_ns - iv.start_ns, tags, static_cast<uint32_t>(lane),
+                                Built{e, -1, false});
+        if (before) g.nodes[v].fixed = true, g.nodes[v].ends_step = false;
+        by_end.push_back(v);
+        const Launch* l = m.LaunchOf(e);
+        const int64_t prev_end = prev >= 0 ? g.nodes[static_cast<size_t>(prev)].end : INT64_MIN;
+        const bool by_launch = l && l->ts_ns >= prev_end;
+        if (prev >= 0) {
+          int64_t lag = 0;
+          const int64_t gap = iv.start_ns - prev_end;
+          if (!by_launch) {
+            // Queued: it began as the work before it ended (or, where it overlapped that
+            // work, as far before its end as recorded).
+            if (gap <= kStreamWaitNs) {
+              lag = gap;
+            } else if (const int64_t x = LastDeviceEnd(g, by_end, from, prev_end, iv.start_ns,
+                                                       static_cast<uint32_t>(lane), l ? l->ts_ns + 1 : INT64_MIN);
+                       x >= 0) {
+              // A long gap no launch explains: another stream's work it waited for.
+              edges.push_back(
+                  {static_cast<uint32_t>(x), v, iv.start_ns - g.nodes[static_cast<size_t>(x)].end, false, false});
+            } else {
+              lag = gap;
+            }
+          }
+          edges.push_back({static_cast<uint32_t>(prev), v, lag, false, false});
+        }
+        if (l && !before) {
+          // A call that waits (a synchronous copy) launches from where it began.
+          const int64_t call =
+              static_cast<size_t>(l->lane) < range.size() ? Waker(g, from, range[l->lane], l->ts_ns) : -1;
+          if (call >= 0) {
+            const WhatNode& c = g.nodes[static_cast<size_t>(call)];
+            // Launched as the call ran: it starts as far into the call as it did; queued
+            // behind other work: no earlier than the call's end.
+            const int64_t lag = by_launch ? std::max<int64_t>(iv.start_ns - c.start, 0) : c.end - c.start;
+            edges.push_back({static_cast<uint32_t>(call), v, lag, true, false, true});
+            if (g.nodes[static_cast<size_t>(call)].tags & kTagOptimizer) g.nodes[v].tags |= kTagOptimizerKernel;
+          }
+        }
+        prev = v;
+      }
+    }
+    std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].end < g.nodes[b].end; });
+    std::vector<std::pair<uint32_t, uint32_t>> device_node;  // (event, node)
+    for (const uint32_t v : by_end) device_node.push_back({from[v].event, v});
+    std::sort(device_node.begin(), device_node.end());
+    // A synchronization ends when the device work it waited for ends; a copy call when its copy does.
+    for (const auto& [v, call] : syncs) {
+      WhatNode& n = g.nodes[v];
+      int64_t d = -1;
+      if (IsSyncCall(ev_.Name(call))) d = LastDeviceEnd(g, by_end, from, n.start, n.end, UINT32_MAX, n.start);
+      // A copy call waits for its own copy.
+      for (const uint32_t x : reader_.LaunchedBy(call)) {
+        auto at = std::lower_bound(device_node.begin(), device_node.end(), std::make_pair(x, uint32_t{0}));
+        if (at == device_node.end() || at->first != x) continue;
+        const WhatNode& c = g.nodes[at->second];
+        if (c.end > n.start && c.end <= n.end && (d < 0 || c.end > g.nodes[static_cast<size_t>(d)].end)) d = at->second;
+      }
+      if (d < 0) continue;
+      if (g.nodes[static_cast<size_t>(d)].tags & kTagPageableCopy) n.tags = (n.tags & ~kTagSync) | kTagCopyCall;
+      n.own = std::max<int64_t>(n.end - g.nodes[static_cast<size_t>(d)].end, 0);
+      edges.push_back({static_cast<uint32_t>(d), v, n.own, false, true});
+    }
+    // A blocking wait ends when what it waited for on another thread did.
+    for (const uint32_t v : waits) {
+      WhatNode& n = g.nodes[v];
+      int64_t best = -1;
+      for (const uint32_t lane : host) {
+        if (lane == n.lane) continue;
+        const auto [lo, hi] = range[lane];
+        // The last working node that ended within the wait.
+        size_t i = static_cast<size_t>(
+            std::upper_bound(g.nodes.begin() + static_cast<std::ptrdiff_t>(lo),
+                             g.nodes.begin() + static_cast<std::ptrdiff_t>(hi), n.end,
+                             [](int64_t v2, const WhatNode& x) { return v2 < x.end; }) -
+            g.nodes.begin());
+        for (int looked = 0; i > lo && looked < 8; ++looked) {
+          const WhatNode& x = g.nodes[--i];
+          if (x.end <= n.start) break;
+          if (x.tags & (kTagThreadWait | kTagSleep) || from[i].head) continue;
+          if (best < 0 || x.end > g.nodes[static_cast<size_t>(best)].end) best = static_cast<int64_t>(i);
+          break;
+        }
+      }
+      if (best < 0) continue;  // waited for no thread here (another process): its time stays
+      n.own = std::max<int64_t>(n.end - g.nodes[static_cast<size_t>(best)].end, 0);
+      edges.push_back({static_cast<uint32_t>(best), v, n.own, false, true});
+    }
+    Order(&g, std::move(edges));
+    return g;
+  }
+
+ private:
+  // The node of a lane's range [first, last) holding instant t (start <= t < end), or -1.
+  static int64_t NodeAt(const StepGraph& g, std::pair<size_t, size_t> r, int64_t t) {
+    auto b = g.nodes.begin() + static_cast<std::ptrdiff_t>(r.first);
+    auto e = g.nodes.begin() + static_cast<std::ptrdiff_t>(r.second);
+    auto it = std::upper_bound(b, e, t, [](int64_t v, const WhatNode& n) { return v < n.start; });
+    if (it == b) return -1;
+    --it;
+    return it->end > t || it->start == t ? it - g.nodes.begin() : -1;
+  }
+
+  // What woke a thread at t: the step's thread's node then; for a wait, where it began
+  // (the wait's own end may wait for the very thread it woke).
+  static int64_t Waker(const StepGraph& g, const std::vector<Built>& from, std::pair<size_t, size_t> r, int64_t t) {
+    const int64_t n = NodeAt(g, r, t);
+    if (n > 0 && !from[static_cast<size_t>(n)].head && from[static_cast<size_t>(n) - 1].head &&
+        from[static_cast<size_t>(n) - 1].event == from[static_cast<size_t>(n)].event)
+      return n - 1;
+    return n;
+  }
+
+  // The device node that ended last in (after, upto], not on `except`, launched before
+  // `launched_before` where given (the walker's rule for a synchronization); -1: none.
+  int64_t LastDeviceEnd(const StepGraph& g, const std::vector<uint32_t>& by_end, const std::vector<Built>& from,
+                        int64_t after, int64_t upto, uint32_t except, int64_t launched_before = INT64_MIN) const {
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), upto,
+                               [&](int64_t v, uint32_t n) { return v < g.nodes[n].end; });
+    for (int looked = 0; it != by_end.begin() && looked < 4096; ++looked) {
+      const uint32_t n = *--it;
+      if (g.nodes[n].end <= after) break;
+      if (g.nodes[n].lane == except) continue;
+      if (launched_before != INT64_MIN) {
+        const Launch* l = ev_.model().LaunchOf(from[n].event);
+        if (l && l->ts_ns >= launched_before) continue;
+      }
+      return n;
+    }
+    return -1;
+  }
+
+  // Nodes renumbered so that every edge goes forward (Kahn's order, earliest start first),
+  // edges by their node.
+  static void Order(StepGraph* g, std::vector<WhatEdge> edges) {
+    const size_t n = g->nodes.size();
+    std::vector<uint32_t> indeg(n, 0);
+    std::vector<std::vector<uint32_t>> out(n);
+    for (size_t i = 0; i < edges.size(); ++i) {
+      ++indeg[edges[i].to];
+      out[edges[i].from].push_back(static_cast<uint32_t>(i));
+    }
+    using Item = std::tuple<int64_t, uint32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+    for (uint32_t v = 0; v < n; ++v) {
+      if (indeg[v] == 0) ready.push({g->nodes[v].start, v});
+    }
+    std::vector<uint32_t> order, place(n, UINT32_MAX);
+    order.reserve(n);
+    std::vector<bool> done(n, false);
+    while (order.size() < n) {
+      if (ready.empty()) {
+        // A cycle (a hostile trace): the earliest node left goes next, its edges in dropped.
+        ++g->cycles;
+        uint32_t pick = UINT32_MAX;
+        for (uint32_t v = 0; v < n; ++v) {
+          if (!done[v] && (pick == UINT32_MAX || g->nodes[v].start < g->nodes[pick].start)) pick = v;
+        }
+        indeg[pick] = 0;
+        ready.push({g->nodes[pick].start, pick});
+      }
+      const uint32_t v = std::get<1>(ready.top());
+      ready.pop();
+      if (done[v]) continue;
+      done[v] = true;
+      place[v] = static_cast<uint32_t>(order.size());
+      order.push_back(v);
+      for (const uint32_t i : out[v]) {
+        const uint32_t to = edges[i].to;
+        if (!done[to] && indeg[to] > 0 && --indeg[to] == 0) ready.push({g->nodes[to].start, to});
+      }
+    }
+    std::vector<WhatNode> nodes(n);
+    for (size_t i = 0; i < n; ++i) nodes[i] = g->nodes[order[i]];
+    g->nodes = std::move(nodes);
+    g->edges.clear();
+    for (WhatEdge e : edges) {
+      e.from = place[e.from], e.to = place[e.to];
+      if (e.from < e.to) g->edges.push_back(e);  // an edge of a broken cycle goes
+    }
+    std::sort(g->edges.begin(), g->edges.end(),
+              [](const WhatEdge& a, const WhatEdge& b) { return std::tie(a.to, a.to_end) < std::tie(b.to, b.to_end); });
+  }
+
+  const Events& ev_;
+  const StepWindows& w_;
+  const Reader& reader_;
+  bool foreach_;
+  std::vector<std::unique_ptr<HostTimeline>> timeline_;  // by lane: the host lanes of stepping processes
+  std::vector<const LaneStacks*> stacks_;                // by lane
+  std::vector<std::vector<uint32_t>> host_by_process_;
+  std::vector<std::vector<uint32_t>> device_;  // by lane: device work by start
+  std::vector<std::vector<bool>> fp32_;        // by lane, parallel to device_: an FP32 matmul kernel
+};
+
+}  // namespace torch2pprof::analysis
+
+namespace torch2pprof::analysis {
+
+WhatIfGraphs::WhatIfGraphs(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
+                           const Reader& reader, bool foreach_optimizer)
+    : impl_(std::make_unique<Impl>(ev, lanes, windows, reader, foreach_optimizer)) {}
+WhatIfGraphs::~WhatIfGraphs() = default;
+StepGraph WhatIfGraphs::Build(size_t step) const { return impl_->Build(step); }
+
+}  // namespace torch2pprof::analysis

@@ -124,6 +124,8 @@ struct Recommendation {
   int64_t launch_ns = 0, python_ns = 0;  // launch_bound: launch overhead, Python with no operator
   std::vector<NamedTime> names;          // what holds that time (operators, kernels), up to 3
   std::vector<NamedTime> code;           // where it ran (Python lines, else operators), up to 3
+  std::vector<NamedTime> waited;         // thread_wait: the threads waited for, and the code they ran then
+  std::vector<NamedTime> waited_code;    // (each up to 3, a step)
   bool explains_wait = false;            // it explains `wait`, the stream's wait for the host
   HostWaitEvidence wait;
 };

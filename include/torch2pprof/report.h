@@ -33,6 +33,9 @@ std::string RenderHtml(const Analysis& analysis, const ReportOptions& options);
 // A finding's sentence, from its evidence and the analysis it came from: what holds the
 // time, where, and the remedy that fits the trace (docs/reference.md, "Recommendations").
 std::string RecommendationText(const Analysis& analysis, const Recommendation& finding);
+// The findings' changes replayed together: what a step becomes and what remains ("" where
+// no finding simulates a change). The text and HTML reports both print it.
+std::string WhatIfTotalText(const Analysis& analysis);
 
 // analyze over several ranks: the per-rank table, stragglers, collectives and step
 // alignment; CSV writes one of RanksCsvTables() (collectives and step_alignment one row

@@ -78,11 +78,18 @@ TraceContext ContextOf(const Analysis& a, const Events& ev) {
     if (ev.IsDataLoader(e) && Contains(n, "_MultiProcessingDataLoaderIter")) c.workers = true;
   }
   for (const CopyRow& r : a.copies) c.pinned |= Contains(r.kind, "Pinned");
-  for (const DeviceInfo& d : a.trace.devices) {
+  const Compute cc = LowestCompute(a.trace.devices);
+  c.compute_major = cc.major, c.compute_minor = cc.minor, c.gpu = cc.gpu;
+  return c;
+}
+
+Compute LowestCompute(const std::vector<DeviceInfo>& devices) {
+  Compute c;
+  for (const DeviceInfo& d : devices) {
     int major = -1, minor = -1;
     if (std::sscanf(d.compute.c_str(), "%d.%d", &major, &minor) != 2) continue;
-    if (c.compute_major < 0 || std::make_pair(major, minor) < std::make_pair(c.compute_major, c.compute_minor)) {
-      c.compute_major = major, c.compute_minor = minor, c.gpu = d.name;
+    if (c.major < 0 || std::make_pair(major, minor) < std::make_pair(c.major, c.minor)) {
+      c.major = major, c.minor = minor, c.gpu = d.name;
     }
   }
   return c;
@@ -115,7 +122,8 @@ constexpr Lever kLevers[] = {
 }  // namespace
 
 std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical,
-                                      size_t steps_analysed, const std::vector<std::pair<uint32_t, uint32_t>>& launchers) {
+                                      size_t steps_analysed,
+                                      const std::vector<std::pair<uint32_t, uint32_t>>& launchers) {
   std::vector<Recommendation> out;
   const Trace& t = ev.trace();
   const int64_t total = critical.total_ns;
@@ -130,7 +138,8 @@ std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const
     const uint32_t op = OperatorOf(launchers, k.call);
     auto [it, added] = asked.try_emplace({k.kernel, op}, false);
     if (added) {
-      it->second = IsFp32MatmulKernel(t.strings.Get(k.kernel), op == UINT32_MAX ? std::string_view() : t.strings.Get(op));
+      it->second =
+          IsFp32MatmulKernel(t.strings.Get(k.kernel), op == UINT32_MAX ? std::string_view() : t.strings.Get(op));
     }
     if (!it->second) continue;
     CauseTime& to = causes[kTensorCores];
@@ -203,7 +212,11 @@ std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const
   }
 
   // Findings that explain the path with no change to simulate.
-  if (enough(causes[kThreadWait].ns)) add("thread_wait", "thread_wait", {kThreadWait});
+  if (enough(causes[kThreadWait].ns)) {
+    Recommendation& r = add("thread_wait", "thread_wait", {kThreadWait});
+    r.waited = per_step(Top(wi.waited_threads, 3));
+    r.waited_code = per_step(Top(wi.waited_code, 3));
+  }
   const bool device = !a.gpu.empty();
   if (a.trace.backend == "gloo" && device) {
     int64_t comm = 0;

@@ -3,21 +3,20 @@
 // nanosecond put down to the one cause a finding may claim (Recommend).
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <tuple>
 
+#include "analysis/critical_reader.h"
 #include "analysis/stages.h"
+#include "analysis/what_ifs.h"
 #include "base/executor.h"
 #include "base/sum_table.h"
 #include "base/utf8.h"
 #include "model/critical_path.h"
 #include "model/frame_names.h"
-#include "analysis/critical_reader.h"
-#include "analysis/what_ifs.h"
 
 namespace torch2pprof::analysis {
 namespace {
@@ -153,28 +152,19 @@ std::vector<HostWait> HostWaits(const Events& ev, const StepWindows& windows, co
 // only on CUDA and where none replay, TF32 where the GPU has Tensor Cores, fused only
 // where the optimizer is not.
 uint32_t FittingWhatIfs(const Events& ev, bool foreach_optimizer) {
-  const Trace& t = ev.trace();
   const TraceModel& m = ev.model();
   bool device = false, cuda = false, graphs = false;
-  for (size_t l = 0; l < m.lanes.size(); ++l) {
-    if (!m.lanes[l].device) continue;
-    device = true;
-    cuda |= m.lanes[l].device_name.substr(0, 5) == "cuda:" || m.lanes[l].device_name.empty();
-  }
+  for (size_t l = 0; l < m.lanes.size(); ++l) device |= m.lanes[l].device;
+  // CUDA (or HIP, which has graphs too) by its runtime's calls: MTIA's have none.
   for (const uint32_t e : ev.RuntimeEvents()) {
     const std::string_view n = ev.Name(e);
+    cuda |= n.substr(0, 2) == "cu" || n.substr(0, 3) == "hip";
     if (n == "cudaGraphLaunch" || n == "cuGraphLaunch" || n == "hipGraphLaunch") {
       graphs = true;
       break;
     }
   }
-  int major = -1, minor = -1;
-  for (const DeviceInfo& d : m.devices) {
-    int a = -1, b = -1;
-    if (std::sscanf(d.compute.c_str(), "%d.%d", &a, &b) == 2 && (major < 0 || a < major)) major = a, minor = b;
-  }
-  (void)minor;
-  (void)t;
+  const int major = LowestCompute(m.devices).major;
   uint32_t fit = kWhatIfFewerHostOps | kWhatIfNoDataLoader | kWhatIfNoSleep | kWhatIfNoInit;
   if (device) {
     fit |= kWhatIfPinned | kWhatIfNoSync;
@@ -199,17 +189,28 @@ bool ForeachOptimizer(const Trace& t) {
 // What a change needs in a step's graph to change anything there.
 uint32_t TagsOf(uint32_t change) {
   switch (change) {
-    case kWhatIfPinned: return kTagCopyCall | kTagPageableCopy;
-    case kWhatIfNoSync: return kTagSync;
-    case kWhatIfTf32: return kTagFp32Matmul;
-    case kWhatIfGraphs: return kTagLaunch | kTagPython;
-    case kWhatIfNoPython: return kTagPython;
-    case kWhatIfFewerHostOps: return kTagOperator;
-    case kWhatIfFusedOptimizer: return kTagOptimizer;
-    case kWhatIfNoDataLoader: return kTagDataLoader;
-    case kWhatIfNoSleep: return kTagSleep;
-    case kWhatIfNoInit: return kTagInit;
-    default: return 0;
+    case kWhatIfPinned:
+      return kTagCopyCall | kTagPageableCopy;
+    case kWhatIfNoSync:
+      return kTagSync;
+    case kWhatIfTf32:
+      return kTagFp32Matmul;
+    case kWhatIfGraphs:
+      return kTagLaunch | kTagPython;
+    case kWhatIfNoPython:
+      return kTagPython;
+    case kWhatIfFewerHostOps:
+      return kTagOperator;
+    case kWhatIfFusedOptimizer:
+      return kTagOptimizer;
+    case kWhatIfNoDataLoader:
+      return kTagDataLoader;
+    case kWhatIfNoSleep:
+      return kTagSleep;
+    case kWhatIfNoInit:
+      return kTagInit;
+    default:
+      return 0;
   }
 }
 
@@ -223,9 +224,10 @@ CriticalResult::WhatIfs WhatIfsOf(const Events& ev, const std::vector<LaneStacks
   const WhatIfGraphs graphs(ev, lanes, windows, reader, out.foreach_optimizer);
   const size_t n = windows.steps.size();
   std::mutex sums;
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> waited;  // (lane, code) -> ns
   ParallelFor(ex, n, [&](size_t k) {
-    const StepGraph g = graphs.Build(k);
-    if (std::getenv("T2P_WHATIF_DUMP")) std::fprintf(stderr, "%s", Describe(g).c_str());
+    std::vector<WhatIfGraphs::Waited> w;
+    const StepGraph g = graphs.Build(k, &w);
     uint32_t tags = 0;
     for (const WhatNode& node : g.nodes) tags |= node.fixed ? 0 : node.tags;
     const Replay base = Simulate(g, 0);
@@ -236,11 +238,19 @@ CriticalResult::WhatIfs WhatIfsOf(const Events& ev, const std::vector<LaneStacks
       saved[static_cast<size_t>(c)] = std::max<int64_t>(base.end - Simulate(g, bit).end, 0);
     }
     const std::lock_guard<std::mutex> hold(sums);
+    for (const WhatIfGraphs::Waited& x : w) waited[{x.lane, x.code}] += x.ns;
     out.replay_ns += base.end - g.start;
     for (size_t c = 0; c < kWhatIfs; ++c) out.saving_ns[c] += saved[c];
   });
+  const Trace& t = ev.trace();
+  for (const auto& [key, ns] : waited) {
+    const Lane& l = t.lanes[key.first];
+    out.waited_threads[l.thread_name.empty() ? "thread " + l.tid : l.thread_name] += ns;
+    if (key.second) out.waited_code[MakeFrame(FrameSystemName(t.strings.Get(key.second))).name] += ns;
+  }
   for (int c = 0; c < kWhatIfs; ++c) {
-    if (static_cast<double>(out.saving_ns[static_cast<size_t>(c)]) >= kWhatIfShare * static_cast<double>(out.replay_ns) &&
+    if (static_cast<double>(out.saving_ns[static_cast<size_t>(c)]) >=
+            kWhatIfShare * static_cast<double>(out.replay_ns) &&
         out.saving_ns[static_cast<size_t>(c)] > 0)
       out.together |= 1u << c;
   }

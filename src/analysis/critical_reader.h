@@ -58,8 +58,8 @@ class Reader {
     std::sort(stepping.begin(), stepping.end());
     for (const LaneStacks& ls : lanes) {
       const int32_t process = ev.model().lanes[ls.lane].process;
-      if (walker.Host(ls.lane) || (!ev.model().lanes[ls.lane].device &&
-                                   std::binary_search(stepping.begin(), stepping.end(), process))) {
+      if (walker.Host(ls.lane) ||
+          (!ev.model().lanes[ls.lane].device && std::binary_search(stepping.begin(), stepping.end(), process))) {
         Prepare(ls);
       }
     }

@@ -94,7 +94,7 @@ struct CriticalResult {
   std::vector<std::string> names;   // CriticalStep::most's names, each once ([0] is "")
   std::vector<CriticalItem> top;
   std::array<CauseTime, kCauses> causes;
-  int64_t total_ns = 0;  // the steps' time, all of it on the paths
+  int64_t total_ns = 0;   // the steps' time, all of it on the paths
   int64_t device_ns = 0;  // the device's time on the paths
   // The kernels on the paths that kGpuWork holds, with their launching runtime call and
   // its code (name ids): Recommend moves those off the Tensor Cores to kTensorCores.
@@ -114,6 +114,8 @@ struct CriticalResult {
     int64_t together_ns = 0;                    // the steps replayed with `together`
     int64_t together_device_ns = 0;             // the device's work in those (its union)
     bool foreach_optimizer = false;             // optimizer steps that are not fused
+    // What the steps' blocking waits waited for: the threads, and the code they ran then.
+    std::map<std::string, int64_t> waited_threads, waited_code;
   } what_ifs;
 };
 // A change saves enough to be a finding at this share of the steps' time.
@@ -200,14 +202,22 @@ std::vector<QueueRow> QueueLength(const Events& ev);
 // Per device: the model's memory timeline and the operators that allocated most (§8).
 std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners);
 
+// The devices' lowest compute capability ("9.0" in deviceProperties) and that GPU's name;
+// -1 where none says.
+struct Compute {
+  int major = -1, minor = -1;
+  std::string gpu;
+};
+Compute LowestCompute(const std::vector<DeviceInfo>& devices);
+
 // What the trace already does (compiled, graphed, low precision, pinned, workers) and the
 // devices' lowest compute capability: read from the views above (copies, devices).
 TraceContext ContextOf(const Analysis& a, const Events& ev);
 // Findings that fire on evidence in the analysis (its context too) and its critical paths,
 // with that evidence; each finding's saving is the critical-path time of the causes it
 // claims. Their sentences: report.h's RecommendationText.
-std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical,
-                                      size_t steps, const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
+std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical, size_t steps,
+                                      const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
 // The findings' changes together, per step (WhatIfTotal).
 WhatIfTotal TotalOf(const CriticalResult& critical);
 

@@ -62,7 +62,8 @@ struct WhatIfGraphs::Impl {
       if (ev.Dur(e) > 0) device_[ev.Iv(e).lane].push_back(e);
     }
     for (auto& d : device_) {
-      std::stable_sort(d.begin(), d.end(), [&](uint32_t a, uint32_t b) { return ev.Iv(a).start_ns < ev.Iv(b).start_ns; });
+      std::stable_sort(d.begin(), d.end(),
+                       [&](uint32_t a, uint32_t b) { return ev.Iv(a).start_ns < ev.Iv(b).start_ns; });
     }
     // Each kernel's Tensor Core question, once per kernel and launching operator.
     std::map<std::pair<uint32_t, uint32_t>, bool> asked;
@@ -74,8 +75,7 @@ struct WhatIfGraphs::Impl {
         if (ev.RoleOf(e) != Role::kKernel) continue;
         const Code code = reader.LaunchCode(e);
         auto [it, added] = asked.try_emplace({ev.Iv(e).name, code.op}, false);
-        if (added)
-          it->second = IsFp32MatmulKernel(ev.Name(e), code.op ? t.strings.Get(code.op) : std::string_view());
+        if (added) it->second = IsFp32MatmulKernel(ev.Name(e), code.op ? t.strings.Get(code.op) : std::string_view());
         fp32_[lane][i] = it->second;
       }
     }
@@ -88,7 +88,7 @@ struct WhatIfGraphs::Impl {
     bool head = false;  // the start of a wait (its own time is in the next node)
   };
 
-  StepGraph Build(size_t k) const {
+  StepGraph Build(size_t k, std::vector<WhatIfGraphs::Waited>* waited) const {
     const Trace& t = ev_.trace();
     const TraceModel& m = ev_.model();
     const StepWindow& w = w_.steps[k];
@@ -104,11 +104,12 @@ struct WhatIfGraphs::Impl {
     // Host: each thread of the step's process, its stretches within the step; the step's
     // own thread first (other threads are woken by it).
     std::vector<uint32_t> host;
-    if (static_cast<size_t>(w.process) < host_by_process_.size()) host = host_by_process_[static_cast<size_t>(w.process)];
+    if (static_cast<size_t>(w.process) < host_by_process_.size())
+      host = host_by_process_[static_cast<size_t>(w.process)];
     std::stable_partition(host.begin(), host.end(), [&](uint32_t l) { return l == w.lane; });
     std::vector<std::pair<size_t, size_t>> range(t.lanes.size(), {0, 0});  // by lane: its nodes [first, last)
-    std::vector<uint32_t> waits;  // tail nodes of blocking waits on threads
-    std::vector<std::pair<uint32_t, uint32_t>> syncs;  // (tail node, call event)
+    std::vector<uint32_t> waits;                                           // tail nodes of blocking waits on threads
+    std::vector<std::pair<uint32_t, uint32_t>> syncs;                      // (tail node, call event)
     int64_t launch_calls = 0, launch_ns = 0;
     for (const uint32_t lane : host) {
       const HostTimeline& tl = *timeline_[lane];
@@ -118,7 +119,7 @@ struct WhatIfGraphs::Impl {
       range[lane].first = g.nodes.size();
       HostTimeline::Cursor cur(tl, w.start);
       int64_t at = w.start;
-      int64_t prev = -1;          // the lane's last node
+      int64_t prev = -1;              // the lane's last node
       int64_t idle_from = INT64_MIN;  // where an idle stretch of a thread other than the step's began
       // The host's part of the step ends where its ProfilerStep does; after it, the
       // step is the device finishing what it launched.
@@ -135,7 +136,8 @@ struct WhatIfGraphs::Impl {
         at = until;
         if (!s.found) {
           if (own_lane) {
-            const uint32_t v = node(a, until, until - a, until - a <= kPythonGapNs ? uint32_t{kTagPython} : 0u, lane, {});
+            const uint32_t v =
+                node(a, until, until - a, until - a <= kPythonGapNs ? uint32_t{kTagPython} : 0u, lane, {});
             if (prev >= 0) edges.push_back({static_cast<uint32_t>(prev), v, 0, false, false});
             prev = v;
           } else {
@@ -203,8 +205,8 @@ struct WhatIfGraphs::Impl {
             // Woken after an idle stretch: by what the step's thread began then, else as recorded.
             const int64_t waker = own_lane ? -1 : Waker(g, from, range[w.lane], a);
             if (waker >= 0) {
-              edges.push_back({static_cast<uint32_t>(waker), v, a - g.nodes[static_cast<size_t>(waker)].start, true,
-                               false, false});
+              edges.push_back(
+                  {static_cast<uint32_t>(waker), v, a - g.nodes[static_cast<size_t>(waker)].start, true, false, false});
             } else {
               lag = a - idle_from;
             }
@@ -221,7 +223,8 @@ struct WhatIfGraphs::Impl {
       }
       range[lane].second = g.nodes.size();
     }
-    if (launch_calls > 0) g.launch_call_ns = static_cast<uint32_t>(std::min<int64_t>(launch_ns / launch_calls, 1000000));
+    if (launch_calls > 0)
+      g.launch_call_ns = static_cast<uint32_t>(std::min<int64_t>(launch_ns / launch_calls, 1000000));
 
     // Device: the work of the step on each stream, and what ran there before it began.
     std::vector<uint32_t> by_end;  // device nodes
@@ -229,8 +232,8 @@ struct WhatIfGraphs::Impl {
       const std::vector<uint32_t>& d = device_[lane];
       if (d.empty()) continue;
       // From the last work that began before the step (it may run into it).
-      auto it = std::lower_bound(d.begin(), d.end(), w.start,
-                                 [&](uint32_t e, int64_t v) { return ev_.Iv(e).start_ns < v; });
+      auto it =
+          std::lower_bound(d.begin(), d.end(), w.start, [&](uint32_t e, int64_t v) { return ev_.Iv(e).start_ns < v; });
       if (it != d.begin()) --it;
       int64_t prev = -1;
       for (; it != d.end() && ev_.Iv(*it).start_ns < w.end; ++it) {
@@ -318,11 +321,10 @@ struct WhatIfGraphs::Impl {
         if (lane == n.lane) continue;
         const auto [lo, hi] = range[lane];
         // The last working node that ended within the wait.
-        size_t i = static_cast<size_t>(
-            std::upper_bound(g.nodes.begin() + static_cast<std::ptrdiff_t>(lo),
-                             g.nodes.begin() + static_cast<std::ptrdiff_t>(hi), n.end,
-                             [](int64_t v2, const WhatNode& x) { return v2 < x.end; }) -
-            g.nodes.begin());
+        size_t i = static_cast<size_t>(std::upper_bound(g.nodes.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                        g.nodes.begin() + static_cast<std::ptrdiff_t>(hi), n.end,
+                                                        [](int64_t v2, const WhatNode& x) { return v2 < x.end; }) -
+                                       g.nodes.begin());
         for (int looked = 0; i > lo && looked < 8; ++looked) {
           const WhatNode& x = g.nodes[--i];
           if (x.end <= n.start) break;
@@ -332,6 +334,19 @@ struct WhatIfGraphs::Impl {
         }
       }
       if (best < 0) continue;  // waited for no thread here (another process): its time stays
+      if (waited && n.lane == w.lane) {
+        // What the thread the step's own waited for did meanwhile.
+        const uint32_t other = g.nodes[static_cast<size_t>(best)].lane;
+        const LaneStacks& ols = *stacks_[other];
+        for (size_t i = range[other].first; i < range[other].second; ++i) {
+          const WhatNode& x = g.nodes[i];
+          if (x.end <= n.start || x.start >= n.end || from[i].piece < 0 || from[i].head ||
+              (x.tags & (kTagThreadWait | kTagSleep)))
+            continue;
+          const Code c = reader_.CodeOf(ols, from[i].piece);
+          waited->push_back({other, c.python ? c.python : c.op, std::min(x.end, n.end) - std::max(x.start, n.start)});
+        }
+      }
       n.own = std::max<int64_t>(n.end - g.nodes[static_cast<size_t>(best)].end, 0);
       edges.push_back({static_cast<uint32_t>(best), v, n.own, false, true});
     }
@@ -364,8 +379,8 @@ struct WhatIfGraphs::Impl {
   // `launched_before` where given (the walker's rule for a synchronization); -1: none.
   int64_t LastDeviceEnd(const StepGraph& g, const std::vector<uint32_t>& by_end, const std::vector<Built>& from,
                         int64_t after, int64_t upto, uint32_t except, int64_t launched_before = INT64_MIN) const {
-    auto it = std::upper_bound(by_end.begin(), by_end.end(), upto,
-                               [&](int64_t v, uint32_t n) { return v < g.nodes[n].end; });
+    auto it =
+        std::upper_bound(by_end.begin(), by_end.end(), upto, [&](int64_t v, uint32_t n) { return v < g.nodes[n].end; });
     for (int looked = 0; it != by_end.begin() && looked < 4096; ++looked) {
       const uint32_t n = *--it;
       if (g.nodes[n].end <= after) break;
@@ -450,6 +465,6 @@ WhatIfGraphs::WhatIfGraphs(const Events& ev, const std::vector<LaneStacks>& lane
                            const Reader& reader, bool foreach_optimizer)
     : impl_(std::make_unique<Impl>(ev, lanes, windows, reader, foreach_optimizer)) {}
 WhatIfGraphs::~WhatIfGraphs() = default;
-StepGraph WhatIfGraphs::Build(size_t step) const { return impl_->Build(step); }
+StepGraph WhatIfGraphs::Build(size_t step, std::vector<Waited>* waited) const { return impl_->Build(step, waited); }
 
 }  // namespace torch2pprof::analysis

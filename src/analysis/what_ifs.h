@@ -25,10 +25,17 @@ bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op);
 class WhatIfGraphs {
  public:
   // foreach_optimizer: the trace's optimizer steps are not fused (kTagOptimizer applies).
-  WhatIfGraphs(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
-               const Reader& reader, bool foreach_optimizer);
+  WhatIfGraphs(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows, const Reader& reader,
+               bool foreach_optimizer);
   ~WhatIfGraphs();
-  StepGraph Build(size_t step) const;
+  // What a thread waited for on another: that thread's working time within the wait, by
+  // the code it ran (a Python frame's or an operator's name id; 0: none).
+  struct Waited {
+    uint32_t lane = 0, code = 0;
+    int64_t ns = 0;
+  };
+  // `waited`, where given, gets what the step's blocking waits waited for.
+  StepGraph Build(size_t step, std::vector<Waited>* waited = nullptr) const;
 
  private:
   struct Impl;

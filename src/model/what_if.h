@@ -12,20 +12,20 @@ namespace torch2pprof {
 
 // What a node is, for the changes that select it (a node may be several).
 enum WhatTag : uint32_t {
-  kTagPython = 1u << 0,       // host: Python with no operator open, or nothing open
-  kTagOperator = 1u << 1,     // host: an operator's own time
-  kTagLaunch = 1u << 2,       // host: a runtime call that launches work
-  kTagSync = 1u << 3,         // host: a synchronization (not a copy's own)
-  kTagCopyCall = 1u << 4,     // host: a pageable copy's call, or the synchronization that waits for it
-  kTagDataLoader = 1u << 5,   // host: in a DataLoader's next()
-  kTagSleep = 1u << 6,        // host: time.sleep
-  kTagThreadWait = 1u << 7,   // host: a blocking wait for another thread (join, lock, queue, run_backward)
-  kTagInit = 1u << 8,         // host: one-time initialisation (a runtime call of 100 ms or more)
-  kTagOptimizer = 1u << 9,    // host: in a foreach optimizer's step
-  kTagCommunication = 1u << 10,  // host: a collective run on the host (gloo); device: a communication kernel
-  kTagDevice = 1u << 16,      // device work
-  kTagFp32Matmul = 1u << 17,  // device: a matmul or convolution kernel off the Tensor Cores
-  kTagPageableCopy = 1u << 18,   // device: a copy from or to pageable memory
+  kTagPython = 1u << 0,            // host: Python with no operator open, or nothing open
+  kTagOperator = 1u << 1,          // host: an operator's own time
+  kTagLaunch = 1u << 2,            // host: a runtime call that launches work
+  kTagSync = 1u << 3,              // host: a synchronization (not a copy's own)
+  kTagCopyCall = 1u << 4,          // host: a pageable copy's call, or the synchronization that waits for it
+  kTagDataLoader = 1u << 5,        // host: in a DataLoader's next()
+  kTagSleep = 1u << 6,             // host: time.sleep
+  kTagThreadWait = 1u << 7,        // host: a blocking wait for another thread (join, lock, queue, run_backward)
+  kTagInit = 1u << 8,              // host: one-time initialisation (a runtime call of 100 ms or more)
+  kTagOptimizer = 1u << 9,         // host: in a foreach optimizer's step
+  kTagCommunication = 1u << 10,    // host: a collective run on the host (gloo); device: a communication kernel
+  kTagDevice = 1u << 16,           // device work
+  kTagFp32Matmul = 1u << 17,       // device: a matmul or convolution kernel off the Tensor Cores
+  kTagPageableCopy = 1u << 18,     // device: a copy from or to pageable memory
   kTagOptimizerKernel = 1u << 19,  // device: launched by a foreach optimizer's step
 };
 
@@ -50,9 +50,9 @@ inline constexpr int kWhatIfs = 10;
 inline constexpr int64_t kPythonGapNs = 1000 * 1000;
 
 // The stated factors: what a change leaves of a node's time.
-inline constexpr double kTf32Factor = 0.5;         // Tensor Cores at least twice FP32's FMA rate
-inline constexpr double kPinnedCopyFactor = 0.5;   // pinned memory at least twice pageable's bandwidth
-inline constexpr double kHostOpsFactor = 0.5;      // operators' host time halved
+inline constexpr double kTf32Factor = 0.5;            // Tensor Cores at least twice FP32's FMA rate
+inline constexpr double kPinnedCopyFactor = 0.5;      // pinned memory at least twice pageable's bandwidth
+inline constexpr double kHostOpsFactor = 0.5;         // operators' host time halved
 inline constexpr double kFusedOptimizerFactor = 0.1;  // a fused step: a few launches for the many
 
 struct WhatNode {
@@ -80,9 +80,9 @@ struct WhatEdge {
 };
 
 struct StepGraph {
-  int64_t start = 0;  // the step's start: nodes with no edge in start here (or as recorded)
-  std::vector<WhatNode> nodes;  // in an order where every edge goes forward (from < to)
-  std::vector<WhatEdge> edges;  // by `to`, then start edges before end edges
+  int64_t start = 0;               // the step's start: nodes with no edge in start here (or as recorded)
+  std::vector<WhatNode> nodes;     // in an order where every edge goes forward (from < to)
+  std::vector<WhatEdge> edges;     // by `to`, then start edges before end edges
   uint32_t launch_call_ns = 5000;  // a copy call made non_blocking takes a launch's time
   uint32_t cycles = 0;             // edges that would close a cycle, dropped (none in a sound trace)
 };

@@ -55,29 +55,20 @@ std::string Overview(const Analysis& a) {
          "(busy: the time a thread ran events, or a stream ran device work; work: busy less blocking waits)\n";
 }
 
-// First in the report: what to change, largest possible saving first, each with the
-// critical-path time its cause holds (findings never share a microsecond: the savings add
-// up to at most the steps' time).
+// First in the report: what to change, the largest saving first, each the step time a
+// replay of the steps' graph without its cause saves; then all of them together.
 std::string Recommendations(const Analysis& a) {
   const WhatIfTotal& w = a.what_if;
   std::string out = Section("Recommendations (saving a step, over " + Count(w.steps) +
                             (w.steps == 1 ? " step" : " steps") + ", largest first)");
   if (a.recommendations.empty()) return out + "(none: nothing crossed a threshold)\n";
   for (const Recommendation& r : a.recommendations) {
-    out += Wrap((r.saving_ns > 0 ? "[saves " + FormatDuration(r.saving_ns) + "] " : std::string()) +
-                    RecommendationText(a, r),
-                "- ", "  ");
+    out += Wrap(
+        (r.saving_ns > 0 ? "[saves " + FormatDuration(r.saving_ns) + "] " : std::string()) + RecommendationText(a, r),
+        "- ", "  ");
   }
-  if (w.changes > 0 && w.step_ns > 0) {
-    const int64_t saved = std::max<int64_t>(w.step_ns - w.together_ns, 0);
-    out += Wrap("(each saving replays the steps' dependency graph without its cause; " +
-                    std::string(w.changes > 1 ? "all " + std::to_string(w.changes) + " changes together"
-                                              : "the change") +
-                    ": a step of " + FormatDuration(w.step_ns) + " becomes " + FormatDuration(w.together_ns) +
-                    ", saving " + FormatDuration(saved) + " (" + Percent(saved, w.step_ns) +
-                    "); what remains holds the device's own work, " + FormatDuration(w.device_ns) + " a step)",
-                "", "");
-  }
+  const std::string total = WhatIfTotalText(a);
+  if (!total.empty()) out += Wrap("(" + total + ")", "", "");
   return out;
 }
 

@@ -516,14 +516,19 @@ std::string Memory(const Analysis& a, int top) {
 
 std::string Advice(const Analysis& a) {
   if (a.recommendations.empty()) return Note("(none: nothing crossed a threshold)");
-  std::string out =
-      Note("Largest possible saving first: each saving is the most acting on it could win.") + "<ul class=\"advice\">";
+  std::string out = Note(
+                        "The largest saving a step first: each is what the step would lose without its cause, "
+                        "replayed on the steps' dependency graph.") +
+                    "<ul class=\"advice\">";
   for (const Recommendation& r : a.recommendations) {
-    out += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\">" +
-           (r.saving_ns > 0 ? "<b>up to " + Html(FormatDuration(r.saving_ns)) + ":</b> " : std::string()) +
+    out += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\" data-what-if=\"" +
+           Html(r.what_if) + "\">" +
+           (r.saving_ns > 0 ? "<b>saves " + Html(FormatDuration(r.saving_ns)) + " a step:</b> " : std::string()) +
            Html(RecommendationText(a, r)) + "</li>";
   }
-  return out + "</ul>\n";
+  out += "</ul>\n";
+  const std::string total = WhatIfTotalText(a);
+  return total.empty() ? out : out + Note(Html(total) + ".");
 }
 
 // Copies and sets by kind, Tensor Core use, device work by launching operator, and the

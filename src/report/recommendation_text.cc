@@ -1,6 +1,7 @@
 // A finding's sentence, from its evidence and the analysis's views: what holds the time,
 // where, and the remedy that fits what the trace already does and what its GPU can. The
 // findings are decided in analysis/advice.cc; the rules are docs/reference.md's.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -36,8 +37,7 @@ std::string CodeOf(const Recommendation& r) {
   return where.empty() || where == Listed(r.names) ? "" : " in " + where;
 }
 
-std::string Body(const Analysis& a, const Recommendation& r, const std::string& share,
-                 int64_t total) {
+std::string Body(const Analysis& a, const Recommendation& r, const std::string& share, int64_t total) {
   const TraceContext& ctx = a.context;
   const int64_t ns = r.cause_ns;
   if (r.id == "pageable_copies") {
@@ -48,7 +48,8 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
                 Ms(c.step_time_ns) + (c.gb_per_s() > 0 ? " at " + Fixed(c.gb_per_s()) + " GB/s" : "") + ")";
     }
     return "Copies from or to pageable memory and the host calls that wait for them hold " + Ms(ns) +
-           " a step of the critical path (" + share + "): " + (copies.empty() ? Listed(r.names) : copies) + CodeOf(r) + ". " +
+           " a step of the critical path (" + share + "): " + (copies.empty() ? Listed(r.names) : copies) + CodeOf(r) +
+           ". " +
            (ctx.pinned ? "The trace already copies through pinned memory elsewhere; these copies do not: " : "") +
            "copy to or from pinned memory (tensor.pin_memory(), DataLoader(pin_memory=True), a pinned buffer "
            "for .cpu() results) with non_blocking=True, so that the copy overlaps and the host does not wait.";
@@ -90,8 +91,9 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            (ctx.low_precision ? "The trace already runs other kernels in FP16 or BF16: these run outside "
                                 "autocast (or in FP32 on purpose). "
                               : "") +
-           remedy + ". Tensor Cores run them at least twice as fast; the saving replays the steps with them at half "
-                    "their time.";
+           remedy +
+           ". Tensor Cores run them at least twice as fast; the saving replays the steps with them at half "
+           "their time.";
   }
   if (r.id == "launch_bound") {
     const LaunchStats& l = a.kernel_launches;
@@ -176,17 +178,19 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            "loop?); the saving replays the steps without it.";
   }
   if (r.id == "warmup") {
-    return "One-time initialisation holds " + Ms(ns) + " a step of the critical path (" + share + "): " +
-           Listed(r.names) + CodeOf(r) +
+    return "One-time initialisation holds " + Ms(ns) + " a step of the critical path (" + share +
+           "): " + Listed(r.names) + CodeOf(r) +
            " (a runtime call of 100 ms or more: the CUDA context, a library's handles, a module load). It is not "
            "what a steady step costs: profile after warm-up (torch.profiler.schedule(wait=1, warmup=1, "
            "active=3)); the saving replays the steps without it.";
   }
   if (r.id == "thread_wait") {
-    return "The step's thread waits for other threads or processes " + Ms(ns) + " a step on the critical path (" +
-           share + ")" + CodeOf(r) +
-           ": what those threads do bounds the step. Look at their work (the Lanes and the operators and Python "
-           "functions they run) and make it cheaper or split it further; no change is simulated.";
+    std::string whom = r.waited.empty() ? "other threads or processes" : Listed(r.waited);
+    if (!r.waited_code.empty()) whom += ", which ran chiefly " + Listed(r.waited_code);
+    return "The step's thread waits " + Ms(ns) + " a step on the critical path (" + share + ")" + CodeOf(r) + " for " +
+           whom +
+           ": their work bounds the step. Make it cheaper, or split it over more threads or processes; no change "
+           "is simulated.";
   }
   if (r.id == "with_stack") {
     return "The trace was recorded with with_stack=True: the Python tracer adds time to every Python call, "
@@ -292,6 +296,17 @@ std::string RecommendationText(const Analysis& a, const Recommendation& r) {
     wait += ". ";
   }
   return wait + Body(a, r, share, total);
+}
+
+std::string WhatIfTotalText(const Analysis& a) {
+  const WhatIfTotal& w = a.what_if;
+  if (w.changes == 0 || w.step_ns <= 0) return "";
+  const int64_t saved = std::max<int64_t>(w.step_ns - w.together_ns, 0);
+  return "each saving replays the steps' dependency graph without its cause; " +
+         std::string(w.changes > 1 ? "all " + std::to_string(w.changes) + " changes together" : "the change") +
+         ": a step of " + Ms(w.step_ns) + " becomes " + Ms(w.together_ns) + ", " + Ms(saved) + " (" +
+         report::PercentOf(static_cast<double>(saved) / static_cast<double>(w.step_ns)) +
+         ") less; what remains holds the device's own work, " + Ms(w.device_ns) + " a step";
 }
 
 std::string RankRecommendationText(const RanksAnalysis& a, const RankRecommendation& r) {

@@ -79,10 +79,9 @@ TEST(WhatIfs, SleepIsItsOwnCauseAndSavesItself) {
 // the trace to measure) [116, 121), the operator's 10, the step's 20: the host is done at
 // 151, and the step when its copy is, at 250. Saves 170.
 TEST(WhatIfs, ACopysOwnSynchronizationIsTheCopys) {
-  const Analysis a =
-      AnalyzeText("[" + Step(420) + "," + Op("aten::copy_", 100, 300) + "," + Call("cudaMemcpyAsync", 110, 5, 1) +
-                  "," + Call("cudaStreamSynchronize", 116, 274, 2) + "," +
-                  Device("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 120, 260, 1) + "]");
+  const Analysis a = AnalyzeText("[" + Step(420) + "," + Op("aten::copy_", 100, 300) + "," +
+                                 Call("cudaMemcpyAsync", 110, 5, 1) + "," + Call("cudaStreamSynchronize", 116, 274, 2) +
+                                 "," + Device("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 120, 260, 1) + "]");
   const Recommendation* p = Finding(a, "pageable_copies");
   ASSERT_NE(p, nullptr) << All(a);
   EXPECT_EQ(p->what_if, "pinned");
@@ -93,9 +92,9 @@ TEST(WhatIfs, ACopysOwnSynchronizationIsTheCopys) {
 // A runtime call of 250 ms that launches nothing starts something up: "profile after
 // warm-up", never launch advice; leaving it out saves it.
 TEST(WhatIfs, OneTimeInitialisationIsWarmUp) {
-  const Analysis a = AnalyzeText("[" + Step(300000) + "," + Call("cudaFree", 100, 250000, 9) + "," +
-                                 Call("cudaLaunchKernel", 250200, 10, 1) + "," +
-                                 Device("kernel", "k", 250220, 40000, 1) + "]");
+  const Analysis a =
+      AnalyzeText("[" + Step(300000) + "," + Call("cudaFree", 100, 250000, 9) + "," +
+                  Call("cudaLaunchKernel", 250200, 10, 1) + "," + Device("kernel", "k", 250220, 40000, 1) + "]");
   const Recommendation* w = Finding(a, "warmup");
   ASSERT_NE(w, nullptr) << All(a);
   EXPECT_EQ(w->what_if, "no_init");
@@ -109,20 +108,20 @@ TEST(WhatIfs, OneTimeInitialisationIsWarmUp) {
 // 380, its own 10 (800); the step [900, 1000). At a tenth: 80, so the host ends at 280;
 // the kernel (20 us after its call began, 10 after it ended) is done long before.
 TEST(WhatIfs, AForeachOptimizerMadeFused) {
-  const Analysis a = AnalyzeText("[" + Step(1000) + "," +
-                                 Event("user_annotation", "Optimizer.step#AdamW.step", 100, 800) + "," +
-                                 Op("aten::_foreach_mul_", 110, 780) + "," + Call("cudaLaunchKernel", 500, 10, 1) +
-                                 "," + Device("kernel", "multi_tensor_apply_kernel", 520, 10, 1) + "]");
+  const Analysis a =
+      AnalyzeText("[" + Step(1000) + "," + Event("user_annotation", "Optimizer.step#AdamW.step", 100, 800) + "," +
+                  Op("aten::_foreach_mul_", 110, 780) + "," + Call("cudaLaunchKernel", 500, 10, 1) + "," +
+                  Device("kernel", "multi_tensor_apply_kernel", 520, 10, 1) + "]");
   const Recommendation* f = Finding(a, "fused_optimizer");
   ASSERT_NE(f, nullptr) << All(a);
   EXPECT_EQ(f->what_if, "fused_optimizer");
   EXPECT_EQ(f->saving_ns, 720 * us);
   EXPECT_NE(RecommendationText(a, *f).find("fused=True"), std::string::npos);
   // Already fused: no such finding.
-  const Analysis fused = AnalyzeText("[" + Step(1000) + "," +
-                                     Event("user_annotation", "Optimizer.step#AdamW.step", 100, 800) + "," +
-                                     Op("aten::_fused_adamw_", 110, 780) + "," + Call("cudaLaunchKernel", 500, 10, 1) +
-                                     "," + Device("kernel", "fused_adam_kernel", 520, 10, 1) + "]");
+  const Analysis fused =
+      AnalyzeText("[" + Step(1000) + "," + Event("user_annotation", "Optimizer.step#AdamW.step", 100, 800) + "," +
+                  Op("aten::_fused_adamw_", 110, 780) + "," + Call("cudaLaunchKernel", 500, 10, 1) + "," +
+                  Device("kernel", "fused_adam_kernel", 520, 10, 1) + "]");
   EXPECT_EQ(Finding(fused, "fused_optimizer"), nullptr) << All(fused);
 }
 
@@ -131,10 +130,9 @@ TEST(WhatIfs, AForeachOptimizerMadeFused) {
 // the graph launch [600, 610), the step [610, 1000); the replayed GEMM [620, 700) in FP32
 // is on the Tensor Cores' list of levers even with no launching operator.
 TEST(WhatIfs, NoGraphAdviceWhereGraphsReplay) {
-  const Analysis a =
-      AnalyzeText("[" + Step(1000) + "," + Call("cudaGraphLaunch", 600, 10, 1) + "," +
-                  Device("kernel", "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_ffma_kernel", 620, 300, 1) + "," +
-                  Call("cudaStreamSynchronize", 900, 30, 2) + "]");
+  const Analysis a = AnalyzeText("[" + Step(1000) + "," + Call("cudaGraphLaunch", 600, 10, 1) + "," +
+                                 Device("kernel", "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_ffma_kernel", 620, 300, 1) +
+                                 "," + Call("cudaStreamSynchronize", 900, 30, 2) + "]");
   for (const Recommendation& r : a.recommendations) {
     EXPECT_NE(r.what_if, "cuda_graphs") << All(a);
     EXPECT_EQ(RecommendationText(a, r).find("Capture"), std::string::npos) << All(a);
@@ -149,9 +147,9 @@ TEST(WhatIfs, NoGraphAdviceWhereGraphsReplay) {
 
 // The analysed steps' replay as recorded is the recorded steps: the graph explains them.
 TEST(WhatIfs, TheUnchangedReplayIsTheRecordedStep) {
-  const Analysis a = AnalyzeText("[" + Step(1000) + "," + Op("aten::mm", 10, 100) + "," +
-                                 Call("cudaLaunchKernel", 20, 5, 1) + "," + Device("kernel", "k", 30, 400, 1) + "," +
-                                 Call("cudaStreamSynchronize", 410, 30, 2) + "]");
+  const Analysis a =
+      AnalyzeText("[" + Step(1000) + "," + Op("aten::mm", 10, 100) + "," + Call("cudaLaunchKernel", 20, 5, 1) + "," +
+                  Device("kernel", "k", 30, 400, 1) + "," + Call("cudaStreamSynchronize", 410, 30, 2) + "]");
   ASSERT_EQ(a.critical_path.size(), 1u);
   EXPECT_EQ(a.what_if.step_ns, a.critical_path[0].length_ns);
 }

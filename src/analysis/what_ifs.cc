@@ -61,6 +61,49 @@ struct WhatIfGraphs::Impl {
     for (const uint32_t e : ev.DeviceEvents()) {
       if (ev.Dur(e) > 0) device_[ev.Iv(e).lane].push_back(e);
     }
+    // Which lanes each step visits, found once: a thread with work in its host part, a
+    // stream with work launched in it (asking every lane at every step is lanes x steps).
+    host_of_step_.resize(w.steps.size());
+    device_of_step_.resize(w.steps.size());
+    std::vector<std::vector<uint32_t>> steps_of_process;
+    for (uint32_t k = 0; k < w.steps.size(); ++k) {
+      const size_t p = static_cast<size_t>(w.steps[k].process);
+      if (p >= steps_of_process.size()) steps_of_process.resize(p + 1);
+      steps_of_process[p].push_back(k);
+    }
+    for (const LaneStacks& ls : lanes) {
+      if (!stacks_[ls.lane]) continue;
+      const size_t p = static_cast<size_t>(m.lanes[ls.lane].process);
+      if (p >= steps_of_process.size()) continue;
+      const std::vector<uint32_t>& ks = steps_of_process[p];
+      for (const Piece& pc : ls.pieces) {
+        if (pc.parent >= 0) continue;
+        // The first step whose host part ends after the piece starts; on while they start before it ends.
+        auto it = std::upper_bound(ks.begin(), ks.end(), pc.start_ns,
+                                   [&](int64_t v, uint32_t k) { return v < HostEnd(w.steps[k]); });
+        for (; it != ks.end() && w.steps[*it].start < pc.end_ns; ++it) {
+          std::vector<uint32_t>& on = host_of_step_[*it];
+          if (on.empty() || on.back() != ls.lane) on.push_back(ls.lane);
+        }
+      }
+    }
+    for (uint32_t k = 0; k < w.steps.size(); ++k) {
+      std::vector<uint32_t>& on = host_of_step_[k];
+      std::sort(on.begin(), on.end());
+      on.erase(std::unique(on.begin(), on.end()), on.end());
+    }
+    for (size_t lane = 0; lane < device_.size(); ++lane) {
+      for (const uint32_t e : device_[lane]) {
+        const int64_t k = w.DeviceStep(t, m, e);
+        if (k < 0) continue;
+        std::vector<uint32_t>& on = device_of_step_[static_cast<size_t>(k)];
+        if (on.empty() || on.back() != lane) on.push_back(static_cast<uint32_t>(lane));
+      }
+    }
+    for (auto& on : device_of_step_) {
+      std::sort(on.begin(), on.end());
+      on.erase(std::unique(on.begin(), on.end()), on.end());
+    }
     for (auto& d : device_) {
       std::stable_sort(d.begin(), d.end(),
                        [&](uint32_t a, uint32_t b) { return ev.Iv(a).start_ns < ev.Iv(b).start_ns; });
@@ -80,6 +123,10 @@ struct WhatIfGraphs::Impl {
       }
     }
   }
+
+  // The host's part of a step ends where its ProfilerStep does; after it, the step is the
+  // device finishing what it launched.
+  static int64_t HostEnd(const StepWindow& w) { return std::min(w.end, std::max(w.host_end, w.start)); }
 
   // A node being built: the graph's node and where it came from.
   struct Built {
@@ -103,27 +150,36 @@ struct WhatIfGraphs::Impl {
     };
     // Host: each thread of the step's process, its stretches within the step; the step's
     // own thread first (other threads are woken by it).
-    std::vector<uint32_t> host;
-    if (static_cast<size_t>(w.process) < host_by_process_.size())
-      host = host_by_process_[static_cast<size_t>(w.process)];
-    std::stable_partition(host.begin(), host.end(), [&](uint32_t l) { return l == w.lane; });
-    std::vector<std::pair<size_t, size_t>> range(t.lanes.size(), {0, 0});  // by lane: its nodes [first, last)
-    std::vector<uint32_t> waits;                                           // tail nodes of blocking waits on threads
-    std::vector<std::pair<uint32_t, uint32_t>> syncs;                      // (tail node, call event)
+    std::vector<uint32_t> host = host_of_step_[k];
+    if (stacks_[w.lane] && !std::binary_search(host.begin(), host.end(), w.lane)) host.push_back(w.lane);
+    std::sort(host.begin(), host.end());
+    // By lane (host lanes in order): its nodes [first, last).
+    std::vector<std::pair<size_t, size_t>> ranges(host.size(), {0, 0});
+    auto index_of = [&](uint32_t lane) -> int64_t {
+      auto it = std::lower_bound(host.begin(), host.end(), lane);
+      return it != host.end() && *it == lane ? it - host.begin() : -1;
+    };
+    auto range_of = [&](uint32_t lane) -> std::pair<size_t, size_t> {
+      const int64_t i = index_of(lane);
+      return i < 0 ? std::pair<size_t, size_t>{0, 0} : ranges[static_cast<size_t>(i)];
+    };
+    std::vector<uint32_t> order = host;  // the step's own thread first: the others are woken by it
+    std::stable_partition(order.begin(), order.end(), [&](uint32_t l) { return l == w.lane; });
+    std::vector<uint32_t> waits;                       // tail nodes of blocking waits on threads
+    std::vector<std::pair<uint32_t, uint32_t>> syncs;  // (tail node, call event)
     int64_t launch_calls = 0, launch_ns = 0;
-    for (const uint32_t lane : host) {
+    for (const uint32_t lane : order) {
       const HostTimeline& tl = *timeline_[lane];
       const LaneStacks& ls = *stacks_[lane];
       const Reader::PieceInfo& info = reader_.Info(ls);
       const bool own_lane = lane == w.lane;
-      range[lane].first = g.nodes.size();
+      const size_t mine = static_cast<size_t>(index_of(lane));
+      ranges[mine].first = g.nodes.size();
       HostTimeline::Cursor cur(tl, w.start);
       int64_t at = w.start;
       int64_t prev = -1;              // the lane's last node
       int64_t idle_from = INT64_MIN;  // where an idle stretch of a thread other than the step's began
-      // The host's part of the step ends where its ProfilerStep does; after it, the
-      // step is the device finishing what it launched.
-      const int64_t host_end = std::min(w.end, std::max(w.host_end, w.start));
+      const int64_t host_end = HostEnd(w);
       while (at < host_end) {
         const Stretch s = cur.Next();
         const int64_t until = std::min(s.end, host_end);
@@ -203,7 +259,7 @@ struct WhatIfGraphs::Impl {
           int64_t lag = 0;
           if (idle_from != INT64_MIN) {
             // Woken after an idle stretch: by what the step's thread began then, else as recorded.
-            const int64_t waker = own_lane ? -1 : Waker(g, from, range[w.lane], a);
+            const int64_t waker = own_lane ? -1 : Waker(g, from, range_of(w.lane), a);
             if (waker >= 0) {
               edges.push_back(
                   {static_cast<uint32_t>(waker), v, a - g.nodes[static_cast<size_t>(waker)].start, true, false, false});
@@ -213,7 +269,7 @@ struct WhatIfGraphs::Impl {
           }
           edges.push_back({static_cast<uint32_t>(prev), v, lag, false, false});
         } else if (!own_lane) {
-          const int64_t waker = Waker(g, from, range[w.lane], a);
+          const int64_t waker = Waker(g, from, range_of(w.lane), a);
           if (waker >= 0)
             edges.push_back(
                 {static_cast<uint32_t>(waker), v, a - g.nodes[static_cast<size_t>(waker)].start, true, false, false});
@@ -221,16 +277,15 @@ struct WhatIfGraphs::Impl {
         idle_from = INT64_MIN;
         prev = v;
       }
-      range[lane].second = g.nodes.size();
+      ranges[mine].second = g.nodes.size();
     }
     if (launch_calls > 0)
       g.launch_call_ns = static_cast<uint32_t>(std::min<int64_t>(launch_ns / launch_calls, 1000000));
 
     // Device: the work of the step on each stream, and what ran there before it began.
     std::vector<uint32_t> by_end;  // device nodes
-    for (size_t lane = 0; lane < device_.size(); ++lane) {
+    for (const uint32_t lane : device_of_step_[k]) {
       const std::vector<uint32_t>& d = device_[lane];
-      if (d.empty()) continue;
       // From the last work that began before the step (it may run into it).
       auto it =
           std::lower_bound(d.begin(), d.end(), w.start, [&](uint32_t e, int64_t v) { return ev_.Iv(e).start_ns < v; });
@@ -278,8 +333,7 @@ struct WhatIfGraphs::Impl {
         }
         if (l && !before) {
           // A call that waits (a synchronous copy) launches from where it began.
-          const int64_t call =
-              static_cast<size_t>(l->lane) < range.size() ? Waker(g, from, range[l->lane], l->ts_ns) : -1;
+          const int64_t call = Waker(g, from, range_of(l->lane), l->ts_ns);
           if (call >= 0) {
             const WhatNode& c = g.nodes[static_cast<size_t>(call)];
             // Launched as the call ran: it starts as far into the call as it did; queued
@@ -319,7 +373,7 @@ struct WhatIfGraphs::Impl {
       int64_t best = -1;
       for (const uint32_t lane : host) {
         if (lane == n.lane) continue;
-        const auto [lo, hi] = range[lane];
+        const auto [lo, hi] = range_of(lane);
         // The last working node that ended within the wait.
         size_t i = static_cast<size_t>(std::upper_bound(g.nodes.begin() + static_cast<std::ptrdiff_t>(lo),
                                                         g.nodes.begin() + static_cast<std::ptrdiff_t>(hi), n.end,
@@ -338,7 +392,8 @@ struct WhatIfGraphs::Impl {
         // What the thread the step's own waited for did meanwhile.
         const uint32_t other = g.nodes[static_cast<size_t>(best)].lane;
         const LaneStacks& ols = *stacks_[other];
-        for (size_t i = range[other].first; i < range[other].second; ++i) {
+        const std::pair<size_t, size_t> r = range_of(other);
+        for (size_t i = r.first; i < r.second; ++i) {
           const WhatNode& x = g.nodes[i];
           if (x.end <= n.start || x.start >= n.end || from[i].piece < 0 || from[i].head ||
               (x.tags & (kTagThreadWait | kTagSleep)))
@@ -453,8 +508,10 @@ struct WhatIfGraphs::Impl {
   std::vector<std::unique_ptr<HostTimeline>> timeline_;  // by lane: the host lanes of stepping processes
   std::vector<const LaneStacks*> stacks_;                // by lane
   std::vector<std::vector<uint32_t>> host_by_process_;
-  std::vector<std::vector<uint32_t>> device_;  // by lane: device work by start
-  std::vector<std::vector<bool>> fp32_;        // by lane, parallel to device_: an FP32 matmul kernel
+  std::vector<std::vector<uint32_t>> host_of_step_;    // by step: the host lanes with work in its host part
+  std::vector<std::vector<uint32_t>> device_of_step_;  // by step: the streams with work launched in it
+  std::vector<std::vector<uint32_t>> device_;          // by lane: device work by start
+  std::vector<std::vector<bool>> fp32_;                // by lane, parallel to device_: an FP32 matmul kernel
 };
 
 }  // namespace torch2pprof::analysis

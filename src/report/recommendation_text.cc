@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "report/format.h"
+#include "report/table.h"
 #include "torch2pprof/analysis.h"
 #include "torch2pprof/ranks.h"
 #include "torch2pprof/report.h"
@@ -22,11 +23,22 @@ double Pct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
 }
 
+// A name in a sentence: a kernel's without its parameter list, and a word too long to
+// wrap (a cuBLAS kernel's 120 characters) cut to kWordColumns.
+constexpr size_t kWordColumns = 72;
+std::string InSentence(const std::string& name) {
+  std::string s = report::ShortName(name);
+  size_t run = 0, longest = 0;
+  for (char c : s) run = c == ' ' ? 0 : run + 1, longest = std::max(longest, run);
+  return longest > kWordColumns ? report::Fit(s, kWordColumns) : s;
+}
+
 // "a (1.2ms), b (0.8ms)"; with a whole, each as its share of it: "a (60.0%)".
 std::string Listed(const std::vector<NamedTime>& v, int64_t whole = 0) {
   std::string out;
   for (const NamedTime& t : v) {
-    out += (out.empty() ? "" : ", ") + t.name + " (" + (whole > 0 ? Fixed(Pct(t.ns, whole)) + "%" : Ms(t.ns)) + ")";
+    out += (out.empty() ? "" : ", ") + InSentence(t.name) + " (" +
+           (whole > 0 ? Fixed(Pct(t.ns, whole)) + "%" : Ms(t.ns)) + ")";
   }
   return out;
 }

@@ -73,6 +73,9 @@ inline constexpr int kBounds = 6;
 inline constexpr const char* kBoundNames[kBounds] = {
     "gpu_kernel_kernel_overhead", "gpu_kernel_launch_overhead", "data_loading", "cpu_bound",
     "gpu_compute_bound",          "gpu_communication_bound"};
+// The same in plain words, as the reports say what bounds a step (HTA's name beside).
+inline constexpr const char* kBoundWords[kBounds] = {"gaps between kernels", "launches",     "data loading", "the host",
+                                                     "device compute",       "communication"};
 
 // What held the most of a critical path: an event (by name) in one category, and where
 // the code that ran or launched it is (the innermost Python frame "func file:line", else
@@ -104,9 +107,13 @@ struct CriticalStep {
   std::string step;
   int64_t length_ns = 0;
   int64_t bound_ns[kBounds] = {};
-  CriticalMost most;  // the event holding most of it (ns 0: none)
+  int64_t copy_ns = 0;  // of gpu_compute_bound: device copies and sets (HTA counts them as compute)
+  CriticalMost most;    // the event holding most of it (ns 0: none)
   // The category holding most of the step.
   Bound bound_by() const;
+  // What bounds it in plain words: kBoundWords, with "device copies" for a
+  // gpu_compute_bound step whose device time is mostly copies.
+  const char* bound_words() const;
 };
 
 // The parts of a step's breakdown in the order they claim its time (docs/tb-semantics.md

@@ -104,6 +104,12 @@ Bound CriticalStep::bound_by() const {
   return static_cast<Bound>(best);
 }
 
+const char* CriticalStep::bound_words() const {
+  const Bound b = bound_by();
+  if (b == Bound::kGpuCompute && copy_ns * 2 > bound_ns[static_cast<int>(b)]) return "device copies";
+  return kBoundWords[static_cast<int>(b)];
+}
+
 void StepSeries::Add(uint32_t step, int64_t ns) {
   if (!v_.empty() && v_.back().first == step) {
     v_.back().second += ns;

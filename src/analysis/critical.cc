@@ -303,6 +303,9 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
         cause = reader.HostCause(ls, s.piece);
       } else {
         if (s.bound == Bound::kGpuCompute || s.bound == Bound::kGpuCommunication) device_ns += ns;
+        if (s.bound == Bound::kGpuCompute &&
+            (ev.RoleOf(s.event) == Role::kMemcpy || ev.RoleOf(s.event) == Role::kMemset))
+          step.copy_ns += ns;
         code = reader.LaunchCode(s.event);
         name = ev.Iv(s.event).name;
         if (s.bound == Bound::kGpuCommunication) {

@@ -364,16 +364,17 @@ DataTable<PythonFunctionRow> PythonFunctionsTable(const Analysis& a) {
 DataTable<CriticalStep> CriticalPathTable(const Analysis& a) {
   // Short headings for the categories, in kBoundNames order.
   static constexpr const char* kHeadings[kBounds] = {"k-k gap", "launch", "dataload", "cpu", "compute", "comm"};
-  DataTable<CriticalStep> t{
-      "critical_path",
-      a.critical_path,
-      true,
-      {{"step", "step", [](const CriticalStep& s) { return Text(s.step); }},
-       {"length_us", "length", [](const CriticalStep& s) { return Micros(s.length_ns); }},
-       {"", "bound by", [](const CriticalStep& s) {
-          const int b = static_cast<int>(s.bound_by());
-          return Cell{Cell::kString, "", std::string(kBoundNames[b]) + " " + Percent(s.bound_ns[b], s.length_ns)};
-        }}}};
+  DataTable<CriticalStep> t{"critical_path",
+                            a.critical_path,
+                            true,
+                            {{"step", "step", [](const CriticalStep& s) { return Text(s.step); }},
+                             {"length_us", "length", [](const CriticalStep& s) { return Micros(s.length_ns); }},
+                             {"", "bound by", [](const CriticalStep& s) {
+                                const int b = static_cast<int>(s.bound_by());
+                                return Cell{Cell::kString, "",
+                                            std::string(s.bound_words()) + " " + Percent(s.bound_ns[b], s.length_ns) +
+                                                " (" + kBoundNames[b] + ")"};
+                              }}}};
   for (int b = 0; b < kBounds; ++b) {
     t.columns.push_back({"", kHeadings[b], [b](const CriticalStep& s) { return Micros(s.bound_ns[b]); }});
   }
@@ -391,6 +392,8 @@ DataTable<CriticalStep> CriticalPathTable(const Analysis& a) {
     for (int b = 0; b < kBounds; ++b) j.FieldMicros(kBoundNames[b], s.bound_ns[b]);
     j.Close('}');
     j.Field("bound_by_most", kBoundNames[static_cast<int>(s.bound_by())]);
+    j.Field("bound_by_words", s.bound_words());
+    j.FieldMicros("copy_us", s.copy_ns);
     if (s.most.ns > 0) {
       j.Key("most");
       j.Open('{');

@@ -417,8 +417,9 @@ std::string Steps(const Analysis& a, int top) {
     for (size_t i = 0; i < listed; ++i) {
       const CriticalStep& c = a.critical_path[i];
       const int b = static_cast<int>(c.bound_by());
-      std::string line = Html(c.step) + ": bound by <b>" + kBoundNames[b] + "</b> " +
-                         Html(Percent(c.bound_ns[b], c.length_ns)) + " of " + Html(FormatDuration(c.length_ns));
+      std::string line = Html(c.step) + ": bound by <b>" + c.bound_words() + "</b> " +
+                         Html(Percent(c.bound_ns[b], c.length_ns)) + " of " + Html(FormatDuration(c.length_ns)) + " (" +
+                         kBoundNames[b] + ")";
       if (c.most.ns > 0) {
         const std::string& name = a.critical_names[c.most.name];
         const std::string& where = a.critical_names[c.most.where];

@@ -49,7 +49,7 @@ std::string CodeOf(const Recommendation& r) {
   return where.empty() || where == Listed(r.names) ? "" : " in " + where;
 }
 
-std::string Body(const Analysis& a, const Recommendation& r, const std::string& share, int64_t total) {
+std::string Body(const Analysis& a, const Recommendation& r, const std::string& share) {
   const TraceContext& ctx = a.context;
   const int64_t ns = r.cause_ns;
   if (r.id == "pageable_copies") {
@@ -155,14 +155,11 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            "time halved.";
   }
   if (r.id == "gloo_cuda") {
-    int64_t comm = 0;
-    for (const StepRow& s : a.steps) comm += s.communication_ns;
-    const int64_t steps = std::max<int64_t>(static_cast<int64_t>(a.critical_path.size()), 1);
     return "Collectives run over gloo with a GPU in the trace: gloo runs them on the host, copying CUDA tensors "
-           "through host memory, and they take " +
-           Ms(comm / steps) + " a step (" + Fixed(Pct(comm / steps, total)) + "% of the step), " + Ms(ns) +
-           " of it on the critical path. Give each rank its own GPU and use the nccl backend "
-           "(init_process_group(\"nccl\")) for CUDA tensors (NCCL refuses two ranks on one GPU).";
+           "through host memory, and they hold " +
+           Ms(ns) + " a step of the critical path (" + share + ")" + CodeOf(r) +
+           ". Use the nccl backend (init_process_group(\"nccl\")) for CUDA tensors, with a GPU of its own for each "
+           "rank (NCCL refuses two ranks on one GPU); no change is simulated.";
   }
   if (r.id == "communication") {
     return "Communication kernels hold " + Ms(ns) + " a step of the critical path (" + share + "): " + Listed(r.names) +
@@ -304,10 +301,10 @@ std::string RecommendationText(const Analysis& a, const Recommendation& r) {
            Fixed(Pct(w.ns, total)) + "% of the step); meanwhile the launching thread was in " +
            Listed(w.activity, w.ns);
     const std::string code = Listed(w.code);
-    if (!code.empty()) wait += ", most of it in " + code;
+    if (!code.empty()) wait += (w.code[0].ns * 2 > w.ns ? ", most of it in " : ", chiefly in ") + code;
     wait += ". ";
   }
-  return wait + Body(a, r, share, total);
+  return wait + Body(a, r, share);
 }
 
 std::string WhatIfTotalText(const Analysis& a) {

@@ -252,6 +252,9 @@ TEST(DeviceTime, CopiesByKindWithBandwidth) {
   ASSERT_EQ(a.critical_path.size(), 1u);
   EXPECT_EQ(a.critical_path[0].length_ns, 200 * us);
   EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kGpuCompute)], 150 * us);
+  // HTA's gpu_compute_bound holds the copies: in plain words, the step is bound by them.
+  EXPECT_EQ(a.critical_path[0].copy_ns, 150 * us);
+  EXPECT_STREQ(a.critical_path[0].bound_words(), "device copies");
   EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kLaunch)], 40 * us);
   EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 10 * us);
 }

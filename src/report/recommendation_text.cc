@@ -194,12 +194,15 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            "active=3)); the saving replays the steps without it.";
   }
   if (r.id == "thread_wait") {
-    std::string whom = r.waited.empty() ? "other threads or processes" : Listed(r.waited);
-    if (!r.waited_code.empty()) whom += ", which ran chiefly " + Listed(r.waited_code);
-    return "The step's thread waits " + Ms(ns) + " a step on the critical path (" + share + ")" + CodeOf(r) + " for " +
-           whom +
-           ": their work bounds the step. Make it cheaper, or split it over more threads or processes; no change "
-           "is simulated.";
+    std::string whom;
+    if (!r.waited.empty()) {
+      whom = "; the threads it waits for work during those waits: " + Listed(r.waited) + " a step";
+      if (!r.waited_code.empty()) whom += ", chiefly in " + Listed(r.waited_code);
+    }
+    return "The step's thread waits for other threads or processes, " + Ms(ns) + " a step of the critical path (" +
+           share + ")" + CodeOf(r) + whom +
+           ". Their work bounds the step: make it cheaper, or split it over more threads or processes; no change is "
+           "simulated.";
   }
   if (r.id == "with_stack") {
     return "The trace was recorded with with_stack=True: the Python tracer adds time to every Python call, "

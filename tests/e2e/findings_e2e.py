@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Findings a user can act on, end to end on every real trace: each step's critical path
-covers the step (its categories add up to its length, which is the step's time), the
-findings' savings add up to at most the analysed steps' time (they never share a
-microsecond), no finding holds a placeholder, and the pprof `critical` samples add up to
-the same; and where the truth is known, the findings say it: a compiled model is not told
+covers the step (its categories add up to its length, which is the step's time); the
+what-ifs hold (the unchanged replay within 15% of the recorded step, each finding's saving
+at most what all the changes together save, that together at most the sum of the
+savings); no device advice on a trace without device work and no capture advice where
+graphs replay (both read from the trace's own text); no finding holds a placeholder or a
+bare id; the pprof `critical` samples add up to the steps; and where the truth is known, the findings say it: a compiled model is not told
 to compile, a graphed one not to capture graphs, a V100 gets no TF32 or bfloat16 advice,
 multistream's host wait names its synchronous copy, the DDP ranks get a communication
 finding and the late rank is the straggler.
@@ -12,6 +14,7 @@ Prints one line per check and 'N passed, N failed' last.
 """
 import argparse
 import glob
+import gzip
 import json
 import os
 import re
@@ -23,6 +26,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import Tally, ns  # noqa: E402
 
 PLACEHOLDER = re.compile(r'<[a-z_]+>')  # '<operator>', '<kernel>': never a name from the trace
+# Device work in the trace's own text (Kineto's categories, torch 1.x's capitalised ones).
+DEVICE_WORK = re.compile(r'"cat"\s*:\s*"(kernel|gpu_memcpy|gpu_memset|Kernel|Memcpy|Memset|mtia_ccp_events)"')
+DEVICE_WHAT_IFS = {'pinned', 'no_sync', 'tf32', 'cuda_graphs', 'no_python', 'fused_optimizer'}
+DEVICE_IDS = {'pageable_copies', 'synchronizations', 'tensor_cores', 'launch_bound', 'gloo_cuda', 'communication'}
+
+
+def open_text(path):
+    return gzip.open(path, 'rt', errors='replace') if path.endswith('.gz') else open(path, errors='replace')
 
 
 def analyze(binary, *paths):
@@ -70,10 +81,29 @@ def main():
                 if p['bound_by_most'] != max(p['bound_by'], key=lambda k: ns(p['bound_by'][k])):
                     problems.append(f'{p["step"]}: bound_by_most {p["bound_by_most"]}')
             total = sum(ns(s['total_us']) for s in steps)
-            savings = sum(ns(r['saving_us']) for r in j['recommendations'])
-            if savings > total:
-                problems.append(f'savings {savings} ns over the steps\' {total} ns')
-            holes = [r['text'][:80] for r in j['recommendations'] if PLACEHOLDER.search(r['text'])]
+            recs = j['recommendations']
+            savings = sum(ns(r['saving_us']) for r in recs)
+            w = j['what_if']
+            step, together = ns(w['step_us']), ns(w['together_us'])
+            if steps and not (0.85 * total / len(steps) <= step <= total / len(steps) + 1000):
+                problems.append(f'the unchanged replay {step} ns a step, the recorded steps {total / len(steps):.0f}')
+            for r in recs:
+                if ns(r['saving_us']) > step - together + 1000:  # a microsecond of rounding
+                    problems.append(f'{r["id"]} saves {r["saving_us"]} us, all changes together {step - together} ns')
+                if r['saving_us'] > 0 and not r['what_if']:
+                    problems.append(f'{r["id"]}: a saving with no change simulated')
+            if step - together > savings + 1000 * len(recs):
+                problems.append(f'together {step - together} ns over the sum of the savings {savings}')
+            with open_text(t) as f:
+                raw = f.read()
+            if not DEVICE_WORK.search(raw):
+                device_advice = [r['id'] for r in recs if r['what_if'] in DEVICE_WHAT_IFS or r['id'] in DEVICE_IDS]
+                if device_advice:
+                    problems.append(f'device advice without device work: {device_advice}')
+            if 'GraphLaunch' in raw:
+                if any(r['what_if'] == 'cuda_graphs' or 'Capture the step' in r['text'] for r in recs):
+                    problems.append('capture advice where graphs replay')
+            holes = [r['text'][:80] for r in recs if PLACEHOLDER.search(r['text']) or r['text'] == r['id']]
             if holes:
                 problems.append(f'placeholders in {holes}')
             # convert's critical samples: the same paths, under the stacks that caused them.
@@ -84,8 +114,9 @@ def main():
                 got = sum(int(line.rsplit(' ', 1)[1]) for line in open(out) if line.strip()) if r.returncode == 0 else -1
                 if got != total:
                     problems.append(f'convert\'s critical samples add up to {got} ns, the steps to {total}')
-            c.report(f'{name}: {len(steps)} steps covered by their critical paths, savings {savings / 1e6:.1f} of '
-                     f'{total / 1e6:.1f} ms', problems)
+            c.report(f'{name}: {len(steps)} steps covered by their critical paths; a step replayed '
+                     f'{step / 1e6:.2f} ms, {together / 1e6:.2f} with every change, savings {savings / 1e6:.2f}',
+                     problems)
 
         def check(trace, what, ok, detail=''):
             if trace in results:

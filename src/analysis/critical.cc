@@ -217,31 +217,68 @@ uint32_t TagsOf(uint32_t change) {
 // Every analysed step's graph replayed with each change that fits, alone; then with those
 // that save enough together (a second build: a graph is never held past its step).
 CriticalResult::WhatIfs WhatIfsOf(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
-                                  const Reader& reader, Executor& ex) {
+                                  const Reader& reader, const CriticalPathWalker& walker, Executor& ex) {
   CriticalResult::WhatIfs out;
   out.foreach_optimizer = ForeachOptimizer(ev.trace());
   out.simulated = FittingWhatIfs(ev, out.foreach_optimizer);
-  const WhatIfGraphs graphs(ev, lanes, windows, reader, out.foreach_optimizer);
+  const WhatIfGraphs graphs(ev, lanes, windows, reader, walker, out.foreach_optimizer);
   const size_t n = windows.steps.size();
   std::mutex sums;
   std::map<std::pair<uint32_t, uint32_t>, int64_t> waited;  // (lane, code) -> ns
-  ParallelFor(ex, n, [&](size_t k) {
+  // Each step's changes that apply there, and a guess at those that will fire (the ones
+  // saving kWhatIfShare of this step) replayed together: where the changes that fire
+  // over all steps are the guess, the step is not built again.
+  struct Guess {
+    uint32_t changes = 0;
+    Replay replay;
+  };
+  std::vector<uint32_t> applies(n, 0);
+  std::vector<Guess> guess(n);
+  // Few steps: a step's replays side by side; many: the steps side by side.
+  const bool by_change = n < 2 * static_cast<size_t>(ex.threads());
+  auto step = [&](size_t k) {
     std::vector<WhatIfGraphs::Waited> w;
     const StepGraph g = graphs.Build(k, &w);
     uint32_t tags = 0;
     for (const WhatNode& node : g.nodes) tags |= node.fixed ? 0 : node.tags;
-    const Replay base = Simulate(g, 0);
-    std::array<int64_t, kWhatIfs> saved{};
+    std::vector<uint32_t> runs = {0};
     for (int c = 0; c < kWhatIfs; ++c) {
       const uint32_t bit = 1u << c;
-      if (!(out.simulated & bit) || !(tags & TagsOf(bit))) continue;
-      saved[static_cast<size_t>(c)] = std::max<int64_t>(base.end - Simulate(g, bit).end, 0);
+      if ((out.simulated & bit) && (tags & TagsOf(bit))) applies[k] |= bit, runs.push_back(bit);
     }
+    std::vector<Replay> r;
+    if (by_change) {
+      // Few steps: a step's replays in as many groups as threads.
+      const size_t parts = std::min(runs.size(), static_cast<size_t>(ex.threads()));
+      r.resize(runs.size());
+      ParallelFor(ex, parts, [&](size_t p) {
+        std::vector<uint32_t> mine;
+        for (size_t i = p; i < runs.size(); i += parts) mine.push_back(runs[i]);
+        const std::vector<Replay> got = SimulateMany(g, mine);
+        for (size_t j = 0; j < got.size(); ++j) r[p + j * parts] = got[j];
+      });
+    } else {
+      r = SimulateMany(g, runs);
+    }
+    const Replay& base = r[0];
+    std::array<int64_t, kWhatIfs> saved{};
+    uint32_t local = 0;
+    for (size_t i = 1; i < runs.size(); ++i) {
+      const int64_t ns = std::max<int64_t>(base.end - r[i].end, 0);
+      saved[static_cast<size_t>(__builtin_ctz(runs[i]))] = ns;
+      if (ns > 0 && static_cast<double>(ns) >= kWhatIfShare * static_cast<double>(base.end - g.start)) local |= runs[i];
+    }
+    guess[k] = {local, Simulate(g, local, true)};
     const std::lock_guard<std::mutex> hold(sums);
     for (const WhatIfGraphs::Waited& x : w) waited[{x.lane, x.code}] += x.ns;
     out.replay_ns += base.end - g.start;
     for (size_t c = 0; c < kWhatIfs; ++c) out.saving_ns[c] += saved[c];
-  });
+  };
+  if (by_change) {
+    for (size_t k = 0; k < n; ++k) step(k);
+  } else {
+    ParallelFor(ex, n, step);
+  }
   const Trace& t = ev.trace();
   for (const auto& [key, ns] : waited) {
     const Lane& l = t.lanes[key.first];
@@ -254,11 +291,17 @@ CriticalResult::WhatIfs WhatIfsOf(const Events& ev, const std::vector<LaneStacks
         out.saving_ns[static_cast<size_t>(c)] > 0)
       out.together |= 1u << c;
   }
+  // The findings' changes together: a step's guess where it was right, else built again.
   ParallelFor(ex, n, [&](size_t k) {
-    const StepGraph g = graphs.Build(k);
-    const Replay r = Simulate(g, out.together);
+    const uint32_t want = out.together & applies[k];
+    Replay r;
+    if (guess[k].changes == want) {
+      r = guess[k].replay;
+    } else {
+      r = Simulate(graphs.Build(k), want, true);
+    }
     const std::lock_guard<std::mutex> hold(sums);
-    out.together_ns += r.end - g.start;
+    out.together_ns += r.end - windows.steps[k].start;
     out.together_device_ns += r.device_ns;
   });
   return out;
@@ -381,7 +424,7 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
     }
   }
   out.host_waits = waits.get();
-  out.what_ifs = WhatIfsOf(ev, lanes, windows, reader, ex);
+  out.what_ifs = WhatIfsOf(ev, lanes, windows, reader, walker, ex);
   return out;
 }
 

@@ -84,8 +84,23 @@ class Reader {
   };
   const PieceInfo& Info(const LaneStacks& ls) const { return info_[ls.lane]; }
   bool Prepared(uint32_t lane) const { return !info_[lane].code.empty(); }
+  // What a name says, decided once per name as the lanes are prepared: a blocking wait
+  // (time.sleep among them), a synchronization.
+  static constexpr uint8_t kWaitName = 1, kSleepName = 2, kSyncName = 4;
+  uint8_t KindOf(uint32_t name) const { return name < kind_.size() && kind_[name] > 0 ? kind_[name] - 1 : 0; }
+
   void Prepare(const LaneStacks& ls) {
     PieceInfo& info = info_[ls.lane];
+    if (kind_.empty()) kind_.assign(ev_.trace().strings.size(), 0);
+    for (const Piece& pc : ls.pieces) {
+      uint8_t& k = kind_[ev_.Iv(pc.interval).name];
+      if (k) continue;
+      const std::string_view n = ev_.trace().strings.Get(ev_.Iv(pc.interval).name);
+      const bool wait = IsBlockingWaitEvent(n);
+      k = static_cast<uint8_t>(1 + (wait ? kWaitName : 0) +
+                               (wait && n == "<built-in function sleep>" ? kSleepName : 0) +
+                               (IsSyncCall(n) ? kSyncName : 0));
+    }
     info.code.resize(ls.pieces.size());
     info.data_loader.resize(ls.pieces.size());
     info.communication.resize(ls.pieces.size());
@@ -132,12 +147,10 @@ class Reader {
     if (Info(*ls).communication[static_cast<size_t>(piece)]) return kCommunication;
     const uint32_t e = ls->pieces[static_cast<size_t>(piece)].interval;
     const Role r = ev_.RoleOf(e);
-    const std::string_view name = ev_.Name(e);
-    if (r == Role::kPythonFunction && IsBlockingWaitEvent(name)) {
-      return name == "<built-in function sleep>" ? kSleep : kThreadWait;
-    }
+    const uint8_t kind = KindOf(ev_.Iv(e).name);
+    if (r == Role::kPythonFunction && (kind & kWaitName)) return (kind & kSleepName) ? kSleep : kThreadWait;
     if (r == Role::kRuntime) {
-      if (IsSyncCall(name)) return CopyOwnSync(*ls, piece) ? kPageableCopy : kSyncWait;
+      if (kind & kSyncName) return CopyOwnSync(*ls, piece) ? kPageableCopy : kSyncWait;
       if (IsPageableCopyCall(e)) return kPageableCopy;
       if (ev_.Dur(e) >= kInitCallNs) return kInit;
     }
@@ -183,6 +196,7 @@ class Reader {
   std::vector<std::pair<uint32_t, uint32_t>> launched_;
   mutable std::vector<int8_t> has_file_;  // by name id: -1 not yet known
   std::vector<PieceInfo> info_;           // by lane: those the walks visit
+  std::vector<uint8_t> kind_;             // by name id: 1 + KindOf's bits, 0 not yet known
 };
 
 }  // namespace torch2pprof::analysis

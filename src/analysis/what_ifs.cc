@@ -43,16 +43,21 @@ bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op) 
 
 struct WhatIfGraphs::Impl {
   Impl(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& w, const Reader& reader,
-       bool foreach_optimizer)
+       const CriticalPathWalker& walker, bool foreach_optimizer)
       : ev_(ev), w_(w), reader_(reader), foreach_(foreach_optimizer) {
     const Trace& t = ev.trace();
     const TraceModel& m = ev.model();
-    timeline_.resize(t.lanes.size());
+    timeline_.assign(t.lanes.size(), nullptr);
     stacks_.assign(t.lanes.size(), nullptr);
     for (const LaneStacks& ls : lanes) {
       if (m.lanes[ls.lane].device || !reader.Prepared(ls.lane)) continue;
       stacks_[ls.lane] = &ls;
-      timeline_[ls.lane] = std::make_unique<HostTimeline>(ls);
+      if (const HostTimeline* walked = walker.Host(ls.lane)) {
+        timeline_[ls.lane] = walked;  // the walks' own: made once
+      } else {
+        own_.push_back(std::make_unique<HostTimeline>(ls));
+        timeline_[ls.lane] = own_.back().get();
+      }
       const size_t p = static_cast<size_t>(m.lanes[ls.lane].process);
       if (p >= host_by_process_.size()) host_by_process_.resize(p + 1);
       host_by_process_[p].push_back(ls.lane);
@@ -92,9 +97,13 @@ struct WhatIfGraphs::Impl {
       std::sort(on.begin(), on.end());
       on.erase(std::unique(on.begin(), on.end()), on.end());
     }
+    step_.resize(t.lanes.size());
     for (size_t lane = 0; lane < device_.size(); ++lane) {
-      for (const uint32_t e : device_[lane]) {
+      step_[lane].resize(device_[lane].size());
+      for (size_t i = 0; i < device_[lane].size(); ++i) {
+        const uint32_t e = device_[lane][i];
         const int64_t k = w.DeviceStep(t, m, e);
+        step_[lane][i] = static_cast<int32_t>(k);
         if (k < 0) continue;
         std::vector<uint32_t>& on = device_of_step_[static_cast<size_t>(k)];
         if (on.empty() || on.back() != lane) on.push_back(static_cast<uint32_t>(lane));
@@ -136,7 +145,6 @@ struct WhatIfGraphs::Impl {
   };
 
   StepGraph Build(size_t k, std::vector<WhatIfGraphs::Waited>* waited) const {
-    const Trace& t = ev_.trace();
     const TraceModel& m = ev_.model();
     const StepWindow& w = w_.steps[k];
     StepGraph g;
@@ -206,21 +214,21 @@ struct WhatIfGraphs::Impl {
         const Interval& iv = ev_.Iv(e);
         uint32_t tags = 0;
         bool waits_thread = false, sync = false;
-        const std::string_view name = ev_.Name(e);
+        const uint8_t kind = reader_.KindOf(iv.name);
         const Role r = ev_.RoleOf(e);
         if (info.data_loader[piece]) {
           tags = kTagDataLoader;
         } else if (info.communication[piece]) {
           tags = kTagCommunication;
-        } else if (IsBlockingWaitEvent(name)) {
-          if (name == "<built-in function sleep>") {
+        } else if (kind & Reader::kWaitName) {
+          if (kind & Reader::kSleepName) {
             tags = kTagSleep;
           } else {
             tags = kTagThreadWait;
             waits_thread = true;
           }
         } else if (r == Role::kRuntime) {
-          if (IsSyncCall(name)) {
+          if (kind & Reader::kSyncName) {
             sync = true;
             tags = reader_.CopyOwnSync(ls, static_cast<int32_t>(piece)) ? kTagCopyCall : kTagSync;
           } else if (reader_.IsPageableCopyCall(e)) {
@@ -296,7 +304,7 @@ struct WhatIfGraphs::Impl {
         const Interval& iv = ev_.Iv(e);
         const bool before = iv.start_ns < w.start;
         if (before && iv.end_ns <= w.start) continue;
-        if (!before && w_.DeviceStep(t, m, e) != static_cast<int64_t>(k)) continue;
+        if (!before && step_[lane][static_cast<size_t>(it - d.begin())] != static_cast<int32_t>(k)) continue;
         uint32_t tags = kTagDevice;
         if (ev_.RoleOf(e) == Role::kKernel) {
           if (ev_.Has(e, kNcclName)) tags |= kTagCommunication;
@@ -354,7 +362,8 @@ struct WhatIfGraphs::Impl {
     for (const auto& [v, call] : syncs) {
       WhatNode& n = g.nodes[v];
       int64_t d = -1;
-      if (IsSyncCall(ev_.Name(call))) d = LastDeviceEnd(g, by_end, from, n.start, n.end, UINT32_MAX, n.start);
+      if (reader_.KindOf(ev_.Iv(call).name) & Reader::kSyncName)
+        d = LastDeviceEnd(g, by_end, from, n.start, n.end, UINT32_MAX, n.start);
       // A copy call waits for its own copy.
       for (const uint32_t x : reader_.LaunchedBy(call)) {
         auto at = std::lower_bound(device_node.begin(), device_node.end(), std::make_pair(x, uint32_t{0}));
@@ -449,69 +458,69 @@ struct WhatIfGraphs::Impl {
     return -1;
   }
 
-  // Nodes renumbered so that every edge goes forward (Kahn's order, earliest start first),
-  // edges by their node.
+  // Nodes renumbered so that every edge goes forward (Kahn's order, nodes with nothing
+  // before them taken in the order they were made), edges by their node: linear.
   static void Order(StepGraph* g, std::vector<WhatEdge> edges) {
     const size_t n = g->nodes.size();
-    std::vector<uint32_t> indeg(n, 0);
-    std::vector<std::vector<uint32_t>> out(n);
-    for (size_t i = 0; i < edges.size(); ++i) {
-      ++indeg[edges[i].to];
-      out[edges[i].from].push_back(static_cast<uint32_t>(i));
-    }
-    using Item = std::tuple<int64_t, uint32_t>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
-    for (uint32_t v = 0; v < n; ++v) {
-      if (indeg[v] == 0) ready.push({g->nodes[v].start, v});
+    // The edges out of each node, and into each (counts, then offsets: no list per node).
+    std::vector<uint32_t> out_at(n + 1, 0), in_at(n + 1, 0), indeg(n, 0);
+    for (const WhatEdge& e : edges) ++out_at[e.from + 1], ++in_at[e.to + 1], ++indeg[e.to];
+    for (size_t v = 0; v < n; ++v) out_at[v + 1] += out_at[v], in_at[v + 1] += in_at[v];
+    std::vector<uint32_t> out(edges.size()), in(edges.size());
+    {
+      std::vector<uint32_t> o(out_at.begin(), out_at.end() - 1), i(in_at.begin(), in_at.end() - 1);
+      for (uint32_t k = 0; k < edges.size(); ++k) out[o[edges[k].from]++] = k, in[i[edges[k].to]++] = k;
     }
     std::vector<uint32_t> order, place(n, UINT32_MAX);
     order.reserve(n);
-    std::vector<bool> done(n, false);
+    for (uint32_t v = 0; v < n; ++v) {
+      if (indeg[v] == 0) order.push_back(v);
+    }
+    size_t next = 0, unplaced_from = 0;
     while (order.size() < n) {
-      if (ready.empty()) {
-        // A cycle (a hostile trace): the earliest node left goes next, its edges in dropped.
+      if (next == order.size()) {
+        // A cycle (a hostile trace): the first node left goes next, its edges in dropped.
         ++g->cycles;
-        uint32_t pick = UINT32_MAX;
-        for (uint32_t v = 0; v < n; ++v) {
-          if (!done[v] && (pick == UINT32_MAX || g->nodes[v].start < g->nodes[pick].start)) pick = v;
-        }
-        indeg[pick] = 0;
-        ready.push({g->nodes[pick].start, pick});
+        while (place[unplaced_from] != UINT32_MAX || indeg[unplaced_from] == 0) ++unplaced_from;
+        indeg[unplaced_from] = 0;
+        order.push_back(static_cast<uint32_t>(unplaced_from));
       }
-      const uint32_t v = std::get<1>(ready.top());
-      ready.pop();
-      if (done[v]) continue;
-      done[v] = true;
-      place[v] = static_cast<uint32_t>(order.size());
-      order.push_back(v);
-      for (const uint32_t i : out[v]) {
-        const uint32_t to = edges[i].to;
-        if (!done[to] && indeg[to] > 0 && --indeg[to] == 0) ready.push({g->nodes[to].start, to});
+      const uint32_t v = order[next++];
+      place[v] = static_cast<uint32_t>(next - 1);
+      for (uint32_t k = out_at[v]; k < out_at[v + 1]; ++k) {
+        const uint32_t to = edges[out[k]].to;
+        if (indeg[to] > 0 && --indeg[to] == 0) order.push_back(to);
       }
     }
+    for (; next < order.size(); ++next) place[order[next]] = static_cast<uint32_t>(next);
     std::vector<WhatNode> nodes(n);
     for (size_t i = 0; i < n; ++i) nodes[i] = g->nodes[order[i]];
     g->nodes = std::move(nodes);
     g->edges.clear();
-    for (WhatEdge e : edges) {
-      e.from = place[e.from], e.to = place[e.to];
-      if (e.from < e.to) g->edges.push_back(e);  // an edge of a broken cycle goes
+    g->edges.reserve(edges.size());
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t v = order[i];
+      for (uint32_t k = in_at[v]; k < in_at[v + 1]; ++k) {
+        WhatEdge e = edges[in[k]];
+        e.from = place[e.from], e.to = static_cast<uint32_t>(i);
+        if (e.from < e.to) g->edges.push_back(e);  // an edge of a broken cycle goes
+      }
     }
-    std::sort(g->edges.begin(), g->edges.end(),
-              [](const WhatEdge& a, const WhatEdge& b) { return std::tie(a.to, a.to_end) < std::tie(b.to, b.to_end); });
   }
 
   const Events& ev_;
   const StepWindows& w_;
   const Reader& reader_;
   bool foreach_;
-  std::vector<std::unique_ptr<HostTimeline>> timeline_;  // by lane: the host lanes of stepping processes
-  std::vector<const LaneStacks*> stacks_;                // by lane
+  std::vector<const HostTimeline*> timeline_;       // by lane: the host lanes of stepping processes
+  std::vector<std::unique_ptr<HostTimeline>> own_;  // those the walks have none of
+  std::vector<const LaneStacks*> stacks_;           // by lane
   std::vector<std::vector<uint32_t>> host_by_process_;
   std::vector<std::vector<uint32_t>> host_of_step_;    // by step: the host lanes with work in its host part
   std::vector<std::vector<uint32_t>> device_of_step_;  // by step: the streams with work launched in it
   std::vector<std::vector<uint32_t>> device_;          // by lane: device work by start
   std::vector<std::vector<bool>> fp32_;                // by lane, parallel to device_: an FP32 matmul kernel
+  std::vector<std::vector<int32_t>> step_;             // by lane, parallel to device_: its analysed step, or -1
 };
 
 }  // namespace torch2pprof::analysis
@@ -519,8 +528,8 @@ struct WhatIfGraphs::Impl {
 namespace torch2pprof::analysis {
 
 WhatIfGraphs::WhatIfGraphs(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
-                           const Reader& reader, bool foreach_optimizer)
-    : impl_(std::make_unique<Impl>(ev, lanes, windows, reader, foreach_optimizer)) {}
+                           const Reader& reader, const CriticalPathWalker& walker, bool foreach_optimizer)
+    : impl_(std::make_unique<Impl>(ev, lanes, windows, reader, walker, foreach_optimizer)) {}
 WhatIfGraphs::~WhatIfGraphs() = default;
 StepGraph WhatIfGraphs::Build(size_t step, std::vector<Waited>* waited) const { return impl_->Build(step, waited); }
 

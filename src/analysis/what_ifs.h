@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/events.h"
+#include "model/critical_path.h"
 #include "model/lane_builder.h"
 #include "model/step_windows.h"
 #include "model/what_if.h"
@@ -25,8 +26,9 @@ bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op);
 class WhatIfGraphs {
  public:
   // foreach_optimizer: the trace's optimizer steps are not fused (kTagOptimizer applies).
+  // The walker's host timelines are read, not made again.
   WhatIfGraphs(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows, const Reader& reader,
-               bool foreach_optimizer);
+               const CriticalPathWalker& walker, bool foreach_optimizer);
   ~WhatIfGraphs();
   // What a thread waited for on another: that thread's working time within the wait, by
   // the code it ran (a Python frame's or an operator's name id; 0: none).

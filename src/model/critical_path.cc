@@ -45,10 +45,59 @@ class Innermost {
 HostTimeline::HostTimeline(const LaneStacks& lane) : p_(lane.pieces) {
   // The lane builder's rule: at each instant the innermost is the open piece that started
   // last (pieces are in start order, so the highest index open). It changes only where a
-  // piece starts or ends: one sweep over both, holding only the open pieces (by end, to
-  // find the next end; by index, for the innermost, ended ones dropped as they surface).
+  // piece starts or ends. The builder nests its pieces (it splits partial overlaps), so
+  // the open pieces are a chain of ancestors: a stack, whose top ends first.
+  const uint32_t n = static_cast<uint32_t>(p_.size());
+  bool nested = true;
+  for (uint32_t i = 0; i < n && nested; ++i) {
+    const int32_t parent = p_[i].parent;
+    if (parent >= 0) {
+      const Piece& up = p_[static_cast<size_t>(parent)];
+      nested = up.start_ns <= p_[i].start_ns && p_[i].end_ns <= up.end_ns;
+    }
+  }
+  if (nested) {
+    Sweep();
+  } else {
+    SweepAny();
+  }
+}
+
+void HostTimeline::Sweep() {
   // A stretch starts at every start and end, also where the innermost stays (a child
-  // ending gives its parent the time again from there).
+  // ending gives its parent the time again from there); ends at one instant are one
+  // stretch, named by the outermost of them, as SweepAny names it.
+  const uint32_t n = static_cast<uint32_t>(p_.size());
+  from_.reserve(2 * static_cast<size_t>(n));
+  piece_.reserve(2 * static_cast<size_t>(n));
+  std::vector<uint32_t> open;
+  uint32_t s = 0;
+  while (s < n || !open.empty()) {
+    uint32_t from;
+    int64_t at;
+    if (s < n && (open.empty() || p_[s].start_ns <= p_[open.back()].end_ns)) {
+      from = s << 1;
+      at = p_[s].start_ns;
+    } else {
+      const int64_t end = p_[open.back()].end_ns;
+      size_t j = open.size() - 1;
+      while (j > 0 && p_[open[j - 1]].end_ns == end) --j;
+      from = open[j] << 1 | 1;
+      at = end;
+    }
+    while (!open.empty() && p_[open.back()].end_ns <= at) open.pop_back();
+    for (; s < n && p_[s].start_ns == at; ++s) {
+      if (p_[s].end_ns > at) open.push_back(s);
+    }
+    from_.push_back(from);
+    piece_.push_back(open.empty() ? kIdle : open.back());
+  }
+}
+
+void HostTimeline::SweepAny() {
+  // Pieces that do not nest (never from the lane builder): holding only the open pieces,
+  // by end, to find the next end, and by index, for the innermost, ended ones dropped as
+  // they surface.
   using Ending = std::pair<int64_t, uint32_t>;
   std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> ending;
   std::priority_queue<uint32_t> open;

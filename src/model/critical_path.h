@@ -92,6 +92,8 @@ class HostTimeline {
 
  private:
   const std::vector<Piece>& p_;
+  void Sweep();     // nested pieces: a stack
+  void SweepAny();  // any pieces: two heaps
   // The first stretch starting at or after t (stretches() if none).
   size_t FirstFrom(int64_t t) const;
   // Stretch i begins where piece from_[i] / 2 starts (from_[i] even) or ends (odd): 8

@@ -42,59 +42,80 @@ bool DropsWait(const WhatNode& n, uint32_t c) {
 
 }  // namespace
 
-Replay Simulate(const StepGraph& g, uint32_t changes) {
-  const size_t n = g.nodes.size();
-  std::vector<int64_t> s(n), e(n);
-  Replay out;
-  out.end = g.start;
+std::vector<Replay> SimulateMany(const StepGraph& g, const std::vector<uint32_t>& changes, bool device_ns) {
+  // The replays side by side, node by node: the graph is read once for all of them.
+  const size_t n = g.nodes.size(), m = changes.size();
+  std::vector<Replay> out(m);
+  if (m == 0) return out;
+  std::vector<int64_t> s(n * m), e(n * m), own(m), start(m), floor(m);
+  std::vector<uint8_t> drops(m), started(m);
+  for (Replay& r : out) r.end = g.start;
   size_t k = 0;  // the next edge: edges are by `to`
-  std::vector<std::pair<int64_t, int64_t>> device;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> device(device_ns ? m : 0);
   for (size_t v = 0; v < n; ++v) {
     const WhatNode& node = g.nodes[v];
-    const int64_t own = node.fixed ? node.end - node.start : OwnAfter(g, node, changes);
-    const bool drops = !node.fixed && DropsWait(node, changes);
-    int64_t start = node.start, end_floor = INT64_MIN;
-    bool started = false;
-    for (; k < g.edges.size() && g.edges[k].to == v; ++k) {
-      const WhatEdge& ed = g.edges[k];
-      if (node.fixed) continue;
-      int64_t at;
-      if (ed.from_start) {
-        // Within: as far into the call as recorded, held within the call as it now runs;
-        // a lag past the recorded call (the launch's latency) stays after its end.
+    int64_t* sv = &s[v * m];
+    int64_t* ev = &e[v * m];
+    if (node.fixed) {
+      // Began before the step: as recorded, whatever ordered it.
+      for (; k < g.edges.size() && g.edges[k].to == v; ++k) {
+      }
+      for (size_t i = 0; i < m; ++i) sv[i] = node.start, ev[i] = node.end;
+    } else {
+      for (size_t i = 0; i < m; ++i) {
+        own[i] = std::max<int64_t>(OwnAfter(g, node, changes[i]), 0);
+        drops[i] = DropsWait(node, changes[i]) ? 1 : 0;
+        start[i] = node.start, floor[i] = INT64_MIN, started[i] = 0;
+      }
+      for (; k < g.edges.size() && g.edges[k].to == v; ++k) {
+        const WhatEdge& ed = g.edges[k];
+        const int64_t* sf = &s[ed.from * m];
+        const int64_t* ef = &e[ed.from * m];
         const WhatNode& f = g.nodes[ed.from];
         const int64_t recorded = f.end - f.start;
-        if (!ed.within) {
-          at = s[ed.from] + ed.lag;
-        } else if (ed.lag <= recorded) {
-          at = s[ed.from] + std::min(ed.lag, e[ed.from] - s[ed.from]);
-        } else {
-          at = e[ed.from] + (ed.lag - recorded);
+        for (size_t i = 0; i < m; ++i) {
+          int64_t at;
+          if (!ed.from_start) {
+            at = ef[i] + ed.lag;
+          } else if (!ed.within) {
+            at = sf[i] + ed.lag;
+          } else if (ed.lag <= recorded) {
+            // Within: as far into the call as recorded, held within the call as it now runs;
+            at = sf[i] + std::min(ed.lag, ef[i] - sf[i]);
+          } else {
+            // a lag past the recorded call (the launch's latency) stays after its end.
+            at = ef[i] + (ed.lag - recorded);
+          }
+          if (ed.to_end) {
+            if (!drops[i]) floor[i] = std::max(floor[i], at);
+          } else {
+            start[i] = started[i] ? std::max(start[i], at) : at;
+            started[i] = 1;
+          }
         }
-      } else {
-        at = e[ed.from] + ed.lag;
       }
-      if (ed.to_end) {
-        if (!drops) end_floor = std::max(end_floor, at);
-      } else {
-        start = started ? std::max(start, at) : at;
-        started = true;
-      }
+      // Nothing in the step ordered it: as recorded (start[i] kept node.start).
+      for (size_t i = 0; i < m; ++i) sv[i] = start[i], ev[i] = std::max(start[i] + own[i], floor[i]);
     }
-    if (!started) start = node.start;  // nothing in the step ordered it: as recorded
-    s[v] = start;
-    e[v] = std::max(start + std::max<int64_t>(own, 0), end_floor);
-    if (node.ends_step) out.end = std::max(out.end, e[v]);
-    if (node.tags & kTagDevice) device.push_back({s[v], e[v]});
+    for (size_t i = 0; i < m; ++i) {
+      if (node.ends_step) out[i].end = std::max(out[i].end, ev[i]);
+      if (device_ns && (node.tags & kTagDevice)) device[i].push_back({sv[i], ev[i]});
+    }
   }
-  std::sort(device.begin(), device.end());
-  int64_t reach = INT64_MIN;
-  for (const auto& [a, b] : device) {
-    const int64_t from = std::max(a, reach);
-    if (b > from) out.device_ns += b - from;
-    reach = std::max(reach, b);
+  for (size_t i = 0; i < device.size(); ++i) {
+    std::sort(device[i].begin(), device[i].end());
+    int64_t reach = INT64_MIN;
+    for (const auto& [a, b] : device[i]) {
+      const int64_t from = std::max(a, reach);
+      if (b > from) out[i].device_ns += b - from;
+      reach = std::max(reach, b);
+    }
   }
   return out;
+}
+
+Replay Simulate(const StepGraph& g, uint32_t changes, bool device_ns) {
+  return SimulateMany(g, {changes}, device_ns)[0];
 }
 
 std::string Describe(const StepGraph& g) {

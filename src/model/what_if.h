@@ -95,7 +95,10 @@ struct Replay {
 // The step re-run with `changes` (WhatIf bits) applied. With none it gives back the
 // recorded step where the graph explains it; a change's saving is the difference of two
 // replays, so the graph's own error cancels.
-Replay Simulate(const StepGraph& g, uint32_t changes);
+// device_ns is measured only where asked (it sorts the device's work).
+Replay Simulate(const StepGraph& g, uint32_t changes, bool device_ns = false);
+// Several replays at once, each with its changes: one pass over the graph for all.
+std::vector<Replay> SimulateMany(const StepGraph& g, const std::vector<uint32_t>& changes, bool device_ns = false);
 
 // The graph as text, a node a line (its times, tags and edges in): for tests' messages.
 std::string Describe(const StepGraph& g);

@@ -226,8 +226,9 @@ TEST(CriticalPath, WalkAllGivesEachStepItsPath) {
 }
 
 // HostTimeline against the rule it stands for, asked naively: the innermost at t is the
-// open piece that started last; and a cursor's stretches follow it. Random lanes whose pieces may outlive their parents
-// (the lane builder keeps one piece per interval) or have no length.
+// open piece that started last; and a cursor's stretches follow it. Random lanes whose
+// pieces nest, or may outlive their parents (the lane builder keeps one piece per
+// interval), or have no length.
 namespace naive {
 // The lane builder's rule: the open piece that started last (pieces are in start order);
 // a stretch begins at the latest start or end before t.
@@ -269,6 +270,10 @@ TEST(HostTimeline, EveryInstantAsTheRuleSaysWithPartialOverlapsAndEmptyPieces) {
       // Under the piece innermost where it starts (over [start, start + 1ns)).
       const Stretch at = naive::Before(lane.pieces, start + 1);
       pc.parent = at.found ? static_cast<int32_t>(at.piece) : -1;
+      // Every other round nested (each piece ends within its parent: the stack's sweep),
+      // the rest free (the heaps').
+      if (round % 2 == 0 && pc.parent >= 0)
+        pc.end_ns = std::min(pc.end_ns, lane.pieces[static_cast<size_t>(pc.parent)].end_ns);
       pc.interval = static_cast<uint32_t>(k);
       lane.pieces.push_back(pc);
     }

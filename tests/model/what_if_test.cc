@@ -90,7 +90,8 @@ TEST(WhatIf, DeviceBoundStep) {
   EXPECT_EQ(Simulate(g, 0).end, 1010) << Describe(g);
   EXPECT_EQ(Simulate(g, kWhatIfGraphs).end, 1005);  // the first kernel starts at 0: 1000 + the sync's 5
   EXPECT_EQ(Simulate(g, kWhatIfTf32).end, 510);     // 5 + 10 x 50 + 5
-  EXPECT_EQ(Simulate(g, kWhatIfTf32).device_ns, 500);
+  EXPECT_EQ(Simulate(g, kWhatIfTf32, true).device_ns, 500);
+  EXPECT_EQ(Simulate(g, kWhatIfTf32).device_ns, 0);  // not asked
   // Without the wait the host ends at 100, the device at 1005: the device bounds it.
   EXPECT_EQ(Simulate(g, kWhatIfNoSync).end, 1005);
 }

@@ -364,17 +364,17 @@ DataTable<PythonFunctionRow> PythonFunctionsTable(const Analysis& a) {
 DataTable<CriticalStep> CriticalPathTable(const Analysis& a) {
   // Short headings for the categories, in kBoundNames order.
   static constexpr const char* kHeadings[kBounds] = {"k-k gap", "launch", "dataload", "cpu", "compute", "comm"};
-  DataTable<CriticalStep> t{"critical_path",
-                            a.critical_path,
-                            true,
-                            {{"step", "step", [](const CriticalStep& s) { return Text(s.step); }},
-                             {"length_us", "length", [](const CriticalStep& s) { return Micros(s.length_ns); }},
-                             {"", "bound by", [](const CriticalStep& s) {
-                                const int b = static_cast<int>(s.bound_by());
-                                return Cell{Cell::kString, "",
-                                            std::string(s.bound_words()) + " " + Percent(s.bound_ns[b], s.length_ns) +
-                                                " (" + kBoundNames[b] + ")"};
-                              }}}};
+  DataTable<CriticalStep> t{
+      "critical_path",
+      a.critical_path,
+      true,
+      {{"step", "step", [](const CriticalStep& s) { return Text(s.step); }},
+       {"length_us", "length", [](const CriticalStep& s) { return Micros(s.length_ns); }},
+       {"", "bound by", [](const CriticalStep& s) {
+          const int b = static_cast<int>(s.bound_by());
+          // HTA's categories are the columns beside it.
+          return Cell{Cell::kString, "", std::string(s.bound_words()) + " " + Percent(s.bound_ns[b], s.length_ns)};
+        }}}};
   for (int b = 0; b < kBounds; ++b) {
     t.columns.push_back({"", kHeadings[b], [b](const CriticalStep& s) { return Micros(s.bound_ns[b]); }});
   }

@@ -60,6 +60,11 @@ struct RankSummary {
   // nccl-tests' bus bandwidth counts them (message bytes x calls x its bus factor) and
   // their time; 0 where none records one (gloo).
   int64_t bus_bytes = 0, bus_time_ns = 0;
+  // The rank's own largest finding with a saving (its what-if, a step): what the straggler
+  // does with its extra time. "" where it has none.
+  std::string top_finding;       // its id: "sleep", "dataloader", ...
+  std::string top_finding_code;  // where, its first code (cut at 256 bytes)
+  int64_t top_finding_ns = 0;
 };
 
 struct CollectiveRow {

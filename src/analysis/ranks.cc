@@ -11,6 +11,7 @@
 #include "analysis/events.h"
 #include "analysis/spans.h"
 #include "analysis/statistics.h"
+#include "base/utf8.h"
 
 namespace torch2pprof {
 
@@ -46,6 +47,13 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
     int64_t n = static_cast<int64_t>(totals.size());
     r.mean_step.total_ns /= n;
     for (const StepPart& p : kStepParts) r.mean_step.*p.field /= n;
+  }
+  for (const Recommendation& f : a.recommendations) {
+    if (f.saving_ns <= 0) continue;
+    r.top_finding = f.id;
+    if (!f.code.empty()) r.top_finding_code = CutText(f.code[0].name, 256);
+    r.top_finding_ns = f.saving_ns;
+    break;
   }
   for (const GpuRow& g : a.gpu) r.gpu_window_ns += g.window_ns;
   r.gpu_utilization = GpuUtilization(a.gpu);

@@ -253,6 +253,9 @@ std::string EncodeSummary(const SummaryFile& f) {
   o += r.wall_clock ? std::to_string(r.wall_clock_offset_ns) : "null";
   Int(o, "bus_bytes", r.bus_bytes);
   Int(o, "bus_time_ns", r.bus_time_ns);
+  Text(o, "top_finding", r.top_finding);
+  Text(o, "top_finding_code", r.top_finding_code);
+  Int(o, "top_finding_ns", r.top_finding_ns);
   Key(o, "mean_step");
   EncodeStep(o, r.mean_step);
   Key(o, "steps");
@@ -386,9 +389,10 @@ SummaryFile ReadSummary(ByteSource& source) {
       {"overlap_ns", &RankSummary::overlap_ns},         {"communication_ns", &RankSummary::communication_ns},
       {"gpu_window_ns", &RankSummary::gpu_window_ns},   {"memory_peak_bytes", &RankSummary::memory_peak_bytes},
       {"bus_bytes", &RankSummary::bus_bytes},           {"bus_time_ns", &RankSummary::bus_time_ns},
+      {"top_finding_ns", &RankSummary::top_finding_ns},
   };
   // Fields later writers added: read where they are, 0 where an earlier summary has none.
-  static constexpr const char* kOptional[] = {"bus_bytes", "bus_time_ns"};
+  static constexpr const char* kOptional[] = {"bus_bytes", "bus_time_ns", "top_finding_ns"};
   std::vector<std::string> required = {"file",          "rank",
                                        "world_size",    "backend",
                                        "warnings",      "gpu_utilization",
@@ -421,6 +425,10 @@ SummaryFile ReadSummary(ByteSource& source) {
       r.backend = in.String(what);
     } else if (k == "memory_device") {
       r.memory_device = in.String("the summary's " + what);
+    } else if (k == "top_finding") {
+      r.top_finding = in.String("the summary's " + what);
+    } else if (k == "top_finding_code") {
+      r.top_finding_code = in.String("the summary's " + what);
     } else if (k == "gpu_utilization") {
       r.gpu_utilization = in.Double(what);
     } else if (k == "wall_clock_offset_ns") {

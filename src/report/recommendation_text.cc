@@ -3,6 +3,7 @@
 // findings are decided in analysis/advice.cc; the rules are docs/reference.md's.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,30 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
 
 std::string RankOf(const RanksAnalysis& a, size_t i) { return std::to_string(a.ranks[i].rank); }
 
+// A finding with a saving, named in a few words (a rank's own, in the ranks' report).
+std::string FindingTitle(const std::string& id) {
+  static const std::map<std::string, std::string> kTitles = {
+      {"pageable_copies", "copies through pageable memory"},
+      {"synchronizations", "synchronizations"},
+      {"tensor_cores", "FP32 matmuls off the Tensor Cores"},
+      {"launch_bound", "launch calls and Python between operators"},
+      {"host_bound", "operators' host time"},
+      {"fused_optimizer", "an unfused optimizer step"},
+      {"dataloader", "the DataLoader"},
+      {"sleep", "time.sleep"},
+      {"warmup", "one-time initialisation"}};
+  auto it = kTitles.find(id);
+  return it != kTitles.end() ? it->second : id;
+}
+
+// What the rank's own trace says it does with the time, where it says anything.
+std::string OwnFinding(const RankSummary& r) {
+  if (r.top_finding.empty()) return "";
+  return "; its own trace's largest finding: " + FindingTitle(r.top_finding) +
+         (r.top_finding_code.empty() ? "" : " in " + InSentence(r.top_finding_code)) + ", which saves it " +
+         FormatDuration(r.top_finding_ns) + " a step";
+}
+
 std::string StragglerText(const RanksAnalysis& out, const Straggler& l) {
   std::string who;
   for (size_t i = 0; i < l.waiters.size() && i < 8; ++i) who += (who.empty() ? "" : " ") + RankOf(out, l.waiters[i]);
@@ -224,10 +249,11 @@ std::string StragglerText(const RanksAnalysis& out, const Straggler& l) {
   for (const StepPart& p : kStepParts) {
     if (l.part == p.key) part = p.heading;
   }
+  const std::string own = OwnFinding(out.ranks[l.rank]);
   if (l.part == std::string("other")) {
     text += "; its own step spends " + FormatDuration(l.part_delta_ns) +
-            " more per step than the other ranks' median outside any traced operation (other): find what it "
-            "does then (analyze its trace on its own: its Python, I/O or a sleep)";
+            " more per step than the other ranks' median outside any traced operation (other)" +
+            (own.empty() ? ": find what it does then (analyze its trace on its own: its Python, I/O or a sleep)" : own);
   } else if (!part.empty()) {
     text += "; its own step spends " + part + " " + FormatDuration(l.part_delta_ns) +
             " more per step than the other ranks' median. Make its " + part + " as short as theirs " +
@@ -235,7 +261,7 @@ std::string StragglerText(const RanksAnalysis& out, const Straggler& l) {
              : l.part == std::string("kernel")   ? "(its share of the data or model is larger: balance them)"
                                                  : "(analyze its trace on its own)");
   } else {
-    text += ". Analyze its trace on its own for what it does before the collective";
+    text += own.empty() ? ". Analyze its trace on its own for what it does before the collective" : own;
   }
   return text + ".";
 }

@@ -41,6 +41,22 @@ def analyze(binary, *paths):
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
+def sleep_caller(events):
+    """The innermost Python frame with a file around the first time.sleep: 'func file.py:line'."""
+    frame = re.compile(r'(.+)\.py\((\d+)\): (.+)')
+    sleeps = [e for e in events if e.get('name') == '<built-in function sleep>' and e.get('ph') == 'X']
+    if not sleeps:
+        return None
+    s = sleeps[0]
+    around = [e for e in events if e.get('ph') == 'X' and e.get('tid') == s['tid'] and e.get('pid') == s['pid'] and
+              frame.fullmatch(e.get('name', '')) and e['ts'] <= s['ts'] and
+              e['ts'] + e.get('dur', 0) >= s['ts'] + s.get('dur', 0)]
+    if not around:
+        return None
+    m = frame.fullmatch(max(around, key=lambda e: e['ts'])['name'])
+    return f'{m.group(3)} {os.path.basename(m.group(1))}.py:{m.group(2)}'
+
+
 def text_of(j, rec_id):
     return ' '.join(r['text'] for r in j.get('recommendations', []) if r['id'] == rec_id)
 
@@ -151,6 +167,15 @@ def main():
               sum(ns(r['saving_us']) for r in j.get('recommendations', [])) <= ns(j.get('median_step_us', 0)))
         c.report('four DDP ranks, rank 2 late: JSON stragglers names it, its finding first, savings within a step',
                  [] if ok else [f'{j.get("stragglers")} {j.get("recommendations")}'])
+        # What the straggler does with its time, from its own trace: the sleep and the line
+        # that called it, both read here from the trace's text.
+        with open_text([t for t in late if 'rank2' in t][0]) as f:
+            events = json.load(f)['traceEvents']
+        caller = sleep_caller(events)
+        straggler = ' '.join(r['text'] for r in j.get('recommendations', []) if r['id'] == 'straggler')
+        c.report('the straggler\'s own trace says what it does: time.sleep, and the line that calls it',
+                 [] if caller and f'time.sleep in {caller}' in straggler
+                 else [f'caller {caller}: {straggler}'])
     return c.summary()
 
 

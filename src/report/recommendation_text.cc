@@ -288,9 +288,19 @@ std::string CommunicationText(const RanksAnalysis& out, const RankRecommendation
             std::string(out.stragglers.empty() ? "" : " (the straggler above)") +
             "; balance their work before tuning communication.";
   } else if (r.gloo && r.gpu) {
+    // Ranks on one machine that all work on the same device share one GPU, which NCCL
+    // refuses: the trace does not name the machine, so the advice says what it depends on.
+    std::string device = out.ranks.empty() ? "" : out.ranks[0].memory_device;
+    for (const RankSummary& k : out.ranks) {
+      if (k.memory_device != device) device.clear();
+    }
     text +=
         "The link limits it, and gloo copies CUDA tensors through host memory: use the nccl backend "
-        "(init_process_group(\"nccl\")) for CUDA tensors.";
+        "(init_process_group(\"nccl\")) for CUDA tensors" +
+        (device.empty() || device == "cpu"
+             ? std::string(".")
+             : ", with a GPU of its own for each rank: every rank here works on " + device +
+                   ", and ranks on one machine would share it, which NCCL refuses.");
   } else {
     text +=
         "The link limits it: overlap communication with computation (DDP's bucket_cap_mb, no_sync() for "

@@ -336,7 +336,9 @@ std::string RecommendationText(const Analysis& a, const Recommendation& r) {
   std::string wait;
   if (r.explains_wait) {
     const HostWaitEvidence& w = r.wait;
-    wait = "GPU " + w.device + " stream " + w.stream + " waits " + Ms(w.ns) + " a step for the host (" +
+    // A stream's tid is "7" in torch 2 traces and "stream 7" in torch 1.x's.
+    const std::string stream = w.stream.rfind("stream ", 0) == 0 ? w.stream : "stream " + w.stream;
+    wait = "GPU " + w.device + " " + stream + " waits " + Ms(w.ns) + " a step for the host (" +
            Fixed(Pct(w.ns, total)) + "% of the step); meanwhile the launching thread was in " +
            Listed(w.activity, w.ns);
     const std::string code = Listed(w.code);

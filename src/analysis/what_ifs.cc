@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
-#include <queue>
 #include <tuple>
 
 #include "analysis/critical_reader.h"
@@ -58,9 +56,6 @@ struct WhatIfGraphs::Impl {
         own_.push_back(std::make_unique<HostTimeline>(ls));
         timeline_[ls.lane] = own_.back().get();
       }
-      const size_t p = static_cast<size_t>(m.lanes[ls.lane].process);
-      if (p >= host_by_process_.size()) host_by_process_.resize(p + 1);
-      host_by_process_[p].push_back(ls.lane);
     }
     device_.resize(t.lanes.size());
     for (const uint32_t e : ev.DeviceEvents()) {
@@ -512,10 +507,9 @@ struct WhatIfGraphs::Impl {
   const StepWindows& w_;
   const Reader& reader_;
   bool foreach_;
-  std::vector<const HostTimeline*> timeline_;       // by lane: the host lanes of stepping processes
-  std::vector<std::unique_ptr<HostTimeline>> own_;  // those the walks have none of
-  std::vector<const LaneStacks*> stacks_;           // by lane
-  std::vector<std::vector<uint32_t>> host_by_process_;
+  std::vector<const HostTimeline*> timeline_;          // by lane: the host lanes of stepping processes
+  std::vector<std::unique_ptr<HostTimeline>> own_;     // those the walks have none of
+  std::vector<const LaneStacks*> stacks_;              // by lane
   std::vector<std::vector<uint32_t>> host_of_step_;    // by step: the host lanes with work in its host part
   std::vector<std::vector<uint32_t>> device_of_step_;  // by step: the streams with work launched in it
   std::vector<std::vector<uint32_t>> device_;          // by lane: device work by start

@@ -61,6 +61,11 @@ struct WhatIfGraphs::Impl {
     for (const uint32_t e : ev.DeviceEvents()) {
       if (ev.Dur(e) > 0) device_[ev.Iv(e).lane].push_back(e);
     }
+    // By start: step_ and fp32_ below are parallel to these, so they follow the sort.
+    for (auto& d : device_) {
+      std::stable_sort(d.begin(), d.end(),
+                       [&](uint32_t a, uint32_t b) { return ev.Iv(a).start_ns < ev.Iv(b).start_ns; });
+    }
     // Which lanes each step visits, found once: a thread with work in its host part, a
     // stream with work launched in it (asking every lane at every step is lanes x steps).
     host_of_step_.resize(w.steps.size());
@@ -107,10 +112,6 @@ struct WhatIfGraphs::Impl {
     for (auto& on : device_of_step_) {
       std::sort(on.begin(), on.end());
       on.erase(std::unique(on.begin(), on.end()), on.end());
-    }
-    for (auto& d : device_) {
-      std::stable_sort(d.begin(), d.end(),
-                       [&](uint32_t a, uint32_t b) { return ev.Iv(a).start_ns < ev.Iv(b).start_ns; });
     }
     // Each kernel's Tensor Core question, once per kernel and launching operator.
     std::map<std::pair<uint32_t, uint32_t>, bool> asked;
@@ -256,6 +257,17 @@ struct WhatIfGraphs::Impl {
           if (waits_thread) waits.push_back(v);
           if (sync) syncs.push_back({v, e});
           continue;
+        }
+        if (prev >= 0 && idle_from == INT64_MIN && !(tags & (kTagLaunch | kTagInit))) {
+          // The same work on after a child (an operator's own time around a nested
+          // operator, Python around Python): one node, as no edge tells them apart.
+          WhatNode& last = g.nodes[static_cast<size_t>(prev)];
+          if (last.tags == tags && last.end == a && !from[static_cast<size_t>(prev)].head &&
+              (prev == 0 || !from[static_cast<size_t>(prev) - 1].head)) {
+            last.end = until;
+            last.own += until - a;
+            continue;
+          }
         }
         const uint32_t v = node(a, until, until - a, tags, lane, bt);
         if (prev >= 0) {

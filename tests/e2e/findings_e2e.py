@@ -110,6 +110,12 @@ def main():
                     problems.append(f'{r["id"]}: a saving with no change simulated')
             if step - together > savings + 1000 * len(recs):
                 problems.append(f'together {step - together} ns over the sum of the savings {savings}')
+            # What remains holds the device's own work: where no finding changes device time
+            # (TF32, pinned copies), the steps' device work as the breakdown counts it.
+            if steps and not any(r['what_if'] in ('tf32', 'pinned') for r in recs) and w['changes']:
+                device = sum(ns(x['kernel_us']) + ns(x['memcpy_us']) + ns(x['memset_us']) for x in steps) / len(steps)
+                if not 0.8 * device <= ns(w['device_us']) <= max(step, 1.2 * device):
+                    problems.append(f'the device work that remains {w["device_us"]} us, the steps\' {device / 1e3:.0f} us')
             with open_text(t) as f:
                 raw = f.read()
             if not DEVICE_WORK.search(raw):

@@ -10,7 +10,6 @@
 #include <map>
 
 #include "analysis/stages.h"
-#include "analysis/what_ifs.h"
 #include "model/frame_names.h"
 
 namespace torch2pprof::analysis {
@@ -121,35 +120,12 @@ constexpr Lever kLevers[] = {
 
 }  // namespace
 
-std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical,
-                                      size_t steps_analysed,
-                                      const std::vector<std::pair<uint32_t, uint32_t>>& launchers) {
+std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& critical) {
   std::vector<Recommendation> out;
-  const Trace& t = ev.trace();
   const int64_t total = critical.total_ns;
-  const int64_t steps = static_cast<int64_t>(std::max<size_t>(steps_analysed, 1));
+  const int64_t steps = static_cast<int64_t>(std::max<size_t>(a.critical_path.size(), 1));
   const CriticalResult::WhatIfs& wi = critical.what_ifs;
-
-  // The causes' time; kernels off the Tensor Cores leave kGpuWork for kTensorCores, the
-  // same rule the engine's kTagFp32Matmul follows (graph replays included).
-  std::array<CauseTime, kCauses> causes = critical.causes;
-  std::map<std::pair<uint32_t, uint32_t>, bool> asked;
-  for (const CriticalResult::Kernel& k : critical.kernels) {
-    const uint32_t op = OperatorOf(launchers, k.call);
-    auto [it, added] = asked.try_emplace({k.kernel, op}, false);
-    if (added) {
-      it->second =
-          IsFp32MatmulKernel(t.strings.Get(k.kernel), op == UINT32_MAX ? std::string_view() : t.strings.Get(op));
-    }
-    if (!it->second) continue;
-    CauseTime& to = causes[kTensorCores];
-    CauseTime& from = causes[kGpuWork];
-    to.ns += k.ns, from.ns -= k.ns;
-    to.names[std::string(op == UINT32_MAX ? t.strings.Get(k.kernel) : t.strings.Get(op))] += k.ns;
-    const std::string where = k.python ? MakeFrame(FrameSystemName(t.strings.Get(k.python))).name
-                                       : std::string(op == UINT32_MAX ? "" : t.strings.Get(op));
-    if (!where.empty()) to.where[where] += k.ns;
-  }
+  const std::array<CauseTime, kCauses>& causes = critical.causes;
   // An explaining finding (no change to simulate) fires where its causes hold this much.
   auto enough = [&](int64_t ns) { return total > 0 && ns > 0 && Pct(ns, total) >= 5; };
 
@@ -240,17 +216,16 @@ std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const
   return out;
 }
 
-WhatIfTotal TotalOf(const CriticalResult& critical) {
+WhatIfTotal TotalOf(const CriticalResult& critical, size_t steps) {
   const CriticalResult::WhatIfs& wi = critical.what_ifs;
   WhatIfTotal w;
-  w.steps = critical.steps.size();
-  if (w.steps == 0) return w;
-  const int64_t n = static_cast<int64_t>(w.steps);
+  w.steps = steps;
+  if (steps == 0) return w;
+  const int64_t n = static_cast<int64_t>(steps);
   w.step_ns = wi.replay_ns / n;
   w.together_ns = wi.together_ns / n;
   w.device_ns = wi.together_device_ns / n;
-  w.changes = static_cast<uint32_t>(__builtin_popcount(wi.together & ~kWhatIfNoPython) +
-                                    ((wi.together & kWhatIfNoPython) ? 1 : 0));
+  w.changes = static_cast<uint32_t>(__builtin_popcount(wi.together));
   return w;
 }
 

@@ -82,13 +82,12 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.queue_length = queues.get();
   a.copies = copies.get();
   a.collective_sizes = collectives.get();
-  a.what_if = analysis::TotalOf(critical);  // before the steps move out
-  const size_t critical_steps = critical.steps.size();
   a.critical_path = std::move(critical.steps);
   a.critical_names = std::move(critical.names);
   a.critical_top = critical.top;
   a.context = analysis::ContextOf(a, ev);
-  a.recommendations = analysis::Recommend(a, ev, critical, critical_steps, operators.launchers);
+  a.recommendations = analysis::Recommend(a, critical);
+  a.what_if = analysis::TotalOf(critical, a.critical_path.size());
   return a;
 }
 

@@ -330,7 +330,6 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
     step.length_ns = path.length_ns;
     std::copy(std::begin(path.by_bound), std::end(path.by_bound), std::begin(step.bound_ns));
     int64_t device_ns = 0;
-    std::vector<CriticalResult::Kernel> kernels;
     SumTable items, causes;
     for (const CriticalSegment& s : path.segments) {
       const int64_t ns = s.end_ns - s.start_ns;
@@ -359,12 +358,8 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
           cause = kPageableCopy;
         } else if (s.bound == Bound::kLaunch || s.bound == Bound::kKernelKernel) {
           cause = kLaunchOverhead;
-        } else {
-          // Kernels: which run off the Tensor Cores is known once the operators are (Recommend).
-          const Launch* l = m.LaunchOf(s.event);
-          if (ev.RoleOf(s.event) == Role::kKernel && l && l->host_event != Launch::kNoEvent) {
-            kernels.push_back({l->host_event, ev.Iv(s.event).name, code.python, code.op, ns});
-          }
+        } else if (reader.IsFp32Matmul(s.event)) {
+          cause = kTensorCores;
         }
       }
       items.Add(ItemKey(name, s.bound, code).Packed(), ns);
@@ -382,7 +377,6 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
     const std::lock_guard<std::mutex> hold(totals);
     for (const auto& [key, ns] : item_sums) all_table.Add(key.Packed(), ns);
     for (const auto& [key, ns] : cause_sums) cause_table.Add(key.Packed(), ns);
-    out.kernels.insert(out.kernels.end(), kernels.begin(), kernels.end());
     out.total_ns += step.length_ns;
     out.device_ns += device_ns;
   });

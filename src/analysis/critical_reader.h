@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -63,7 +64,21 @@ class Reader {
         Prepare(ls);
       }
     }
+    // Which kernels are FP32 matmuls off the Tensor Cores, once per kernel and launching
+    // operator: the one rule the path's kTensorCores and the what-ifs both read.
+    fp32_.assign(t.intervals.size(), false);
+    std::map<std::pair<uint32_t, uint32_t>, bool> asked;
+    for (const uint32_t e : ev.DeviceEvents()) {
+      if (e >= t.intervals.size() || ev.RoleOf(e) != Role::kKernel) continue;
+      const uint32_t op = LaunchCode(e).op;
+      auto [it, added] = asked.try_emplace({ev.Iv(e).name, op}, false);
+      if (added) it->second = IsFp32MatmulKernel(ev.Name(e), op ? t.strings.Get(op) : std::string_view());
+      fp32_[e] = it->second;
+    }
   }
+
+  // A kernel that is a matmul or convolution in FP32, off the Tensor Cores.
+  bool IsFp32Matmul(uint32_t d) const { return d < fp32_.size() && fp32_[d]; }
 
   const LaneStacks* StacksOf(uint32_t lane) const {
     return stacks_of_[lane] >= 0 ? &lanes_[static_cast<size_t>(stacks_of_[lane])] : nullptr;
@@ -196,6 +211,7 @@ class Reader {
   std::vector<std::pair<uint32_t, uint32_t>> launched_;
   mutable std::vector<int8_t> has_file_;  // by name id: -1 not yet known
   std::vector<PieceInfo> info_;           // by lane: those the walks visit
+  std::vector<bool> fp32_;                // by event: IsFp32Matmul
   std::vector<uint8_t> kind_;             // by name id: 1 + KindOf's bits, 0 not yet known
 };
 

@@ -132,6 +132,32 @@ bool IsTensorCoreKernel(std::string_view name) {
   return in(kTbParts) || in(kLaterParts);
 }
 
+namespace {
+
+// A matmul or convolution kernel by its name, where no operator says so (a graph's replay).
+bool LooksLikeMatmul(std::string_view name) {
+  for (std::string_view p : {"gemm", "GEMM", "conv", "Conv", "fprop", "dgrad", "wgrad", "matmul", "Cijk_"}) {
+    if (Contains(name, p)) return true;
+  }
+  return false;
+}
+
+bool LowPrecisionName(std::string_view name) {
+  for (std::string_view p : {"BFloat16", "bfloat16", "c10::Half", "__half", "float16", "bf16", "fp16", "f16", "hgemm",
+                             "i8", "int8", "fp8", "e4m3", "e5m2"}) {
+    if (Contains(name, p)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op) {
+  if (IsTensorCoreKernel(kernel) || LowPrecisionName(kernel)) return false;
+  if (!launching_op.empty()) return IsTensorCoreEligible(launching_op) && LooksLikeMatmul(kernel);
+  return LooksLikeMatmul(kernel);
+}
+
 uint32_t OperatorOf(const std::vector<std::pair<uint32_t, uint32_t>>& launchers, uint32_t e) {
   auto it = std::lower_bound(launchers.begin(), launchers.end(), std::make_pair(e, uint32_t{0}));
   return it != launchers.end() && it->first == e ? it->second : UINT32_MAX;

@@ -54,8 +54,8 @@ int64_t AnalysedHostStep(const Events& ev, uint32_t lane, int64_t t, const StepS
 // The critical path's time by the cause a finding names (Recommend): every nanosecond of
 // the analysed steps goes to one, so findings that claim causes never share a microsecond.
 enum Cause : int {
-  kGpuWork,         // device work no finding claims: kernels (those off the Tensor Cores: kTensorCores), pinned copies
-  kTensorCores,     // matmul and convolution kernels off the Tensor Cores (known after the operators: Recommend)
+  kGpuWork,         // device work no finding claims: kernels, pinned copies
+  kTensorCores,     // matmul and convolution kernels in FP32, off the Tensor Cores (IsFp32MatmulKernel)
   kPageableCopy,    // copies to or from pageable memory, and the host's synchronous copy calls
   kCommunication,   // communication kernels
   kLaunchOverhead,  // device work waiting for its launch, gaps between kernels, the host's launch calls
@@ -94,15 +94,8 @@ struct CriticalResult {
   std::vector<std::string> names;   // CriticalStep::most's names, each once ([0] is "")
   std::vector<CriticalItem> top;
   std::array<CauseTime, kCauses> causes;
-  int64_t total_ns = 0;   // the steps' time, all of it on the paths
-  int64_t device_ns = 0;  // the device's time on the paths
-  // The kernels on the paths that kGpuWork holds, with their launching runtime call and
-  // its code (name ids): Recommend moves those off the Tensor Cores to kTensorCores.
-  struct Kernel {
-    uint32_t call, kernel, python, op;
-    int64_t ns;
-  };
-  std::vector<Kernel> kernels;
+  int64_t total_ns = 0;              // the steps' time, all of it on the paths
+  int64_t device_ns = 0;             // the device's time on the paths
   std::vector<HostWait> host_waits;  // by time, most first
   // The what-ifs (model/what_if.h) over the analysed steps: each change alone, and those
   // that save enough (kWhatIfShare of the steps) applied together: the findings' changes.
@@ -170,6 +163,12 @@ bool IsTensorCoreKernel(std::string_view name);
 // Tensor Cores (torch-tb-profiler's allowlist, docs/reference.md).
 bool IsTensorCoreEligible(std::string_view op);
 
+// Whether a kernel is a matmul or convolution in FP32 off the Tensor Cores: its launching
+// operator is one autocast lowers (IsTensorCoreEligible) where it has one, else its name
+// says GEMM or convolution (a CUDA graph's replay has no launching operator). The
+// critical path's kTensorCores and the what-ifs' kTagFp32Matmul both read it (Reader).
+bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op);
+
 // The name id of the operator that claimed runtime call e (OperatorsResult::launchers), or
 // UINT32_MAX: the launching operator of device work, decided by the operator table.
 uint32_t OperatorOf(const std::vector<std::pair<uint32_t, uint32_t>>& launchers, uint32_t e);
@@ -213,12 +212,12 @@ Compute LowestCompute(const std::vector<DeviceInfo>& devices);
 // What the trace already does (compiled, graphed, low precision, pinned, workers) and the
 // devices' lowest compute capability: read from the views above (copies, devices).
 TraceContext ContextOf(const Analysis& a, const Events& ev);
-// Findings that fire on evidence in the analysis (its context too) and its critical paths,
-// with that evidence; each finding's saving is the critical-path time of the causes it
-// claims. Their sentences: report.h's RecommendationText.
-std::vector<Recommendation> Recommend(const Analysis& a, const Events& ev, const CriticalResult& critical, size_t steps,
-                                      const std::vector<std::pair<uint32_t, uint32_t>>& launchers);
-// The findings' changes together, per step (WhatIfTotal).
-WhatIfTotal TotalOf(const CriticalResult& critical);
+// Findings: a change that saves enough (its saving the replay's, CriticalResult::what_ifs)
+// or a cause that explains enough, with the evidence of the causes on the critical paths,
+// per step over the analysis's steps (a.critical_path). Their sentences: report.h's
+// RecommendationText.
+std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& critical);
+// The findings' changes together, per step over `steps` (WhatIfTotal).
+WhatIfTotal TotalOf(const CriticalResult& critical, size_t steps);
 
 }  // namespace torch2pprof::analysis

@@ -4,40 +4,11 @@
 #include "analysis/what_ifs.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 #include "analysis/critical_reader.h"
 #include "model/frame_names.h"
 
 namespace torch2pprof::analysis {
-namespace {
-
-bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
-
-// A matmul or convolution kernel by its name, where no operator says so (a graph's replay).
-bool LooksLikeMatmul(std::string_view name) {
-  for (std::string_view p : {"gemm", "GEMM", "conv", "Conv", "fprop", "dgrad", "wgrad", "matmul", "Cijk_"}) {
-    if (Contains(name, p)) return true;
-  }
-  return false;
-}
-
-bool LowPrecisionName(std::string_view name) {
-  for (std::string_view p : {"BFloat16", "bfloat16", "c10::Half", "__half", "float16", "bf16", "fp16", "f16", "hgemm",
-                             "i8", "int8", "fp8", "e4m3", "e5m2"}) {
-    if (Contains(name, p)) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op) {
-  if (IsTensorCoreKernel(kernel) || LowPrecisionName(kernel)) return false;
-  if (!launching_op.empty()) return IsTensorCoreEligible(launching_op) && LooksLikeMatmul(kernel);
-  return LooksLikeMatmul(kernel);
-}
 
 struct WhatIfGraphs::Impl {
   Impl(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& w, const Reader& reader,
@@ -61,7 +32,7 @@ struct WhatIfGraphs::Impl {
     for (const uint32_t e : ev.DeviceEvents()) {
       if (ev.Dur(e) > 0) device_[ev.Iv(e).lane].push_back(e);
     }
-    // By start: step_ and fp32_ below are parallel to these, so they follow the sort.
+    // By start: step_ below is parallel to these, so it follows the sort.
     for (auto& d : device_) {
       std::stable_sort(d.begin(), d.end(),
                        [&](uint32_t a, uint32_t b) { return ev.Iv(a).start_ns < ev.Iv(b).start_ns; });
@@ -112,20 +83,6 @@ struct WhatIfGraphs::Impl {
     for (auto& on : device_of_step_) {
       std::sort(on.begin(), on.end());
       on.erase(std::unique(on.begin(), on.end()), on.end());
-    }
-    // Each kernel's Tensor Core question, once per kernel and launching operator.
-    std::map<std::pair<uint32_t, uint32_t>, bool> asked;
-    fp32_.resize(t.lanes.size());
-    for (size_t lane = 0; lane < device_.size(); ++lane) {
-      fp32_[lane].assign(device_[lane].size(), false);
-      for (size_t i = 0; i < device_[lane].size(); ++i) {
-        const uint32_t e = device_[lane][i];
-        if (ev.RoleOf(e) != Role::kKernel) continue;
-        const Code code = reader.LaunchCode(e);
-        auto [it, added] = asked.try_emplace({ev.Iv(e).name, code.op}, false);
-        if (added) it->second = IsFp32MatmulKernel(ev.Name(e), code.op ? t.strings.Get(code.op) : std::string_view());
-        fp32_[lane][i] = it->second;
-      }
     }
   }
 
@@ -315,7 +272,7 @@ struct WhatIfGraphs::Impl {
         uint32_t tags = kTagDevice;
         if (ev_.RoleOf(e) == Role::kKernel) {
           if (ev_.Has(e, kNcclName)) tags |= kTagCommunication;
-          if (fp32_[lane][static_cast<size_t>(it - d.begin())]) tags |= kTagFp32Matmul;
+          if (reader_.IsFp32Matmul(e)) tags |= kTagFp32Matmul;
         } else if (reader_.IsPageableCopy(e)) {
           tags |= kTagPageableCopy;
         }
@@ -525,7 +482,6 @@ struct WhatIfGraphs::Impl {
   std::vector<std::vector<uint32_t>> host_of_step_;    // by step: the host lanes with work in its host part
   std::vector<std::vector<uint32_t>> device_of_step_;  // by step: the streams with work launched in it
   std::vector<std::vector<uint32_t>> device_;          // by lane: device work by start
-  std::vector<std::vector<bool>> fp32_;                // by lane, parallel to device_: an FP32 matmul kernel
   std::vector<std::vector<int32_t>> step_;             // by lane, parallel to device_: its analysed step, or -1
 };
 

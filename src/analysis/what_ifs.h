@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <string_view>
 #include <vector>
 
 #include "analysis/events.h"
@@ -15,11 +14,6 @@
 namespace torch2pprof::analysis {
 
 class Reader;
-
-// Whether a kernel is a matmul or convolution in FP32 off the Tensor Cores: its launching
-// operator is one autocast lowers (IsTensorCoreEligible) where it has one, else its name
-// says GEMM or convolution (a CUDA graph's replay has no launching operator).
-bool IsFp32MatmulKernel(std::string_view kernel, std::string_view launching_op);
 
 // Made once per trace (the lanes' timelines, the streams' work in order); Build reads
 // it from any thread.

@@ -66,7 +66,7 @@ TraceContext ContextOf(const Analysis& a, const Events& ev) {
     if (Contains(n, "CompiledFunction") || Contains(n, "Torch-Compiled Region") || Contains(n, "CompiledFxGraph")) {
       c.compiled = true;
     }
-    if (r == Role::kRuntime && (n == "cudaGraphLaunch" || n == "cuGraphLaunch" || n == "hipGraphLaunch")) {
+    if (r == Role::kRuntime && IsGraphLaunchCall(n)) {
       c.cuda_graphs = true;
     }
     if (r == Role::kKernel) {

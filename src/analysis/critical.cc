@@ -159,7 +159,7 @@ uint32_t FittingWhatIfs(const Events& ev, bool foreach_optimizer) {
   for (const uint32_t e : ev.RuntimeEvents()) {
     const std::string_view n = ev.Name(e);
     cuda |= n.substr(0, 2) == "cu" || n.substr(0, 3) == "hip";
-    if (n == "cudaGraphLaunch" || n == "cuGraphLaunch" || n == "hipGraphLaunch") {
+    if (IsGraphLaunchCall(n)) {
       graphs = true;
       break;
     }
@@ -184,34 +184,6 @@ bool ForeachOptimizer(const Trace& t) {
     fused |= n.find("_fused_adam") != std::string_view::npos || n.find("_fused_sgd") != std::string_view::npos;
   }
   return step && !fused;
-}
-
-// What a change needs in a step's graph to change anything there.
-uint32_t TagsOf(uint32_t change) {
-  switch (change) {
-    case kWhatIfPinned:
-      return kTagCopyCall | kTagPageableCopy;
-    case kWhatIfNoSync:
-      return kTagSync;
-    case kWhatIfTf32:
-      return kTagFp32Matmul;
-    case kWhatIfGraphs:
-      return kTagLaunch | kTagPython;
-    case kWhatIfNoPython:
-      return kTagPython;
-    case kWhatIfFewerHostOps:
-      return kTagOperator;
-    case kWhatIfFusedOptimizer:
-      return kTagOptimizer;
-    case kWhatIfNoDataLoader:
-      return kTagDataLoader;
-    case kWhatIfNoSleep:
-      return kTagSleep;
-    case kWhatIfNoInit:
-      return kTagInit;
-    default:
-      return 0;
-  }
 }
 
 // Every analysed step's graph replayed with each change that fits, alone; then with those

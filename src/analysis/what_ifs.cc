@@ -94,7 +94,9 @@ struct WhatIfGraphs::Impl {
   struct Built {
     uint32_t event = kNoId;  // the host piece's or the device work's event
     int32_t piece = -1;
-    bool head = false;  // the start of a wait (its own time is in the next node)
+    // Work, or a wait's two nodes: its head where it began (what it wakes starts there)
+    // and its tail, the next node, whose own time ends no earlier than what it waited for.
+    enum Part : uint8_t { kWork, kHead, kTail } part = kWork;
   };
 
   StepGraph Build(size_t k, std::vector<WhatIfGraphs::Waited>* waited) const {
@@ -200,15 +202,13 @@ struct WhatIfGraphs::Impl {
         }
         if (foreach_ && info.optimizer[piece] && !(tags & (kTagSync | kTagCopyCall | kTagThreadWait | kTagSleep)))
           tags |= kTagOptimizer;
-        const Built bt{e, static_cast<int32_t>(piece), false};
+        const Built bt{e, static_cast<int32_t>(piece), Built::kWork};
         if (waits_thread || sync) {
           // A wait: a head where it began (what it wakes starts from there), then its own
           // time, which ends no earlier than what it waited for (edges below).
-          Built head = bt;
-          head.head = true;
-          const uint32_t h = node(a, a, 0, tags, lane, head);
+          const uint32_t h = node(a, a, 0, tags, lane, {e, static_cast<int32_t>(piece), Built::kHead});
           if (prev >= 0) edges.push_back({static_cast<uint32_t>(prev), h, 0, false, false});
-          const uint32_t v = node(a, until, until - a, tags, lane, bt);
+          const uint32_t v = node(a, until, until - a, tags, lane, {e, static_cast<int32_t>(piece), Built::kTail});
           edges.push_back({h, v, 0, false, false});
           prev = v;
           if (waits_thread) waits.push_back(v);
@@ -219,8 +219,7 @@ struct WhatIfGraphs::Impl {
           // The same work on after a child (an operator's own time around a nested
           // operator, Python around Python): one node, as no edge tells them apart.
           WhatNode& last = g.nodes[static_cast<size_t>(prev)];
-          if (last.tags == tags && last.end == a && !from[static_cast<size_t>(prev)].head &&
-              (prev == 0 || !from[static_cast<size_t>(prev) - 1].head)) {
+          if (last.tags == tags && last.end == a && from[static_cast<size_t>(prev)].part == Built::kWork) {
             last.end = until;
             last.own += until - a;
             continue;
@@ -277,7 +276,7 @@ struct WhatIfGraphs::Impl {
           tags |= kTagPageableCopy;
         }
         const uint32_t v = node(iv.start_ns, iv.end_ns, iv.end_ns - iv.start_ns, tags, static_cast<uint32_t>(lane),
-                                Built{e, -1, false});
+                                Built{e, -1, Built::kWork});
         if (before) g.nodes[v].fixed = true, g.nodes[v].ends_step = false;
         by_end.push_back(v);
         const Launch* l = m.LaunchOf(e);
@@ -355,7 +354,7 @@ struct WhatIfGraphs::Impl {
         for (int looked = 0; i > lo && looked < 8; ++looked) {
           const WhatNode& x = g.nodes[--i];
           if (x.end <= n.start) break;
-          if (x.tags & (kTagThreadWait | kTagSleep) || from[i].head) continue;
+          if (x.tags & (kTagThreadWait | kTagSleep) || from[i].part == Built::kHead) continue;
           if (best < 0 || x.end > g.nodes[static_cast<size_t>(best)].end) best = static_cast<int64_t>(i);
           break;
         }
@@ -368,7 +367,7 @@ struct WhatIfGraphs::Impl {
         const std::pair<size_t, size_t> r = range_of(other);
         for (size_t i = r.first; i < r.second; ++i) {
           const WhatNode& x = g.nodes[i];
-          if (x.end <= n.start || x.start >= n.end || from[i].piece < 0 || from[i].head ||
+          if (x.end <= n.start || x.start >= n.end || from[i].piece < 0 || from[i].part == Built::kHead ||
               (x.tags & (kTagThreadWait | kTagSleep)))
             continue;
           const Code c = reader_.CodeOf(ols, from[i].piece);
@@ -397,10 +396,7 @@ struct WhatIfGraphs::Impl {
   // (the wait's own end may wait for the very thread it woke).
   static int64_t Waker(const StepGraph& g, const std::vector<Built>& from, std::pair<size_t, size_t> r, int64_t t) {
     const int64_t n = NodeAt(g, r, t);
-    if (n > 0 && !from[static_cast<size_t>(n)].head && from[static_cast<size_t>(n) - 1].head &&
-        from[static_cast<size_t>(n) - 1].event == from[static_cast<size_t>(n)].event)
-      return n - 1;
-    return n;
+    return n >= 0 && from[static_cast<size_t>(n)].part == Built::kTail ? n - 1 : n;
   }
 
   // The device node that ended last in (after, upto], not on `except`, launched before

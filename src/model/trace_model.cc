@@ -325,6 +325,10 @@ bool IsSyncCall(std::string_view name) {
   return std::find(std::begin(kCalls), std::end(kCalls), name) != std::end(kCalls);
 }
 
+bool IsGraphLaunchCall(std::string_view name) {
+  return name == "cudaGraphLaunch" || name == "cuGraphLaunch" || name == "hipGraphLaunch";
+}
+
 std::string DeviceName(std::string_view type, int64_t id) {
   return id >= 0 ? std::string(type) + ":" + std::to_string(id) : std::string(type);
 }

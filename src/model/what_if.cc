@@ -42,6 +42,33 @@ bool DropsWait(const WhatNode& n, uint32_t c) {
 
 }  // namespace
 
+uint32_t TagsOf(uint32_t change) {
+  switch (change) {
+    case kWhatIfPinned:
+      return kTagCopyCall | kTagPageableCopy;
+    case kWhatIfNoSync:
+      return kTagSync;
+    case kWhatIfTf32:
+      return kTagFp32Matmul;
+    case kWhatIfGraphs:
+      return kTagLaunch | kTagPython;
+    case kWhatIfNoPython:
+      return kTagPython;
+    case kWhatIfFewerHostOps:
+      return kTagOperator;
+    case kWhatIfFusedOptimizer:
+      return kTagOptimizer;
+    case kWhatIfNoDataLoader:
+      return kTagDataLoader;
+    case kWhatIfNoSleep:
+      return kTagSleep;
+    case kWhatIfNoInit:
+      return kTagInit;
+    default:
+      return 0;
+  }
+}
+
 std::vector<Replay> SimulateMany(const StepGraph& g, const std::vector<uint32_t>& changes, bool device_ns) {
   // The replays side by side, node by node: the graph is read once for all of them.
   const size_t n = g.nodes.size(), m = changes.size();

@@ -49,6 +49,10 @@ inline constexpr int kWhatIfs = 10;
 // compiled code skip) up to this long at a stretch; a longer stretch is other work.
 inline constexpr int64_t kPythonGapNs = 1000 * 1000;
 
+// The tags of the nodes a change acts on: where none is in a step's graph, the change
+// saves nothing there and is not replayed.
+uint32_t TagsOf(uint32_t change);
+
 // The stated factors: what a change leaves of a node's time.
 inline constexpr double kTf32Factor = 0.5;            // Tensor Cores at least twice FP32's FMA rate
 inline constexpr double kPinnedCopyFactor = 0.5;      // pinned memory at least twice pageable's bandwidth

@@ -135,6 +135,9 @@ struct TraceModel {
 // (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cudaMemcpy and their
 // driver and HIP names): analyze's synchronizations and the critical path's host waits.
 bool IsSyncCall(std::string_view name);
+// A runtime call that replays a captured graph (cudaGraphLaunch, cuGraphLaunch,
+// hipGraphLaunch): the trace uses CUDA graphs already.
+bool IsGraphLaunchCall(std::string_view name);
 
 // A device's name, the one rule for every output ("cuda:0", "mtia:17"; the type alone
 // without an id): streams, memory timelines and deviceProperties are named by it, so that

@@ -22,12 +22,16 @@ double Pct(int64_t part, int64_t whole) {
 
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
-// The largest entries of a map by value, at most n (ties in the map's order).
+// The largest entries of a map by value, at most n (ties in the map's order): the evidence
+// a finding lists.
 std::vector<NamedTime> Top(const std::map<std::string, int64_t>& by, size_t n) {
   std::vector<NamedTime> v;
   for (const auto& [k, ns] : by) v.push_back({k, ns});
   std::stable_sort(v.begin(), v.end(), [](const NamedTime& x, const NamedTime& y) { return x.ns > y.ns; });
   if (v.size() > n) v.resize(n);
+  // An entry under a hundredth of the largest is no evidence beside it (2.71us listed
+  // next to 229ms): left out.
+  while (v.size() > 1 && v.back().ns * 100 < v.front().ns) v.pop_back();
   return v;
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/executor.h"
 #include "convert/aggregator.h"
 #include "model/lane_builder.h"
 #include "proto/profile.pb.h"
@@ -70,6 +71,13 @@ std::string Gunzip(const std::string& data) {
 Trace LoadText(const std::string& json) {
   TempDir dir;
   return LoadTrace(LoadOptions{dir.Write("trace.json", json)});
+}
+
+Analysis AnalyzeText(const std::string& json, AnalysisOptions options, int threads) {
+  TempDir dir;
+  Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
+  Executor ex(threads);
+  return Analyze(trace, BuildModel(trace), options, ex);
 }
 
 Decoded DecodeProfile(const std::string& gz_bytes) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analyzer.h"
 #include "torch2pprof/stages/trace.h"
 
 namespace torch2pprof::testing {
@@ -30,6 +31,9 @@ std::string Unhex(const std::string& hex);
 
 // Loads a trace given as JSON text (written to a temporary file first).
 Trace LoadText(const std::string& json);
+
+// Analyses a trace given as JSON text, repairs allowed, on `threads` threads.
+Analysis AnalyzeText(const std::string& json, AnalysisOptions options = {}, int threads = 1);
 
 // A profile decoded from its .pb.gz bytes.
 struct Decoded {

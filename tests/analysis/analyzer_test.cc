@@ -17,12 +17,7 @@ namespace {
 
 constexpr int64_t us = 1000;  // the traces below are in microseconds
 
-Analysis AnalyzeText(const std::string& json, AnalysisOptions options = {}, int threads = 1) {
-  testing::TempDir dir;
-  Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
-  Executor ex(threads);
-  return Analyze(trace, BuildModel(trace), options, ex);
-}
+using testing::AnalyzeText;
 
 const OperatorRow& Op(const Analysis& a, const std::string& name) {
   for (const OperatorRow& r : a.operators) {

@@ -16,11 +16,7 @@ namespace {
 
 constexpr int64_t us = 1000;
 
-Analysis AnalyzeText(const std::string& json) {
-  testing::TempDir dir;
-  Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
-  return Analyze(trace, BuildModel(trace));
-}
+using testing::AnalyzeText;
 
 std::string Call(const char* name, int ts, int dur, int corr) {
   return std::string(R"({"ph": "X", "cat": "cuda_runtime", "name": ")") + name + R"(", "pid": 1, "tid": 1, "ts": )" +

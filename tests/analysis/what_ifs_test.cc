@@ -9,18 +9,13 @@
 #include "analysis/analyzer.h"
 #include "test_util.h"
 #include "torch2pprof/report.h"
-#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 namespace {
 
 constexpr int64_t us = 1000;
 
-Analysis AnalyzeText(const std::string& json) {
-  testing::TempDir dir;
-  Trace trace = LoadTrace(LoadOptions{dir.Write("t.json", json), 1, true});
-  return Analyze(trace, BuildModel(trace));
-}
+using testing::AnalyzeText;
 
 std::string Event(const char* cat, const std::string& name, int ts, int dur, const std::string& args = "{}") {
   return std::string(R"({"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name + R"(", "pid": 1, "tid": 1, "ts": )" +

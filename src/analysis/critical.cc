@@ -2,7 +2,6 @@
 // step its categories and the events holding most of it, and over the steps each
 // nanosecond put down to the one cause a finding may claim (Recommend).
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <mutex>

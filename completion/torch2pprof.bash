@@ -19,7 +19,7 @@ _torch2pprof() {
   case "$cmd" in
     convert)
       opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats
-        --force --all-frames --max-snapshot-items" ;;
+        --force --all-frames --critical --max-snapshot-items" ;;
     analyze)
       opts="$common --format --top --table --group-by --stats --straggler-threshold --max-snapshot-items" ;;
     compare)

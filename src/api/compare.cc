@@ -42,7 +42,8 @@ Run TraceRun(const CompareRunsOptions& options, Input& input, std::atomic<uint64
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
   for (std::string& w : ModelWarnings(built.model)) warnings->push_back(std::move(w));
   if (!options.diff_output.empty()) {
-    // The profile convert would write (its defaults), from the same load.
+    // The profile convert would write (its defaults and --critical: the steps' path is
+    // what a regression most often moves), from the same load.
     stages.Begin("aggregate");
     AggregateOptions aggregate;
     aggregate.critical = true;

@@ -140,7 +140,7 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
   aggregate.rank_labels = merged;
   aggregate.step_labels = options.step_labels;
   aggregate.max_depth = options.max_depth;
-  aggregate.critical = options.critical;
+  aggregate.critical = options.critical || options.sample_type == "critical";
   Aggregator aggregator(aggregate);
   std::vector<int64_t> ranks;
   LoadSettings settings;

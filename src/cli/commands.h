@@ -33,6 +33,7 @@ struct ConvertArgs {
   int threads = 0;                   // 0: all cores
   bool thread_stacks = false;        // stacks as each thread ran them (no backward under forward)
   bool all_frames = false;           // memory snapshots: the interpreter's and allocator's frames too
+  bool critical = false;             // also the critical sample type
   std::string step_labels = "auto";  // auto, on, off
   uint32_t max_depth = 2048;         // frames per stack
   bool stats = false;                // each stage's wall and CPU time on stderr

@@ -61,6 +61,9 @@ CLI::App* AddConvert(CLI::App& app, ConvertArgs* args) {
   conv->add_flag("--thread-stacks", args->thread_stacks,
                  "Stacks exactly as each thread ran them (default: a backward node's work hangs under the forward op "
                  "that created it, below a [backward] frame)");
+  conv->add_flag("--critical", args->critical,
+                 "Also the sample type critical: what each step waited on, under the stacks that caused it "
+                 "(costs about a third more time and memory; implied by --sample-type critical)");
   conv->add_flag("--all-frames", args->all_frames,
                  "Memory snapshots: keep the interpreter's and the allocator's own frames (default: hidden, as "
                  "torch's _memory_viz hides them)");
@@ -91,7 +94,8 @@ CLI::App* AddConvert(CLI::App& app, ConvertArgs* args) {
   conv->footer(
       "Sample types: work (default: wall less blocking waits), wall (self time in ns; flat = exclusive, cum =\n"
       "inclusive) and calls. Also gpu (device time under the launching stack) and alloc_/inuse_ objects and space\n"
-      "when the trace has them. Labels: pid, tid, thread, step, device, stream, rank.\n"
+      "when the trace has them, and critical with --critical when it has steps. Labels: pid, tid, thread, step,\n"
+      "device, stream, rank.\n"
       "Try: go tool pprof -sample_index=gpu -top out.pb.gz");
   return conv;
 }
@@ -120,6 +124,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
   options.allow_truncated = args.in.allow_truncated;
   options.thread_stacks = args.thread_stacks;
   options.all_frames = args.all_frames;
+  options.critical = args.critical;
   options.step_labels = args.step_labels == "on"    ? StepLabels::kOn
                         : args.step_labels == "off" ? StepLabels::kOff
                                                     : StepLabels::kAuto;

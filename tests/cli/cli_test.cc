@@ -343,8 +343,22 @@ TEST(Cli, ConvertWritesAProfileInEveryForm) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "");
     auto d = DecodeProfile(ReadFile(dir.path() + "/a.pb.gz"));
-    // calls, wall, work, and critical: one thread, no device: the step waited on all of it.
-    EXPECT_EQ(d.stacks.at("pid=1,tid=1|a"), (std::vector<int64_t>{1, 5000, 5000, 5000}));
+    // calls, wall and work; no critical unless asked.
+    EXPECT_EQ(d.stacks.at("pid=1,tid=1|a"), (std::vector<int64_t>{1, 5000, 5000}));
+  }
+  // --critical, or --sample-type critical, adds it: one thread, no device, so the step
+  // waited on all of it.
+  for (auto args :
+       std::vector<std::vector<std::string>>{{"convert", "--critical", in, dir.path() + "/a.pb.gz"},
+                                             {"convert", "--sample-type", "critical", in, dir.path() + "/a.folded"}}) {
+    Result r = RunArgs(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    if (args[1] == "--critical") {
+      EXPECT_EQ(DecodeProfile(ReadFile(dir.path() + "/a.pb.gz")).stacks.at("pid=1,tid=1|a"),
+                (std::vector<int64_t>{1, 5000, 5000, 5000}));
+    } else {
+      EXPECT_EQ(ReadFile(dir.path() + "/a.folded"), "tid 1;a 5000\n");
+    }
   }
 }
 
@@ -363,9 +377,9 @@ TEST(Cli, ManyRanksInOneProfile) {
   ASSERT_EQ(r.status, 0) << r.err;
   auto d = DecodeProfile(ReadFile(out));
   EXPECT_EQ(d.problem, "");
-  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 5000, 5000, 5000}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=3,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000, 7000}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 9000, 9000, 9000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 5000, 5000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=3,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 9000, 9000}));
 
   // A repeated rank: the inputs' positions label them apart, with a warning.
   std::string again = dir.Write("again.json", RankTrace(3, 11));
@@ -373,8 +387,8 @@ TEST(Cli, ManyRanksInOneProfile) {
   ASSERT_EQ(r.status, 0);
   EXPECT_NE(r.err.find("warning: distributedInfo.rank is missing or repeated"), std::string::npos);
   d = DecodeProfile(ReadFile(out));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000, 7000}));
-  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 11000, 11000, 11000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=0,tid=1|step"), (std::vector<int64_t>{1, 7000, 7000}));
+  EXPECT_EQ(d.stacks.at("pid=1,rank=1,tid=1|step"), (std::vector<int64_t>{1, 11000, 11000}));
 
   // One unreadable input fails the command with its name; nothing is written.
   std::string bad = dir.Write("bad.json", "not json");
@@ -437,7 +451,8 @@ TEST(Cli, ManyRanksStreamThroughAnyNumberOfThreads) {
   std::string first;
   for (const char* threads : {"1", "2", "3", "16"}) {
     std::string out = dir.path() + "/job" + threads + ".pb.gz";
-    std::vector<std::string> args = {"convert", "--threads", threads, "-o", out};
+    // With the critical samples: each rank's steps walked on the threads, added in order.
+    std::vector<std::string> args = {"convert", "--critical", "--threads", threads, "-o", out};
     args.insert(args.end(), inputs.begin(), inputs.end());
     Result r = RunArgs(args);
     ASSERT_EQ(r.status, 0) << r.err;

@@ -293,7 +293,7 @@ class Checks(Tally):
         (backward under forward) must keep every lane's wall and calls, and its work
         (the default) must be wall less the README's waits."""
         out = os.path.join(self.tmp, os.path.basename(trace) + '.pb.gz')
-        r = self.convert(['convert', '--thread-stacks', trace, out])
+        r = self.convert(['convert', '--thread-stacks', '--critical', trace, out])
         if r.returncode != 0:
             return self.report(trace, [f'exit {r.returncode}: {r.stderr.decode()[:300]}'])
         problems = []
@@ -400,6 +400,8 @@ class Checks(Tally):
         if r.returncode != 0:
             return [f'default: exit {r.returncode}']
         raw, problems = Raw(out), []
+        if 'critical' in raw.types:  # only with --critical: the walk costs a third more
+            problems.append('default: a critical sample type')
         wall, calls, work = collections.Counter(), collections.Counter(), collections.Counter()
         bad_sample = None
         for smp in raw.samples:
@@ -708,6 +710,8 @@ def readme_checks(c, testdata, tmp):
     d = os.path.join(testdata, 'real', 'torch211')
     out, job = os.path.join(tmp, 'readme_out.pb.gz'), os.path.join(tmp, 'readme_job.pb.gz')
     c.convert(['convert', os.path.join(d, 'lm_train.pt.trace.json.gz'), out])
+    crit = os.path.join(tmp, 'readme_crit.pb.gz')  # convert --critical
+    c.convert(['convert', '--critical', os.path.join(d, 'lm_train.pt.trace.json.gz'), crit])
     c.convert(['convert', '-o', job, os.path.join(d, 'ddp_gloo_2ranks_rank0.pt.trace.json.gz'),
                os.path.join(d, 'ddp_gloo_2ranks_rank1.pt.trace.json.gz')])
     mem = os.path.join(tmp, 'readme_mem.pb.gz')  # the README's memory snapshot example
@@ -729,7 +733,7 @@ def readme_checks(c, testdata, tmp):
     commands = [(line, shown or []) for line, shown in commands if line]
     if len(commands) < 8:
         c.report('README pprof examples found', [f'only {len(commands)}'])
-    subst = {'out.pb.gz': out, 'lm_train.pb.gz': out, 'job.pb.gz': job, 'mem.pb.gz': mem, '-tagfocus=tid=1234': '-tagfocus=tid=439',
+    subst = {'out.pb.gz': out, 'crit.pb.gz': crit, 'lm_train.pb.gz': out, 'job.pb.gz': job, 'mem.pb.gz': mem, '-tagfocus=tid=1234': '-tagfocus=tid=439',
              '-tagfocus=step=5': '-tagfocus=step=3', '-tagfocus=rank=3': '-tagfocus=rank=1',
              '-diff_base=before.pb.gz': '-diff_base=' + out}
     for line, shown in commands:

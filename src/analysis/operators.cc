@@ -1,6 +1,9 @@
-// The operator table follows torch-tb-profiler (tb-semantics §5), with one difference
+// The operator table follows torch-tb-profiler (tb-semantics §5), with two differences
 // (docs/reference.md): host user annotations are tree nodes, never rows, so the time of a
-// record_function block inside an operator is not that operator's self time.
+// record_function block inside an operator is not that operator's self time; and so are
+// Python functions that run inside an operator (torch.compile's generated code under
+// `## Call CompiledFxGraph`, an autograd Function's Python): torch's key_averages()
+// counts their time as theirs, not the operator's.
 #include <algorithm>
 #include <atomic>
 #include <unordered_map>
@@ -23,6 +26,7 @@ struct Node {
   int64_t runtime_ns = 0;   // its own runtime calls
   int64_t launched_ns = 0;  // device time those calls launched (device self)
   bool alive = true;
+  bool python_child = false;  // a Python function is among its children
   uint32_t external = kNone;  // its External id's first runtime call in ByExternal, if any
   static constexpr uint32_t kNone = ~uint32_t{0};
 };
@@ -138,7 +142,11 @@ struct LaneOps {
 };
 
 // A lane's operators as a tree, nested by containment; a node that starts inside another
-// and ends after it is left out, as the plugin does.
+// and ends after it is left out, as the plugin does. Where Python functions are among
+// them, torch's own tree decides (EventList._build_tree in torch/autograd/profiler_util.py):
+// a Python function, or an operator that outlives only Python functions, closes what it
+// outlives and hangs under the first open node that holds it; so Python never costs an
+// operator its row, and torch's key_averages() and analyze agree on self times.
 template <typename It>
 void Nest(const Events& ev, It begin, It end, std::vector<Node>* out) {
   std::vector<uint32_t> evs(begin, end);
@@ -156,12 +164,58 @@ void Nest(const Events& ev, It begin, It end, std::vector<Node>* out) {
   for (uint32_t e : evs) {
     while (!stack.empty() && ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns <= ev.Iv(e).start_ns)
       stack.pop_back();
-    if (!stack.empty() && ev.Iv(e).end_ns > ev.Iv(nodes[static_cast<size_t>(stack.back())].ev).end_ns) continue;
+    auto end_of = [&](int32_t id) { return ev.Iv(nodes[static_cast<size_t>(id)].ev).end_ns; };
+    if (!stack.empty() && ev.Iv(e).end_ns > end_of(stack.back())) {
+      size_t j = stack.size();  // the open ones it outlives: stack[j..]
+      while (j > 0 && end_of(stack[j - 1]) < ev.Iv(e).end_ns) --j;
+      auto python = [&](int32_t id) { return ev.RoleOf(nodes[static_cast<size_t>(id)].ev) == Role::kPythonFunction; };
+      const bool close = ev.RoleOf(e) == Role::kPythonFunction ||
+                         std::all_of(stack.begin() + static_cast<ptrdiff_t>(j), stack.end(), python);
+      if (!close) continue;
+      stack.resize(j);
+    }
     int32_t id = static_cast<int32_t>(nodes.size());
     nodes.push_back(Node{e});
     if (!stack.empty()) AddChild(nodes, stack.back(), id);
     stack.push_back(id);
   }
+}
+
+// The Python functions of a lane (in `py`) that lie inside one of its operators (`nodes`,
+// nested, in start order): one merge of the two in start order, the open operators on
+// a stack. Eager code has none; compiled graphs and autograd Functions run Python there.
+std::vector<uint32_t> PythonInsideOperators(const Events& ev, const std::vector<Node>& nodes, const uint32_t* first,
+                                            const uint32_t* last) {
+  std::vector<uint32_t> py(first, last), out;
+  if (py.empty() || nodes.empty()) return out;
+  SortRuns(py.begin(), py.end(), [&](uint32_t x, uint32_t y) { return ev.Iv(x).start_ns < ev.Iv(y).start_ns; });
+  std::vector<int64_t> open_ends;  // of the operators open at the merge's instant, outermost first
+  size_t k = 0;
+  for (const uint32_t p : py) {
+    const Interval& iv = ev.Iv(p);
+    for (; k < nodes.size() && ev.Iv(nodes[k].ev).start_ns <= iv.start_ns; ++k) {
+      const Interval& op = ev.Iv(nodes[k].ev);
+      while (!open_ends.empty() && open_ends.back() <= op.start_ns) open_ends.pop_back();
+      open_ends.push_back(op.end_ns);
+    }
+    while (!open_ends.empty() && open_ends.back() <= iv.start_ns) open_ends.pop_back();
+    // Nested operators end no later than their parents: the outermost open one holds p
+    // if any does (Nest leaves p out where it overlaps one inside).
+    if (!open_ends.empty() && iv.end_ns <= open_ends.front() && ev.Dur(p) > 0) out.push_back(p);
+  }
+  return out;
+}
+
+// Whether event e lies inside one of n's Python children.
+bool InsidePythonChild(const Events& ev, const std::vector<Node>& nodes, const Node& n, uint32_t e) {
+  const Interval& iv = ev.Iv(e);
+  for (int32_t c = n.first_child; c >= 0; c = nodes[static_cast<size_t>(c)].next_sibling) {
+    const Interval& child = ev.Iv(nodes[static_cast<size_t>(c)].ev);
+    if (ev.RoleOf(nodes[static_cast<size_t>(c)].ev) == Role::kPythonFunction && child.lane == iv.lane &&
+        child.start_ns <= iv.start_ns && iv.end_ns <= child.end_ns)
+      return true;
+  }
+  return false;
 }
 
 // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
@@ -273,6 +327,8 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, const StepScope
   auto by_external_part = Beside(ex, [&ev] { return ByExternal(ev); });
   Groups ops = GroupBy(ev.count(), lanes, [&](size_t e) { return ev.IsHostOp(e) ? int64_t{ev.Iv(e).lane} : -1; });
   Groups mem = GroupBy(t.memory.size(), lanes, [&](size_t m) { return int64_t{t.memory[m].lane}; });
+  Groups py = GroupBy(ev.count(), lanes,
+                      [&](size_t e) { return ev.RoleOf(e) == Role::kPythonFunction ? int64_t{ev.Iv(e).lane} : -1; });
   result.owners.assign(t.memory.size(), kNoOwner);
   const std::vector<std::pair<int64_t, uint32_t>> by_external = by_external_part.get();
   std::vector<std::atomic<uint64_t>> claimed(by_external.size());
@@ -281,6 +337,17 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, const StepScope
   ParallelFor(ex, lanes, [&](size_t lane) {
     std::vector<Node>& nodes = by_lane[lane].nodes;
     Nest(ev, ops.begin(lane), ops.end(lane), &nodes);
+    const std::vector<uint32_t> inside = PythonInsideOperators(ev, nodes, py.begin(lane), py.end(lane));
+    if (!inside.empty()) {  // nested again with them, as nodes that are never rows
+      std::vector<uint32_t> all(ops.begin(lane), ops.end(lane));
+      all.insert(all.end(), inside.begin(), inside.end());
+      nodes.clear();
+      Nest(ev, all.begin(), all.end(), &nodes);
+      for (Node& n : nodes) {
+        for (int32_t c = n.first_child; c >= 0 && !n.python_child; c = nodes[static_cast<size_t>(c)].next_sibling)
+          n.python_child = ev.RoleOf(nodes[static_cast<size_t>(c)].ev) == Role::kPythonFunction;
+      }
+    }
     if (mem.begin(lane) != mem.end(lane)) {
       for (const Node& n : nodes) {
         if (ev.RoleOf(n.ev) == Role::kOperator && !ev.IsStep(n.ev) && ev.Dur(n.ev) > 0)
@@ -317,7 +384,10 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, const StepScope
         continue;
       const int64_t external_id = by_external[n.external].first;
       for (size_t i = n.external; i < by_external.size() && by_external[i].first == external_id; ++i) {
-        n.runtime_ns += ev.Dur(by_external[i].second);
+        // A call inside one of its Python children is that child's time, not the
+        // operator's (a Triton kernel's launcher under its `triton_*` operator).
+        if (!n.python_child || !InsidePythonChild(ev, nodes, n, by_external[i].second))
+          n.runtime_ns += ev.Dur(by_external[i].second);
         n.launched_ns += ev.LaunchedBy(by_external[i].second);
         by_lane[lane].launchers.emplace_back(by_external[i].second, ev.Iv(n.ev).name);
       }

@@ -108,6 +108,34 @@ TEST(TbPlugin, AllCategories) {
   EXPECT_EQ(shaped.operators[0].calls, 2u);
 }
 
+// Python run inside an operator (torch.compile's generated code, a Triton kernel's
+// launcher) is that Python's time, as torch 2.13's key_averages() counts it: the
+// operator's self time leaves out its Python children and the runtime calls inside
+// them; an operator that outlives a Python function it starts in keeps its row and hangs
+// under the operator that holds both; Python outside every operator changes nothing.
+TEST(TbPlugin, PythonInsideAnOperatorIsNotItsSelfTime) {
+  Analysis a = AnalyzeText(Trace({
+      X("python_function", "train.py(3): step", "1", 0, 300),
+      X("cpu_op", "## Call CompiledFxGraph g ##", "1", 10, 100),
+      X("python_function", "g.py(71): call", "1", 14, 90),
+      X("cpu_op", "aten::addmm", "1", 20, 30),
+      X("cpu_op", "triton_poi_fused_0", "1", 120, 50, Ext(9)),
+      X("python_function", "triton launcher", "1", 125, 40),
+      X("cuda_runtime", "cuLaunchKernel", "1", 130, 10, Rt(1, 9)),
+      X("cuda_runtime", "cudaMemsetAsync", "1", 166, 2, Rt(2, 9)),
+      X("cpu_op", "Torch-Compiled Region", "1", 200, 80),
+      X("python_function", "eval_frame.py(1): _fn", "1", 205, 20),
+      X("cpu_op", "Pregraph bytecode", "1", 220, 10),
+      X("python_function", "after.py(2): f", "1", 240, 10),
+  }));
+  EXPECT_EQ(Op(a, "## Call CompiledFxGraph g ##").host_self_ns, (100 - 90) * us);
+  EXPECT_EQ(Op(a, "aten::addmm").host_self_ns, 30 * us);
+  EXPECT_EQ(Op(a, "triton_poi_fused_0").host_self_ns, (50 - 40 - 2) * us);  // the launch is the launcher's
+  // The Python function it starts in closes where it begins: both are the region's.
+  EXPECT_EQ(Op(a, "Pregraph bytecode").calls, 1u);
+  EXPECT_EQ(Op(a, "Torch-Compiled Region").host_self_ns, (80 - 20 - 10 - 10) * us);
+}
+
 TEST(TbPlugin, RuntimeBelongsToOperatorByExternalId) {
   // Zero-length launches at the operators' edges: containment cannot tell whose they are.
   Analysis a = AnalyzeText(Trace({

@@ -42,14 +42,52 @@ class JsonBlocks {
     for (size_t k = 0; k < n; ++k) Next(raw[k], &open[k], &close[k]);
   }
 
+  // Blocks where a quote inside a string was taken for text (see Next).
+  uint64_t text_quotes() const { return text_quotes_; }
+
  private:
   void Next(const RawMasks& raw, uint64_t* open, uint64_t* close) {
+    const bool carried_in = in_string_ != 0;
     uint64_t escaped = Escaped(raw.backslash);
     uint64_t quote = raw.quote & ~escaped;
     uint64_t in_string = PrefixXor(quote) ^ in_string_;
+    // A quote that would close a string and is followed by another quote closes nothing in
+    // valid JSON: torch writes names holding a docstring's unescaped quotes (a
+    // python_function "….py(0):         \"\"\"", torch 2.13 compiling with with_stack),
+    // and their odd count would turn every string after them inside out. Such quotes are
+    // text (docs/reference.md, the dialect); the event parser repairs the event.
+    if (quote & ~in_string & (quote >> 1)) {
+      in_string = Strings(quote, carried_in);
+      ++text_quotes_;
+    }
     in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
     *open = raw.open & ~in_string & ~escaped;
     *close = raw.close & ~in_string & ~escaped;
+  }
+
+  // The in-string mask, a quote at a time (rare: blocks with a doubled quote): an opening
+  // quote and the bytes up to the closing one; a quote inside a string followed by a
+  // quote is text.
+  static uint64_t Strings(uint64_t quote, bool in) {
+    uint64_t mask = 0;
+    int from = 0;
+    for (uint64_t q = quote; q; q &= q - 1) {
+      const int b = __builtin_ctzll(q);
+      if (in) {
+        if (quote >> (b + 1) & (b < 63)) continue;  // text
+        mask |= Span(from, b);
+        in = false;
+      } else {
+        from = b;
+        in = true;
+      }
+    }
+    if (in) mask |= Span(from, 64);
+    return mask;
+  }
+  static uint64_t Span(int from, int to) {  // bits [from, to)
+    const uint64_t below_to = to >= 64 ? ~uint64_t{0} : (uint64_t{1} << to) - 1;
+    return below_to & ~((uint64_t{1} << from) - 1);
   }
 
   // Characters escaped by a backslash: each backslash not itself escaped escapes the
@@ -96,6 +134,7 @@ class JsonBlocks {
   BlockKernel kernel_;
   uint64_t in_string_ = 0;  // all ones when the previous block ended inside a string
   bool escape_next_ = false;
+  uint64_t text_quotes_ = 0;
 };
 
 }  // namespace torch2pprof

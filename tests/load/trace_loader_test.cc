@@ -243,6 +243,38 @@ TEST(TraceLoader, TextBetweenEventsThatIsMoreThanACommaAcrossManyChunks) {
   }
 }
 
+// torch 2.13 compiling with with_stack writes a Python function's name holding a
+// docstring's unescaped quotes (extern_node_serializer.py(0): eight spaces and """). Their
+// odd count must not turn the events after them inside out: they are text, and the event
+// is repaired. Many events on both sides, read in one chunk and across many, on one
+// thread and on several.
+TEST(TraceLoader, DoubledQuotesInANameAreTextAndTheEventIsRepaired) {
+  std::string json = "{\"traceEvents\": [";
+  const int n = 30000;
+  for (int i = 0; i < n; ++i) {
+    if (i) json += ",\n  ";
+    std::string name = "op" + std::to_string(i);
+    if (i % 7001 == 3) name = "torch/_inductor/extern_node_serializer.py(0):         \"\"\"";
+    json += "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"" + name +
+            "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(i) +
+            ", \"dur\": 1, \"args\": {\"Python id\": " + std::to_string(i) + "}}";
+  }
+  json += "]}";
+  ASSERT_GT(json.size(), 4 * kReadSize);
+  testing::TempDir dir;
+  const std::string path = dir.Write("quotes.json", json);
+  for (int threads : {1, 3}) {
+    Trace t = LoadTrace(LoadOptions{path, threads});
+    ASSERT_EQ(t.intervals.size(), static_cast<size_t>(n)) << threads;
+    EXPECT_EQ(t.stats.repaired, static_cast<uint64_t>((n - 3 + 7000) / 7001)) << threads;
+    for (int i = 0; i < n; ++i) {
+      const std::string want =
+          i % 7001 == 3 ? "torch/_inductor/extern_node_serializer.py(0):         \"\"\"" : "op" + std::to_string(i);
+      ASSERT_EQ(Name(t, t.intervals[static_cast<size_t>(i)]), want) << threads << " " << i;
+    }
+  }
+}
+
 TEST(TraceLoader, StdinIsDash) {
   // Only the name matters here; reading stdin itself is covered end to end.
   EXPECT_THROW(LoadTrace(LoadOptions{"/nonexistent/trace.json"}), Error);

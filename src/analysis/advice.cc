@@ -47,7 +47,8 @@ const char* kHostActivity[kCauses] = {"",
                                       "time.sleep",
                                       "waits for other threads",
                                       "initialisation",
-                                      "the optimizer step"};
+                                      "the optimizer step",
+                                      "operators computing"};
 
 }  // namespace
 

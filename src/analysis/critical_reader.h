@@ -33,6 +33,7 @@ class Reader {
          const StepWindows& windows)
       : ev_(ev), lanes_(lanes) {
     const Trace& t = ev.trace();
+    for (const LaneRole& l : ev.model().lanes) has_device_ |= l.device;
     stacks_of_.assign(t.lanes.size(), -1);
     for (size_t i = 0; i < lanes.size(); ++i) stacks_of_[lanes[i].lane] = static_cast<int32_t>(i);
     // Each runtime call's first piece: where the code that launched device work is.
@@ -96,12 +97,13 @@ class Reader {
     std::vector<bool> communication;  // in a collective run on the host (gloo's)
     std::vector<bool> optimizer;      // in an optimizer's step (Optimizer.step#...)
     std::vector<bool> copies;         // an operator that called a pageable copy (its syncs are the copy's)
+    std::vector<bool> compiling;      // in torch.compile compiling a frame: one-time work
   };
   const PieceInfo& Info(const LaneStacks& ls) const { return info_[ls.lane]; }
   bool Prepared(uint32_t lane) const { return !info_[lane].code.empty(); }
   // What a name says, decided once per name as the lanes are prepared: a blocking wait
   // (time.sleep among them), a synchronization.
-  static constexpr uint8_t kWaitName = 1, kSleepName = 2, kSyncName = 4;
+  static constexpr uint8_t kWaitName = 1, kSleepName = 2, kSyncName = 4, kCompileName = 8;
   uint8_t KindOf(uint32_t name) const { return name < kind_.size() && kind_[name] > 0 ? kind_[name] - 1 : 0; }
 
   void Prepare(const LaneStacks& ls) {
@@ -114,13 +116,14 @@ class Reader {
       const bool wait = IsBlockingWaitEvent(n);
       k = static_cast<uint8_t>(1 + (wait ? kWaitName : 0) +
                                (wait && n == "<built-in function sleep>" ? kSleepName : 0) +
-                               (IsSyncCall(n) ? kSyncName : 0));
+                               (IsSyncCall(n) ? kSyncName : 0) + (IsCompiling(n) ? kCompileName : 0));
     }
     info.code.resize(ls.pieces.size());
     info.data_loader.resize(ls.pieces.size());
     info.communication.resize(ls.pieces.size());
     info.optimizer.resize(ls.pieces.size());
     info.copies.resize(ls.pieces.size());
+    info.compiling.resize(ls.pieces.size());
     for (size_t p = 0; p < ls.pieces.size(); ++p) {
       const int32_t parent = ls.pieces[p].parent;
       const Code up = parent >= 0 ? info.code[static_cast<size_t>(parent)] : Code{};
@@ -134,9 +137,18 @@ class Reader {
           ev_.IsCommunication(e) || (parent >= 0 && info.communication[static_cast<size_t>(parent)]);
       info.optimizer[p] = (ev_.IsHostOp(e) && ev_.Name(e).substr(0, 15) == "Optimizer.step#") ||
                           (parent >= 0 && info.optimizer[static_cast<size_t>(parent)]);
+      info.compiling[p] =
+          (KindOf(ev_.Iv(e).name) & kCompileName) || (parent >= 0 && info.compiling[static_cast<size_t>(parent)]);
       if (parent >= 0 && ev_.RoleOf(e) == Role::kRuntime && IsPageableCopyCall(e))
         info.copies[static_cast<size_t>(parent)] = true;
     }
+  }
+
+  // torch.compile compiling a frame: Dynamo's timed phases (`entire_frame_compile`, and
+  // every "… (dynamo_timed)" record_function), written with or without with_stack.
+  static bool IsCompiling(std::string_view n) {
+    constexpr std::string_view kTimed = " (dynamo_timed)";
+    return n == "entire_frame_compile" || (n.size() > kTimed.size() && n.substr(n.size() - kTimed.size()) == kTimed);
   }
 
   bool HasFile(uint32_t name) const {
@@ -158,6 +170,7 @@ class Reader {
   // What the host was doing in a piece (-1: no event): the cause a finding may claim.
   Cause HostCause(const LaneStacks* ls, int32_t piece) const {
     if (!ls || piece < 0) return kPythonOverhead;
+    if (Info(*ls).compiling[static_cast<size_t>(piece)]) return kInit;
     if (Info(*ls).data_loader[static_cast<size_t>(piece)]) return kDataLoaderWait;
     if (Info(*ls).communication[static_cast<size_t>(piece)]) return kCommunication;
     const uint32_t e = ls->pieces[static_cast<size_t>(piece)].interval;
@@ -173,6 +186,8 @@ class Reader {
     if (r == Role::kRuntime) return kLaunchOverhead;
     // A step's or an annotation's own time is code that ran no operator.
     if (r == Role::kPythonFunction || ev_.IsStep(e) || r == Role::kUserAnnotation) return kPythonOverhead;
+    // Without a device an operator's own time is its work; only a short one is mostly dispatch.
+    if (!has_device_ && ls->pieces[static_cast<size_t>(piece)].self_ns >= kHostComputeNs) return kHostCompute;
     return kHostOps;
   }
 
@@ -205,6 +220,7 @@ class Reader {
 
  private:
   const Events& ev_;
+  bool has_device_ = false;  // device work in the trace: operators' host time is their dispatch
   const std::vector<LaneStacks>& lanes_;
   std::vector<int32_t> stacks_of_;
   std::vector<uint32_t> piece_of_;

@@ -67,6 +67,7 @@ enum Cause : int {
   kThreadWait,      // the host in a blocking wait for another thread or process (join, lock, queue, pipe)
   kInit,            // one-time initialisation: a runtime call of kInitCallNs or more
   kOptimizer,       // the host in an optimizer's step (Optimizer.step#...)
+  kHostCompute,     // no device: the host computing in an operator (kHostComputeNs of own time or more)
   kCauses
 };
 

@@ -16,6 +16,7 @@ struct WhatIfGraphs::Impl {
       : ev_(ev), w_(w), reader_(reader), foreach_(foreach_optimizer) {
     const Trace& t = ev.trace();
     const TraceModel& m = ev.model();
+    for (const LaneRole& l : m.lanes) has_device_ |= l.device;
     timeline_.assign(t.lanes.size(), nullptr);
     stacks_.assign(t.lanes.size(), nullptr);
     for (const LaneStacks& ls : lanes) {
@@ -171,7 +172,9 @@ struct WhatIfGraphs::Impl {
         bool waits_thread = false, sync = false;
         const uint8_t kind = reader_.KindOf(iv.name);
         const Role r = ev_.RoleOf(e);
-        if (info.data_loader[piece]) {
+        if (info.compiling[piece]) {
+          tags = kTagInit;  // whatever it does there (waits for its compile workers too)
+        } else if (info.data_loader[piece]) {
           tags = kTagDataLoader;
         } else if (info.communication[piece]) {
           tags = kTagCommunication;
@@ -196,7 +199,7 @@ struct WhatIfGraphs::Impl {
             ++launch_calls, launch_ns += iv.end_ns - iv.start_ns;
           }
         } else if (ev_.IsOperatorRow(e)) {
-          tags = kTagOperator;
+          tags = has_device_ || ls.pieces[piece].self_ns < kHostComputeNs ? uint32_t{kTagOperator} : 0u;
         } else if (until - a <= kPythonGapNs) {
           tags = kTagPython;  // a Python function's own time, a step's or an annotation's, between operators
         }
@@ -472,9 +475,10 @@ struct WhatIfGraphs::Impl {
   const StepWindows& w_;
   const Reader& reader_;
   bool foreach_;
-  std::vector<const HostTimeline*> timeline_;          // by lane: the host lanes of stepping processes
-  std::vector<std::unique_ptr<HostTimeline>> own_;     // those the walks have none of
-  std::vector<const LaneStacks*> stacks_;              // by lane
+  bool has_device_ = false;                         // the trace has device work: operators' host time is their dispatch
+  std::vector<const HostTimeline*> timeline_;       // by lane: the host lanes of stepping processes
+  std::vector<std::unique_ptr<HostTimeline>> own_;  // those the walks have none of
+  std::vector<const LaneStacks*> stacks_;           // by lane
   std::vector<std::vector<uint32_t>> host_of_step_;    // by step: the host lanes with work in its host part
   std::vector<std::vector<uint32_t>> device_of_step_;  // by step: the streams with work launched in it
   std::vector<std::vector<uint32_t>> device_;          // by lane: device work by start

@@ -49,6 +49,12 @@ inline constexpr int kWhatIfs = 10;
 // compiled code skip) up to this long at a stretch; a longer stretch is other work.
 inline constexpr int64_t kPythonGapNs = 1000 * 1000;
 
+// Where the host is the only processor, an operator's own time is its work, not only its
+// dispatch: fewer or fused host operators save only the dispatch of the short ones. A
+// piece of an operator with this much own time or more is compute (PyTorch's dispatch of
+// one operator costs a few microseconds on a CPU).
+inline constexpr int64_t kHostComputeNs = 20 * 1000;
+
 // The tags of the nodes a change acts on: where none is in a step's graph, the change
 // saves nothing there and is not replayed.
 uint32_t TagsOf(uint32_t change);

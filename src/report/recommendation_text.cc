@@ -182,6 +182,13 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            "take it), which updates every parameter in a few kernels; the saving replays the steps with its host "
            "time at a tenth.";
   }
+  if (r.id == "sleep" && ns == 0) {
+    // Replayed without its sleeps the step is shorter, yet no sleep is on its path: a
+    // thread the step waits for sleeps while holding what it waits for (a lock).
+    return "time.sleep on a thread the step waits for (the wait for other threads below names it) holds none of "
+           "the critical path itself, but the step waits for that thread while it sleeps (a lock held across the "
+           "sleep?): sleep outside what the step waits for; the saving replays the steps without it.";
+  }
   if (r.id == "sleep") {
     return "time.sleep holds " + Ms(ns) + " a step of the critical path (" + share + ")" + CodeOf(r) +
            ". Nothing else waits on it there: take it out of the step (a rate limit, a logger or a retry "
@@ -190,8 +197,9 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
   if (r.id == "warmup") {
     return "One-time initialisation holds " + Ms(ns) + " a step of the critical path (" + share +
            "): " + Listed(r.names) + CodeOf(r) +
-           " (a runtime call of 100 ms or more: the CUDA context, a library's handles, a module load). It is not "
-           "what a steady step costs: profile after warm-up (torch.profiler.schedule(wait=1, warmup=1, "
+           " (torch.compile compiling, or a runtime call of 100 ms or more: the CUDA context, a library's handles, a "
+           "module load). It is not what a steady step costs: profile after warm-up (torch.profiler.schedule(wait=1, "
+           "warmup=1, "
            "active=3)); the saving replays the steps without it.";
   }
   if (r.id == "thread_wait") {

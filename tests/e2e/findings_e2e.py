@@ -28,7 +28,7 @@ from e2e_common import Tally, ns  # noqa: E402
 PLACEHOLDER = re.compile(r'<[a-z_]+>')  # '<operator>', '<kernel>': never a name from the trace
 # Device work in the trace's own text (Kineto's categories, torch 1.x's capitalised ones).
 DEVICE_WORK = re.compile(r'"cat"\s*:\s*"(kernel|gpu_memcpy|gpu_memset|Kernel|Memcpy|Memset|mtia_ccp_events)"')
-DEVICE_WHAT_IFS = {'pinned', 'no_sync', 'tf32', 'cuda_graphs', 'no_python', 'fused_optimizer'}
+DEVICE_WHAT_IFS = {'pinned', 'no_sync', 'tf32', 'cuda_graphs', 'no_python'}
 DEVICE_IDS = {'pageable_copies', 'synchronizations', 'tensor_cores', 'launch_bound', 'gloo_cuda', 'communication'}
 
 
@@ -122,6 +122,9 @@ def main():
                 device_advice = [r['id'] for r in recs if r['what_if'] in DEVICE_WHAT_IFS or r['id'] in DEVICE_IDS]
                 if device_advice:
                     problems.append(f'device advice without device work: {device_advice}')
+                # fused=True on a CPU came with torch 2.4: never for torch 1.x's traces (no Kineto header).
+                if '"schemaVersion"' not in raw[:4096] and any(r['what_if'] == 'fused_optimizer' for r in recs):
+                    problems.append('fused=True advised on a CPU trace of torch 1.x')
             if 'GraphLaunch' in raw:
                 if any(r['what_if'] == 'cuda_graphs' or 'Capture the step' in r['text'] for r in recs):
                     problems.append('capture advice where graphs replay')

@@ -97,7 +97,12 @@ struct TraceContext {
   bool workers = false;           // a DataLoader with worker processes (_MultiProcessingDataLoaderIter)
   int compute_major = -1, compute_minor = -1;  // the devices' lowest compute capability; -1 unknown
   std::string gpu;                             // its name
+  // A generation loop: the top module's forward runs kMinTokens or more times a step with
+  // no backward in the trace (a token each); 0 otherwise.
+  uint64_t tokens_per_step = 0;
+  std::string token_module;  // that module: "GPT2LMHeadModel_0"
 };
+inline constexpr uint64_t kMinTokens = 4;
 
 // The stream that waited longest for the host (at least 20% of the steps), and what the
 // launching thread did in those gaps: the finding for the largest activity says so.

@@ -84,6 +84,18 @@ TraceContext ContextOf(const Analysis& a, const Events& ev) {
   for (const CopyRow& r : a.copies) c.pinned |= Contains(r.kind, "Pinned");
   const Compute cc = LowestCompute(a.trace.devices);
   c.compute_major = cc.major, c.compute_minor = cc.minor, c.gpu = cc.gpu;
+  // A generation loop: one top module called many times a step, and nothing backward.
+  bool backward = false;
+  for (const OperatorRow& r : a.operators) backward |= Contains(r.name, "Backward");
+  const uint64_t steps = a.trace.profiler_steps;
+  const ModuleNode* top = nullptr;
+  for (const ModuleNode& m : a.modules) {
+    if (m.parent < 0 && (!top || m.calls > top->calls)) top = &m;
+  }
+  if (!backward && top && steps > 0 && top->calls >= kMinTokens * steps) {
+    c.tokens_per_step = top->calls / steps;
+    c.token_module = top->name;
+  }
   return c;
 }
 

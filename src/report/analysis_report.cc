@@ -330,6 +330,19 @@ std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   j.FieldMicros("together_us", a.what_if.together_ns);
   j.FieldMicros("device_us", a.what_if.device_ns);
   j.Close('}');
+  // A generation loop, per token (null: none found).
+  j.Key("generation");
+  if (a.context.tokens_per_step > 0 && a.what_if.step_ns > 0) {
+    const int64_t tokens = static_cast<int64_t>(a.context.tokens_per_step);
+    j.Open('{');
+    j.Field("module", a.context.token_module);
+    j.FieldInt("tokens_per_step", tokens);
+    j.FieldMicros("token_us", a.what_if.step_ns / tokens);
+    j.FieldMicros("token_device_us", a.what_if.device_ns / tokens);
+    j.Close('}');
+  } else {
+    j.Raw("null");
+  }
   j.Key("counts");
   j.Open('{');
   j.FieldInt("categories", static_cast<int64_t>(a.categories.size()));

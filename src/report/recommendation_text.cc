@@ -120,6 +120,13 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
     }
     const std::string code = Listed(r.code);
     if (!code.empty()) evidence += ", chiefly in " + code;
+    if (ctx.tokens_per_step > 0 && a.what_if.step_ns > 0) {
+      // Per token: the unit a generation loop is judged in.
+      const int64_t tokens = static_cast<int64_t>(ctx.tokens_per_step);
+      evidence = "A generation loop: " + ctx.token_module + "'s forward runs " + FormatCount(ctx.tokens_per_step) +
+                 " times a step with no backward, a token each, " + Ms(a.what_if.step_ns / tokens) +
+                 " a token of which the device works " + Ms(a.what_if.device_ns / tokens) + ". " + evidence;
+    }
     std::string remedy;
     if (r.what_if == "no_python") {
       remedy = ctx.cuda_graphs
@@ -145,6 +152,12 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
           "Capture the step in CUDA graphs (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), which "
           "replay its kernels with one launch and no Python; the saving replays the steps without these launch "
           "calls and this Python.";
+    }
+    if (ctx.tokens_per_step > 0 && r.what_if == "cuda_graphs") {
+      remedy +=
+          " A graph needs each token's shapes fixed: a static KV cache does that (Hugging Face: "
+          "generate(..., cache_implementation=\"static\") with the model under torch.compile(mode="
+          "\"reduce-overhead\")).";
     }
     return evidence + ". " + remedy;
   }

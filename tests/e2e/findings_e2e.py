@@ -118,6 +118,17 @@ def main():
                     problems.append(f'the device work that remains {w["device_us"]} us, the steps\' {device / 1e3:.0f} us')
             with open_text(t) as f:
                 raw = f.read()
+            # A generation loop, per token: decode_loop calls .item() once a token (the
+            # recorder's loop: 24 tokens a step); no trace without such a loop has one.
+            gen = j.get('generation')
+            if 'decode_loop' in t:
+                items = len(re.findall(r'"name": "aten::item"', raw))
+                if not gen or gen['tokens_per_step'] != items // max(len(steps), 1):
+                    problems.append(f'generation {gen}, aten::item {items} over {len(steps)} steps')
+                elif 'a token' not in recs[0]['text'] or 'static KV cache' not in recs[0]['text']:
+                    problems.append(f'the first finding is not per token: {recs[0]["text"][:100]}')
+            elif gen:
+                problems.append(f'a generation loop found where there is none: {gen}')
             if not DEVICE_WORK.search(raw):
                 device_advice = [r['id'] for r in recs if r['what_if'] in DEVICE_WHAT_IFS or r['id'] in DEVICE_IDS]
                 if device_advice:

@@ -56,6 +56,10 @@ SCENARIOS = {
         cause='torch.compile\'s first call (compiling) inside the profiled steps',
         finding='warmup', words=['warm'], twin='compiled and warmed up before profiling', mean=True,
         already=['warmup']),
+    'fsdp_one_rank': dict(
+        cause='FSDP (fully_shard per layer) with one rank: all-gathers and reduce-scatters that shard nothing',
+        finding='fsdp_single_rank', words=['one rank', 'FSDP'], twin='the same model without FSDP',
+        already=['fsdp_single_rank']),
     'control_train': dict(cause=None, finding=None, words=[], twin=None, already=[]),
     'control_infer': dict(cause=None, finding=None, words=[], twin=None, already=[]),
 }
@@ -115,7 +119,7 @@ def train_step(model, opt, x, y):
 
 def sleep(out, variant):
     model, x, y = Mlp(), torch.randn(64, 256), torch.randint(0, 8, (64,))
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, fused=True)  # one cause a scenario: the step fused
 
     def log_metrics(loss):
         if variant == 'cause':
@@ -127,7 +131,7 @@ def sleep(out, variant):
 
 def dataloader(out, variant):
     model = Mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, fused=True)  # one cause a scenario: the step fused
     loader = DataLoader(Samples(16 * 64, 256, 0.0004), batch_size=16,
                         num_workers=0 if variant == 'cause' else 2, persistent_workers=variant == 'twin')
     it = iter(loader)
@@ -146,7 +150,7 @@ def dataloader(out, variant):
 
 def tiny_ops(out, variant):
     model, x, y = Mlp(), torch.randn(64, 256), torch.randint(0, 8, (64,))
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, fused=True)  # one cause a scenario: the step fused
     rows = torch.randn(400, 16)
 
     def step(i):
@@ -180,7 +184,7 @@ def foreach_optimizer(out, variant):
 
 def thread_join(out, variant):
     model, x, y = Mlp(), torch.randn(64, 256), torch.randint(0, 8, (64,))
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, fused=True)  # one cause a scenario: the step fused
     a = torch.randn(256, 256)
     rounds = 24 if variant == 'cause' else 12
 
@@ -205,7 +209,7 @@ def thread_join(out, variant):
 
 def lock(out, variant):
     model, x, y = Mlp(), torch.randn(64, 256), torch.randint(0, 8, (64,))
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, fused=True)  # one cause a scenario: the step fused
     shared, stop = threading.Lock(), threading.Event()
 
     # Explicit acquire(): a `with lock:` block calls __enter__ as no traced function, so
@@ -251,6 +255,26 @@ def compile_warmup(out, variant):
     run(out, 'compile_warmup', variant, step, with_stack=False)
 
 
+def fsdp_one_rank(out, variant):
+    import socket
+
+    import torch.distributed as dist
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port))
+    dist.init_process_group('gloo', rank=0, world_size=1)
+    model, x, y = Mlp(), torch.randn(64, 256), torch.randint(0, 8, (64,))
+    if variant == 'cause':
+        from torch.distributed.fsdp import fully_shard
+        for layer in model.body:
+            fully_shard(layer)
+        fully_shard(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    run(out, 'fsdp_one_rank', variant, lambda i: train_step(model, opt, x, y))
+    dist.destroy_process_group()
+
+
 def control_train(out, variant):
     model, x, y = Mlp(width=512), torch.randn(128, 512), torch.randint(0, 8, (128,))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
@@ -275,7 +299,7 @@ def straggler_rank(rank, world, port, out, variant):
     dist.init_process_group('gloo', rank=rank, world_size=world)
     torch.manual_seed(0)
     model = DistributedDataParallel(Mlp(width=128, depth=2))
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, fused=True)  # one cause a scenario: the step fused
     x, y = torch.randn(32, 128), torch.randint(0, 8, (32,))
 
     def step(i):

@@ -48,7 +48,8 @@ const char* kHostActivity[kCauses] = {"",
                                       "waits for other threads",
                                       "initialisation",
                                       "the optimizer step",
-                                      "operators computing"};
+                                      "operators computing",
+                                      "FSDP at one rank"};
 
 }  // namespace
 
@@ -133,6 +134,7 @@ constexpr Lever kLevers[] = {
     {kWhatIfNoDataLoader, "no_dataloader_wait", "dataloader", "dataloader", {kDataLoaderWait, kCauses}},
     {kWhatIfNoSleep, "no_sleep", "sleep", "sleep", {kSleep, kCauses}},
     {kWhatIfNoInit, "no_init", "warmup", "initialisation", {kInit, kCauses}},
+    {kWhatIfNoFsdp, "no_fsdp", "fsdp_single_rank", "fsdp", {kFsdp, kCauses}},
 };
 
 }  // namespace

@@ -164,7 +164,7 @@ uint32_t FittingWhatIfs(const Events& ev, bool foreach_optimizer) {
     }
   }
   const int major = LowestCompute(m.devices).major;
-  uint32_t fit = kWhatIfFewerHostOps | kWhatIfNoDataLoader | kWhatIfNoSleep | kWhatIfNoInit;
+  uint32_t fit = kWhatIfFewerHostOps | kWhatIfNoDataLoader | kWhatIfNoSleep | kWhatIfNoInit | kWhatIfNoFsdp;
   // fused=True runs on CPUs too (Adam, AdamW, SGD, Adagrad since torch 2.4), not in the
   // torch 1.x that wrote a trace without Kineto's header (a bare array of events).
   const bool kineto = ev.trace().header.raw.count("schemaVersion") > 0;

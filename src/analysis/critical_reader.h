@@ -34,6 +34,7 @@ class Reader {
       : ev_(ev), lanes_(lanes) {
     const Trace& t = ev.trace();
     for (const LaneRole& l : ev.model().lanes) has_device_ |= l.device;
+    one_rank_ = ReadDistributedInfo(t.header).world_size == 1;
     stacks_of_.assign(t.lanes.size(), -1);
     for (size_t i = 0; i < lanes.size(); ++i) stacks_of_[lanes[i].lane] = static_cast<int32_t>(i);
     // Each runtime call's first piece: where the code that launched device work is.
@@ -98,6 +99,7 @@ class Reader {
     std::vector<bool> optimizer;      // in an optimizer's step (Optimizer.step#...)
     std::vector<bool> copies;         // an operator that called a pageable copy (its syncs are the copy's)
     std::vector<bool> compiling;      // in torch.compile compiling a frame: one-time work
+    std::vector<bool> fsdp;           // FSDP's own work where the world has one rank (none elsewhere)
   };
   const PieceInfo& Info(const LaneStacks& ls) const { return info_[ls.lane]; }
   bool Prepared(uint32_t lane) const { return !info_[lane].code.empty(); }
@@ -124,6 +126,7 @@ class Reader {
     info.optimizer.resize(ls.pieces.size());
     info.copies.resize(ls.pieces.size());
     info.compiling.resize(ls.pieces.size());
+    info.fsdp.resize(ls.pieces.size());
     for (size_t p = 0; p < ls.pieces.size(); ++p) {
       const int32_t parent = ls.pieces[p].parent;
       const Code up = parent >= 0 ? info.code[static_cast<size_t>(parent)] : Code{};
@@ -139,6 +142,16 @@ class Reader {
                           (parent >= 0 && info.optimizer[static_cast<size_t>(parent)]);
       info.compiling[p] =
           (KindOf(ev_.Iv(e).name) & kCompileName) || (parent >= 0 && info.compiling[static_cast<size_t>(parent)]);
+      // FSDP's hooks (FSDP::pre_forward, post_backward_reduce, …), its own operators
+      // (fsdp::all_gather_copy_in, fsdp::chunk_cat) and its Python, with the DTensor
+      // dispatch its sharded parameters go through (with_stack; the hooks run from
+      // nn.Module's call, never around the model's forward): with one rank they shard
+      // nothing.
+      const std::string_view n = ev_.Name(e);
+      info.fsdp[p] = one_rank_ && ((n.substr(0, 6) == "FSDP::" || n.substr(0, 6) == "fsdp::") ||
+                                   (python && (n.find("/distributed/fsdp/") != std::string_view::npos ||
+                                               n.find("/distributed/tensor/") != std::string_view::npos)) ||
+                                   (parent >= 0 && info.fsdp[static_cast<size_t>(parent)]));
       if (parent >= 0 && ev_.RoleOf(e) == Role::kRuntime && IsPageableCopyCall(e))
         info.copies[static_cast<size_t>(parent)] = true;
     }
@@ -171,6 +184,7 @@ class Reader {
   Cause HostCause(const LaneStacks* ls, int32_t piece) const {
     if (!ls || piece < 0) return kPythonOverhead;
     if (Info(*ls).compiling[static_cast<size_t>(piece)]) return kInit;
+    if (Info(*ls).fsdp[static_cast<size_t>(piece)]) return kFsdp;
     if (Info(*ls).data_loader[static_cast<size_t>(piece)]) return kDataLoaderWait;
     if (Info(*ls).communication[static_cast<size_t>(piece)]) return kCommunication;
     const uint32_t e = ls->pieces[static_cast<size_t>(piece)].interval;
@@ -220,7 +234,9 @@ class Reader {
 
  private:
   const Events& ev_;
-  bool has_device_ = false;  // device work in the trace: operators' host time is their dispatch
+  bool has_device_ = false;
+  bool one_rank_ =
+      false;  // distributedInfo says world_size 1  // device work in the trace: operators' host time is their dispatch
   const std::vector<LaneStacks>& lanes_;
   std::vector<int32_t> stacks_of_;
   std::vector<uint32_t> piece_of_;

@@ -68,6 +68,7 @@ enum Cause : int {
   kInit,            // one-time initialisation: a runtime call of kInitCallNs or more
   kOptimizer,       // the host in an optimizer's step (Optimizer.step#...)
   kHostCompute,     // no device: the host computing in an operator (kHostComputeNs of own time or more)
+  kFsdp,            // FSDP's own work (FSDP::/fsdp:: events and what they hold) where the world has one rank
   kCauses
 };
 

@@ -174,6 +174,8 @@ struct WhatIfGraphs::Impl {
         const Role r = ev_.RoleOf(e);
         if (info.compiling[piece]) {
           tags = kTagInit;  // whatever it does there (waits for its compile workers too)
+        } else if (info.fsdp[piece]) {
+          tags = kTagFsdp;  // its collectives and waits too: with one rank they wait for no one
         } else if (info.data_loader[piece]) {
           tags = kTagDataLoader;
         } else if (info.communication[piece]) {

@@ -23,6 +23,7 @@ int64_t OwnAfter(const StepGraph& g, const WhatNode& n, uint32_t c) {
   if ((c & kWhatIfNoDataLoader) && (t & kTagDataLoader)) own = 0;
   if ((c & kWhatIfNoSleep) && (t & kTagSleep)) own = 0;
   if ((c & kWhatIfNoInit) && (t & kTagInit)) own = 0;
+  if ((c & kWhatIfNoFsdp) && (t & kTagFsdp)) own = 0;
   if ((c & kWhatIfFusedOptimizer) && (t & kTagOptimizer)) own = Scaled(own, kFusedOptimizerFactor);
   // Graphs replay the captured launches and skip the Python and dispatch between them.
   if ((c & kWhatIfGraphs) && (t & (kTagLaunch | kTagPython)) && !(t & (kTagDataLoader | kTagSleep | kTagThreadWait)))
@@ -64,6 +65,8 @@ uint32_t TagsOf(uint32_t change) {
       return kTagSleep;
     case kWhatIfNoInit:
       return kTagInit;
+    case kWhatIfNoFsdp:
+      return kTagFsdp;
     default:
       return 0;
   }

@@ -23,6 +23,7 @@ enum WhatTag : uint32_t {
   kTagInit = 1u << 8,              // host: one-time initialisation (a runtime call of 100 ms or more)
   kTagOptimizer = 1u << 9,         // host: in a foreach optimizer's step
   kTagCommunication = 1u << 10,    // host: a collective run on the host (gloo); device: a communication kernel
+  kTagFsdp = 1u << 11,             // host: FSDP's own work (hooks, all-gathers, reduce-scatters) at one rank
   kTagDevice = 1u << 16,           // device work
   kTagFp32Matmul = 1u << 17,       // device: a matmul or convolution kernel off the Tensor Cores
   kTagPageableCopy = 1u << 18,     // device: a copy from or to pageable memory
@@ -42,8 +43,9 @@ enum WhatIf : uint32_t {
   kWhatIfNoDataLoader = 1u << 7,    // the DataLoader's wait removed
   kWhatIfNoSleep = 1u << 8,         // time.sleep removed
   kWhatIfNoInit = 1u << 9,          // one-time initialisation left out of the step
+  kWhatIfNoFsdp = 1u << 10,         // FSDP left out where it has one rank to shard over
 };
-inline constexpr int kWhatIfs = 10;
+inline constexpr int kWhatIfs = 11;
 
 // Python with no operator open counts as the time between operators (what graphs and
 // compiled code skip) up to this long at a stretch; a longer stretch is other work.

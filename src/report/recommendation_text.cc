@@ -207,6 +207,13 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            ". Nothing else waits on it there: take it out of the step (a rate limit, a logger or a retry "
            "loop?); the saving replays the steps without it.";
   }
+  if (r.id == "fsdp_single_rank") {
+    return "FSDP runs with one rank (distributedInfo world_size 1): its hooks, all-gathers and reduce-scatters shard "
+           "nothing and hold " +
+           Ms(ns) + " a step of the critical path (" + share + ")" + CodeOf(r) +
+           ". At one rank train the model without FSDP (fully_shard / FullyShardedDataParallel), or keep it for "
+           "more ranks; the saving replays the steps without FSDP's own work.";
+  }
   if (r.id == "warmup") {
     return "One-time initialisation holds " + Ms(ns) + " a step of the critical path (" + share +
            "): " + Listed(r.names) + CodeOf(r) +
@@ -247,7 +254,8 @@ std::string FindingTitle(const std::string& id) {
       {"fused_optimizer", "an unfused optimizer step"},
       {"dataloader", "the DataLoader"},
       {"sleep", "time.sleep"},
-      {"warmup", "one-time initialisation"}};
+      {"warmup", "one-time initialisation"},
+      {"fsdp_single_rank", "FSDP at one rank"}};
   auto it = kTitles.find(id);
   return it != kTitles.end() ? it->second : id;
 }

@@ -104,6 +104,13 @@ def main():
                                           text=True).stdout or '{}')
             if len(j.get('steps', [])) < 2:
                 problems.append(f'{len(j.get("steps", []))} steps')
+            # FSDP in a world of one rank shards nothing: its finding comes first there, and
+            # nowhere else (the gloo ranks have four, the rest none).
+            ids = [r['id'] for r in j.get('recommendations', [])]
+            if name == 'fsdp_one_rank' and ids[:1] != ['fsdp_single_rank']:
+                problems.append(f'findings {ids}, want fsdp_single_rank first')
+            if name != 'fsdp_one_rank' and 'fsdp_single_rank' in ids:
+                problems.append('an FSDP finding without FSDP at one rank')
             tally.report(f'{base}: steps and key_averages', problems)
         ranks = [os.path.join(out, f) for f in manifest['traces'].get('ddp', [])]
         tally.report('four gloo ranks: their report and reduce', ranks_problems(a.binary, ranks, tmp))

@@ -19,6 +19,8 @@ Workloads (each its own process, so that one profiler's state never leaks into a
       main thread's waits for them are).
   py_threads     two Python threads running operators while the step's thread joins.
   ddp_rank0..3   four processes of torch.distributed over gloo, DistributedDataParallel.
+  fsdp_one_rank  FSDP2 (fully_shard per layer) in a world of one rank: DTensor
+      parameters, FSDP's hooks and its gloo collectives.
 """
 import argparse
 import json
@@ -233,6 +235,32 @@ def ddp(out):
     return [f'ddp_rank{r}.pt.trace.json.gz' for r in range(4)]
 
 
+def fsdp_one_rank(out):
+    import socket
+
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port))
+    dist.init_process_group('gloo', rank=0, world_size=1)
+    model = Mlp()
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def ready(prof):
+        written(out, 'fsdp_one_rank', prof, os.path.join(out, 'fsdp_one_rank.pt.trace.json.gz'))
+
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True, record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=3), on_trace_ready=ready) as prof:
+        train_loop(prof, 4, DataLoader(Tokens(), batch_size=8), model, opt)
+    dist.destroy_process_group()
+    return ['fsdp_one_rank.pt.trace.json.gz']
+
+
 WORKLOADS = {
     'all_flags': all_flags,
     'plain_gz': plain_gz,
@@ -241,6 +269,7 @@ WORKLOADS = {
     'loader_workers': loader_workers,
     'py_threads': py_threads,
     'ddp': ddp,
+    'fsdp_one_rank': fsdp_one_rank,
 }
 
 

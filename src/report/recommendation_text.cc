@@ -384,8 +384,9 @@ std::string WhatIfTotalText(const Analysis& a) {
   return "each saving replays the steps' dependency graph without its cause; " +
          std::string(w.changes > 1 ? "all " + std::to_string(w.changes) + " changes together" : "the change") +
          ": a step of " + Ms(w.step_ns) + " becomes " + Ms(w.together_ns) + ", " + Ms(saved) + " (" +
-         report::PercentOf(static_cast<double>(saved) / static_cast<double>(w.step_ns)) +
-         ") less; what remains holds the device's own work, " + Ms(w.device_ns) + " a step";
+         report::PercentOf(static_cast<double>(saved) / static_cast<double>(w.step_ns)) + ") less" +
+         // A trace without device work has none to remain: the host's is all there is.
+         (w.device_ns > 0 ? "; what remains holds the device's own work, " + Ms(w.device_ns) + " a step" : "");
 }
 
 std::string RankRecommendationText(const RanksAnalysis& a, const RankRecommendation& r) {

@@ -11,7 +11,7 @@ packages=(
   libisal-dev                                        # ISA-L's igzip: inflates .json.gz 2-3x as fast as zlib
   libcli11-dev libgtest-dev libbenchmark-dev         # command line, unit tests, micro-benchmarks
   golang-go python3 python3-markdown                 # end-to-end tests: go tool pprof, the reference model, markdown
-  python3-venv                                       # .venv: torch for the live traces (below)
+  python3-venv python3-dev                           # .venv: torch for the live tests; Python.h for Inductor (torch.compile)
   chromium fonts-dejavu-core                         # end-to-end tests: the HTML report in a real browser
   man-db dpkg-dev file                               # man -l for the man page's test; cpack's dpkg-shlibdeps, file
   clang-format                                       # style check

@@ -74,7 +74,7 @@ class JsonBlocks {
     for (uint64_t q = quote; q; q &= q - 1) {
       const int b = __builtin_ctzll(q);
       if (in) {
-        if (quote >> (b + 1) & (b < 63)) continue;  // text
+        if (b < 63 && (quote >> (b + 1) & 1)) continue;  // text
         mask |= Span(from, b);
         in = false;
       } else {

@@ -6,6 +6,8 @@
 // counts their time as theirs, not the operator's.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "analysis/stages.h"
@@ -206,17 +208,26 @@ std::vector<uint32_t> PythonInsideOperators(const Events& ev, const std::vector<
   return out;
 }
 
-// Whether event e lies inside one of n's Python children.
-bool InsidePythonChild(const Events& ev, const std::vector<Node>& nodes, const Node& n, uint32_t e) {
-  const Interval& iv = ev.Iv(e);
-  for (int32_t c = n.first_child; c >= 0; c = nodes[static_cast<size_t>(c)].next_sibling) {
-    const Interval& child = ev.Iv(nodes[static_cast<size_t>(c)].ev);
-    if (ev.RoleOf(nodes[static_cast<size_t>(c)].ev) == Role::kPythonFunction && child.lane == iv.lane &&
-        child.start_ns <= iv.start_ns && iv.end_ns <= child.end_ns)
-      return true;
+// n's Python children, to ask whether an event lies inside one: their starts in order, and
+// the latest end among those starting up to each (siblings may overlap where torch's rule
+// closed one early), so that a question is one search however many children there are.
+struct PythonChildren {
+  uint32_t lane = 0;
+  std::vector<int64_t> start, end_max;
+  PythonChildren(const Events& ev, const std::vector<Node>& nodes, const Node& n) : lane(ev.Iv(n.ev).lane) {
+    for (int32_t c = n.first_child; c >= 0; c = nodes[static_cast<size_t>(c)].next_sibling) {
+      const uint32_t e = nodes[static_cast<size_t>(c)].ev;
+      if (ev.RoleOf(e) != Role::kPythonFunction) continue;
+      start.push_back(ev.Iv(e).start_ns);  // children come in start order
+      end_max.push_back(std::max(end_max.empty() ? INT64_MIN : end_max.back(), ev.Iv(e).end_ns));
+    }
   }
-  return false;
-}
+  bool Holds(const Interval& iv) const {
+    if (iv.lane != lane) return false;
+    const size_t k = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), iv.start_ns) - start.begin());
+    return k > 0 && end_max[k - 1] >= iv.end_ns;
+  }
+};
 
 // Repeated nesting collapses into the outer call (as PyTorch's profiler does): the
 // parent takes the child's children and runtime calls; its own calls are dropped. Then
@@ -383,11 +394,12 @@ OperatorsResult Operators(const Events& ev, bool group_by_shape, const StepScope
           claimed[n.external].load(std::memory_order_relaxed) != (uint64_t{lane} << 32 | k))
         continue;
       const int64_t external_id = by_external[n.external].first;
+      std::optional<PythonChildren> python;
+      if (n.python_child) python.emplace(ev, nodes, n);
       for (size_t i = n.external; i < by_external.size() && by_external[i].first == external_id; ++i) {
         // A call inside one of its Python children is that child's time, not the
         // operator's (a Triton kernel's launcher under its `triton_*` operator).
-        if (!n.python_child || !InsidePythonChild(ev, nodes, n, by_external[i].second))
-          n.runtime_ns += ev.Dur(by_external[i].second);
+        if (!python || !python->Holds(ev.Iv(by_external[i].second))) n.runtime_ns += ev.Dur(by_external[i].second);
         n.launched_ns += ev.LaunchedBy(by_external[i].second);
         by_lane[lane].launchers.emplace_back(by_external[i].second, ev.Iv(n.ev).name);
       }

@@ -25,6 +25,7 @@ from e2e_common import Tally  # noqa: E402
 # shape: n (4n is the larger), what the quadratic code cost at 4n (measured at 42f130d)
 CASES = {
     'deep': (20000, 'a chain of 80,000 nested calls: 7 s'),
+    'python_in_op': (20000, 'an operator holding 80,000 Python launchers: 7 s (each launch asked every child)'),
     'threads': (4000, '16,000 launching threads and as many steps: 8 s'),
     'side_sync': (10000, 'a synchronization over 40,000 steps: 20 s'),
     'nested_steps': (4000, '16,000 nested ProfilerSteps: 16 s'),

@@ -3,6 +3,7 @@ checks each at n and 4n; bench/hostile.py times them). Each returns the bytes of
 
 Traces (Chrome trace JSON), each with ProfilerSteps so that the critical path is walked:
 - deep:       one step holding a chain of n nested operators
+- python_in_op: one operator holding n Python functions, each a launch with its External id
 - threads:    n threads launching kernels, n steps whose main thread waits
 - side_sync:  a synchronization on a side thread spanning n steps, a kernel in each
 - nested_steps: n ProfilerStep windows, each inside the one before
@@ -36,6 +37,20 @@ def deep(n):
     _x(ev, 'ProfilerStep#1', 'user_annotation', 1, 1, 0, 4 * n + 100)
     for d in range(n):
         _x(ev, f'aten::op{d % 7}', 'cpu_op', 1, 1, 10 + d, 4 * n + 90 - d)
+    return _trace(ev)
+
+
+def python_in_op(n):
+    """One operator holding n Python functions, each launching a kernel whose External id is
+    the operator's (a compiled graph's launchers): each launch asked every child."""
+    ev = []
+    _x(ev, 'ProfilerStep#1', 'user_annotation', 1, 1, 0, 20 * n + 100)
+    _x(ev, '## Call CompiledFxGraph g ##', 'cpu_op', 1, 1, 10, 20 * n + 90, **{'External id': 1})
+    for k in range(n):
+        at = 20 + 20 * k
+        _x(ev, f'g.py({k}): launcher', 'python_function', 1, 1, at, at + 15)
+        _x(ev, 'cuLaunchKernel', 'cuda_runtime', 1, 1, at + 2, at + 10, correlation=k + 1, **{'External id': 1})
+        _x(ev, 'triton_k', 'kernel', 0, 7, at + 12, at + 14, stream=7, correlation=k + 1, device=0)
     return _trace(ev)
 
 

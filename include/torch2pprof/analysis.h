@@ -127,11 +127,14 @@ struct Recommendation {
   std::string cause;                     // what the trace shows the code doing: "pageable_copy", "sleep", ...
   int64_t cause_ns = 0;                  // the critical-path time its causes hold, a step
   int64_t launch_ns = 0, python_ns = 0;  // launch_bound: launch overhead, Python with no operator
-  std::vector<NamedTime> names;          // what holds that time (operators, kernels), up to 3
-  std::vector<NamedTime> code;           // where it ran (Python lines, else operators), up to 3
-  std::vector<NamedTime> waited;         // thread_wait: the threads waited for, and the code they ran then
-  std::vector<NamedTime> waited_code;    // (each up to 3, a step)
-  bool explains_wait = false;            // it explains `wait`, the stream's wait for the host
+  // communication_wait: the collectives' bus bandwidth (GB/s), all of them together, and
+  // the link's as they show it (the best of a message size; collectives.cc).
+  double bus_gb_per_s = 0, link_gb_per_s = 0;
+  std::vector<NamedTime> names;        // what holds that time (operators, kernels), up to 3
+  std::vector<NamedTime> code;         // where it ran (Python lines, else operators), up to 3
+  std::vector<NamedTime> waited;       // thread_wait: the threads waited for, and the code they ran then
+  std::vector<NamedTime> waited_code;  // (each up to 3, a step)
+  bool explains_wait = false;          // it explains `wait`, the stream's wait for the host
   HostWaitEvidence wait;
 };
 

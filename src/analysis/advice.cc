@@ -135,6 +135,7 @@ constexpr Lever kLevers[] = {
     {kWhatIfNoSleep, "no_sleep", "sleep", "sleep", {kSleep, kCauses}},
     {kWhatIfNoInit, "no_init", "warmup", "initialisation", {kInit, kCauses}},
     {kWhatIfNoFsdp, "no_fsdp", "fsdp_single_rank", "fsdp", {kFsdp, kCauses}},
+    {kWhatIfLink, "link_bandwidth", "communication_wait", "communication", {kCommunication, kCauses}},
 };
 
 }  // namespace
@@ -199,6 +200,16 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
     Recommendation& r = add(l.id, l.cause, {l.causes[0], l.causes[1]});
     r.what_if = l.what_if;
     r.saving_ns = wi.saving_ns[static_cast<size_t>(c)] / steps;
+    if (std::string_view(l.id) == "communication_wait") {
+      double bytes = 0, ns = 0;
+      for (const CollectiveSizeRow& row : a.collective_sizes) {
+        if (row.message_bytes < 0 || row.group_size < 2) continue;
+        bytes += static_cast<double>(row.message_bytes) * row.bus_factor * static_cast<double>(row.calls);
+        ns += static_cast<double>(row.time_ns);
+      }
+      r.bus_gb_per_s = ns > 0 ? bytes / ns : 0;
+      r.link_gb_per_s = LinkBusBandwidth(a.collective_sizes);
+    }
     if (std::string_view(l.id) == "launch_bound") {
       r.launch_ns = causes[kLaunchOverhead].ns / steps;
       r.python_ns = causes[kPythonOverhead].ns / steps;
@@ -217,7 +228,8 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
     int64_t comm = 0;
     for (const StepRow& r : a.steps) comm += r.communication_ns;
     if (enough(comm)) add("gloo_cuda", "host_communication", {kCommunication});
-  } else if (enough(causes[kCommunication].ns)) {
+  } else if (enough(causes[kCommunication].ns) && !(wi.together & kWhatIfLink)) {
+    // Where the collectives' waits for peers are replayed away, that finding says it.
     add("communication", "communication", {kCommunication});
   }
 

@@ -59,26 +59,45 @@ Kind KindOf(std::string_view name) {
 
 }  // namespace
 
+Message MessageOf(const Trace& t, const CollectiveArgs& c) {
+  Message m;
+  const Kind kind = KindOf(t.strings.Get(c.name));
+  const int64_t element = DtypeBytes(t.strings.Get(c.dtype));
+  // nccl-tests' size: the gathered output for all-gather, the input otherwise.
+  const int64_t nelems = kind == Kind::kAllGather ? c.out_nelems : c.in_nelems;
+  if (element > 0 && nelems >= 0 && __builtin_mul_overflow(nelems, element, &m.bytes)) m.bytes = -1;
+  const double n = c.group_size;
+  if (c.group_size > 0) {
+    m.bus_factor = kind == Kind::kAllReduce ? 2 * (n - 1) / n : kind == Kind::kOther ? 1 : (n - 1) / n;
+  }
+  return m;
+}
+
+double LinkBusBandwidth(const std::vector<CollectiveSizeRow>& rows) {
+  // The fastest the link showed: the best mean bus bandwidth of one message size, among
+  // messages of 1 MiB or more where there are some (small ones measure latency, not the link).
+  double best = -1, best_large = -1;
+  for (const CollectiveSizeRow& r : rows) {
+    const double bw = r.busbw_gb_per_s();
+    if (bw <= 0 || r.group_size < 2) continue;
+    best = std::max(best, bw);
+    if (r.message_bytes >= (int64_t{1} << 20)) best_large = std::max(best_large, bw);
+  }
+  return best_large > 0 ? best_large : best;
+}
+
 std::vector<CollectiveSizeRow> CollectiveSizes(const Events& ev) {
   const Trace& t = ev.trace();
   using Key = std::tuple<uint32_t, uint32_t, int32_t, int64_t>;  // name, dtype, group, message bytes
   std::map<Key, CollectiveSizeRow> rows;
   for (const CollectiveArgs& c : t.collectives) {
     if (ev.RoleOf(c.interval) != Role::kKernel) continue;  // the host's span is no transfer time
-    const Kind kind = KindOf(t.strings.Get(c.name));
-    const int64_t element = DtypeBytes(t.strings.Get(c.dtype));
-    // nccl-tests' size: the gathered output for all-gather, the input otherwise.
-    const int64_t nelems = kind == Kind::kAllGather ? c.out_nelems : c.in_nelems;
-    int64_t bytes = -1;
-    if (element > 0 && nelems >= 0 && __builtin_mul_overflow(nelems, element, &bytes)) bytes = -1;
-    CollectiveSizeRow& r = rows[{c.name, c.dtype, c.group_size, bytes}];
+    const Message m = MessageOf(t, c);
+    CollectiveSizeRow& r = rows[{c.name, c.dtype, c.group_size, m.bytes}];
     if (r.calls == 0) {
       r.group_size = c.group_size;
-      r.message_bytes = bytes;
-      const double n = c.group_size;
-      if (c.group_size > 0) {
-        r.bus_factor = kind == Kind::kAllReduce ? 2 * (n - 1) / n : kind == Kind::kOther ? 1 : (n - 1) / n;
-      }
+      r.message_bytes = m.bytes;
+      r.bus_factor = m.bus_factor;
     }
     ++r.calls;
     r.time_ns += ev.Dur(c.interval);

@@ -170,7 +170,7 @@ uint32_t FittingWhatIfs(const Events& ev, bool foreach_optimizer) {
   const bool kineto = ev.trace().header.raw.count("schemaVersion") > 0;
   if (foreach_optimizer && (device || kineto)) fit |= kWhatIfFusedOptimizer;
   if (device) {
-    fit |= kWhatIfPinned | kWhatIfNoSync;
+    fit |= kWhatIfPinned | kWhatIfNoSync | kWhatIfLink;
     if (major < 0 || major >= 7) fit |= kWhatIfTf32;
     fit |= cuda && !graphs ? kWhatIfGraphs : kWhatIfNoPython;
   }

@@ -185,6 +185,17 @@ KernelOpsResult KernelsByOperator(const Events& ev, const std::vector<std::pair<
 
 // Collectives by message from the device kernels that record theirs (CollectiveSizeRow).
 std::vector<CollectiveSizeRow> CollectiveSizes(const Events& ev);
+// A collective's message as nccl-tests sizes it (bytes -1: unknown dtype or size), and
+// its bus factor: 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and
+// all-to-all, 1 for the rest.
+struct Message {
+  int64_t bytes = -1;
+  double bus_factor = 1;
+};
+Message MessageOf(const Trace& t, const CollectiveArgs& c);
+// The link's bus bandwidth as the trace shows it (GB/s, = bytes/ns): the best of its
+// message sizes of 1 MiB or more, else of any; -1 where none of two ranks or more is known.
+double LinkBusBandwidth(const std::vector<CollectiveSizeRow>& rows);
 
 // Time per record_function annotation, host and device, backward included (AnnotationRow).
 std::vector<AnnotationRow> Annotations(const Events& ev);

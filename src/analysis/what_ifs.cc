@@ -4,6 +4,7 @@
 #include "analysis/what_ifs.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/critical_reader.h"
 #include "model/frame_names.h"
@@ -28,6 +29,19 @@ struct WhatIfGraphs::Impl {
         own_.push_back(std::make_unique<HostTimeline>(ls));
         timeline_[ls.lane] = own_.back().get();
       }
+    }
+    // Each communication kernel's message at the link's bus bandwidth (its best, as the
+    // collectives table measures it): what the kernel would take with no peer to wait for.
+    const double link = LinkBusBandwidth(CollectiveSizes(ev));
+    if (link > 0) {
+      for (const CollectiveArgs& c : t.collectives) {
+        if (ev.RoleOf(c.interval) != Role::kKernel) continue;
+        const Message msg = MessageOf(t, c);
+        if (msg.bytes < 0) continue;
+        link_ns_.emplace_back(c.interval,
+                              static_cast<int64_t>(std::ceil(static_cast<double>(msg.bytes) * msg.bus_factor / link)));
+      }
+      std::sort(link_ns_.begin(), link_ns_.end());
     }
     device_.resize(t.lanes.size());
     for (const uint32_t e : ev.DeviceEvents()) {
@@ -283,6 +297,10 @@ struct WhatIfGraphs::Impl {
         const uint32_t v = node(iv.start_ns, iv.end_ns, iv.end_ns - iv.start_ns, tags, static_cast<uint32_t>(lane),
                                 Built{e, -1, Built::kWork});
         if (before) g.nodes[v].fixed = true, g.nodes[v].ends_step = false;
+        if (tags & kTagCommunication) {
+          auto at = std::lower_bound(link_ns_.begin(), link_ns_.end(), std::make_pair(e, INT64_MIN));
+          if (at != link_ns_.end() && at->first == e) g.nodes[v].link_ns = at->second;
+        }
         by_end.push_back(v);
         const Launch* l = m.LaunchOf(e);
         const int64_t prev_end = prev >= 0 ? g.nodes[static_cast<size_t>(prev)].end : INT64_MIN;
@@ -477,6 +495,7 @@ struct WhatIfGraphs::Impl {
   const StepWindows& w_;
   const Reader& reader_;
   bool foreach_;
+  std::vector<std::pair<uint32_t, int64_t>> link_ns_;  // (communication kernel, its time at the link's rate), sorted
   bool has_device_ = false;                         // the trace has device work: operators' host time is their dispatch
   std::vector<const HostTimeline*> timeline_;       // by lane: the host lanes of stepping processes
   std::vector<std::unique_ptr<HostTimeline>> own_;  // those the walks have none of

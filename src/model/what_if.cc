@@ -16,6 +16,7 @@ int64_t OwnAfter(const StepGraph& g, const WhatNode& n, uint32_t c) {
   if (t & kTagDevice) {
     if ((c & kWhatIfTf32) && (t & kTagFp32Matmul)) own = Scaled(own, kTf32Factor);
     if ((c & kWhatIfPinned) && (t & kTagPageableCopy)) own = Scaled(own, kPinnedCopyFactor);
+    if ((c & kWhatIfLink) && (t & kTagCommunication) && n.link_ns >= 0) own = std::min(own, n.link_ns);
     return own;
   }
   if ((c & kWhatIfPinned) && (t & kTagCopyCall)) own = std::min<int64_t>(own, g.launch_call_ns);
@@ -67,6 +68,8 @@ uint32_t TagsOf(uint32_t change) {
       return kTagInit;
     case kWhatIfNoFsdp:
       return kTagFsdp;
+    case kWhatIfLink:
+      return kTagCommunication;
     default:
       return 0;
   }

@@ -44,8 +44,9 @@ enum WhatIf : uint32_t {
   kWhatIfNoSleep = 1u << 8,         // time.sleep removed
   kWhatIfNoInit = 1u << 9,          // one-time initialisation left out of the step
   kWhatIfNoFsdp = 1u << 10,         // FSDP left out where it has one rank to shard over
+  kWhatIfLink = 1u << 11,           // collectives' kernels at the link's bus bandwidth: no wait for peers
 };
-inline constexpr int kWhatIfs = 11;
+inline constexpr int kWhatIfs = 12;
 
 // Python with no operator open counts as the time between operators (what graphs and
 // compiled code skip) up to this long at a stretch; a longer stretch is other work.
@@ -78,6 +79,9 @@ struct WhatNode {
   // Its end is the step's end where it is the last: the step's own thread and the
   // device work launched in the step (other threads count through what waits for them).
   bool ends_step = false;
+  // A communication kernel's time were it to move its message at the link's bus bandwidth
+  // (-1: unknown); the rest of its time is waiting for the other ranks.
+  int64_t link_ns = -1;
 };
 
 // to.start (start edge) or to.end (end edge) no earlier than from's end plus lag, or

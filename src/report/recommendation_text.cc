@@ -207,6 +207,16 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            ". Nothing else waits on it there: take it out of the step (a rate limit, a logger or a retry "
            "loop?); the saving replays the steps without it.";
   }
+  if (r.id == "communication_wait") {
+    char rates[160];
+    std::snprintf(rates, sizeof rates, "%.1f GB/s of bus bandwidth where the link showed %.1f GB/s", r.bus_gb_per_s,
+                  r.link_gb_per_s);
+    return "Communication kernels hold " + Ms(ns) + " a step of the critical path (" + share + ")" + CodeOf(r) +
+           "; they moved their messages at " + rates +
+           " (its best message size): the rest of their time is waiting for the other ranks. Balance the ranks' "
+           "work (the report over all ranks names a straggler) or overlap communication with compute; the saving "
+           "replays them at the link's bandwidth.";
+  }
   if (r.id == "fsdp_single_rank") {
     return "FSDP runs with one rank (distributedInfo world_size 1): its hooks, all-gathers and reduce-scatters shard "
            "nothing and hold " +
@@ -255,7 +265,8 @@ std::string FindingTitle(const std::string& id) {
       {"dataloader", "the DataLoader"},
       {"sleep", "time.sleep"},
       {"warmup", "one-time initialisation"},
-      {"fsdp_single_rank", "FSDP at one rank"}};
+      {"fsdp_single_rank", "FSDP at one rank"},
+      {"communication_wait", "collectives waiting for their peers"}};
   auto it = kTitles.find(id);
   return it != kTitles.end() ? it->second : id;
 }

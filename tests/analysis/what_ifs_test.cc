@@ -84,6 +84,30 @@ TEST(WhatIfs, ACopysOwnSynchronizationIsTheCopys) {
   EXPECT_EQ(Finding(a, "synchronizations"), nullptr) << All(a);
 }
 
+// Two all-reduces of two ranks on one stream, the host waiting for both: 64 MiB in 10 ms
+// (6.7 GB/s of bus bandwidth) and 128 MiB in 4 ms (33.6 GB/s, the link's best). At the
+// link's rate the first takes 2 ms: the step, 14.3 ms, ends 8 ms sooner.
+std::string Nccl(int ts, int dur, int corr, int64_t nelems) {
+  return R"({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7, "ts": )" +
+         std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) +
+         R"(, "args": {"device": 0, "stream": 7, "correlation": )" + std::to_string(corr) +
+         R"(, "Collective name": "allreduce", "In msg nelems": )" + std::to_string(nelems) + R"(, "Out msg nelems": )" +
+         std::to_string(nelems) + R"(, "Group size": 2, "dtype": "Float"}})";
+}
+TEST(WhatIfs, CollectivesWaitingForPeersAtTheLinksBandwidth) {
+  const Analysis a =
+      AnalyzeText("[" + Step(14300) + "," + Call("cudaLaunchKernel", 100, 10, 1) + "," +
+                  Call("cudaLaunchKernel", 120, 10, 2) + "," + Call("cudaStreamSynchronize", 200, 14010, 3) + "," +
+                  Nccl(200, 10000, 1, 16 << 20) + "," + Nccl(10200, 4000, 2, 32 << 20) + "]");
+  const Recommendation* c = Finding(a, "communication_wait");
+  ASSERT_NE(c, nullptr) << All(a);
+  EXPECT_EQ(c->what_if, "link_bandwidth");
+  EXPECT_EQ(c->saving_ns, 8000 * us);
+  EXPECT_EQ(Finding(a, "communication"), nullptr) << All(a);  // said once, by the replay
+  const std::string text = RecommendationText(a, *c);
+  EXPECT_NE(text.find("33.6 GB/s"), std::string::npos) << text;
+}
+
 // A runtime call of 250 ms that launches nothing starts something up: "profile after
 // warm-up", never launch advice; leaving it out saves it.
 TEST(WhatIfs, OneTimeInitialisationIsWarmUp) {

@@ -96,6 +96,27 @@ TEST(WhatIf, DeviceBoundStep) {
   EXPECT_EQ(Simulate(g, kWhatIfNoSync).end, 1005);
 }
 
+// A collective's kernel of 400 ns whose message takes 100 at the link's bus bandwidth:
+// 300 of it waits for the other ranks. At the link's rate the step ends 300 sooner; a
+// communication kernel whose message is unknown (link_ns -1), and compute, keep their time.
+TEST(WhatIf, CollectivesAtTheLinksBandwidth) {
+  Builder b;
+  const uint32_t c1 = b.Work(kHost, 0, 10, kTagLaunch);
+  b.Device(kStream, 10, 110, 0, c1, 10);
+  const uint32_t c2 = b.Work(kHost, 10, 20, kTagLaunch);
+  const uint32_t nccl = b.Device(kStream, 110, 510, kTagCommunication, c2, 0);
+  const uint32_t c3 = b.Work(kHost, 20, 30, kTagLaunch);
+  const uint32_t unknown = b.Device(kStream, 510, 610, kTagCommunication, c3, 0);
+  StepGraph g = b.Done();
+  g.nodes[nccl].link_ns = 100;
+  EXPECT_EQ(Simulate(g, 0).end, 610) << Describe(g);
+  EXPECT_EQ(Simulate(g, kWhatIfLink).end, 310);
+  g.nodes[unknown].link_ns = -1;
+  g.nodes[nccl].link_ns = 500;  // never longer than recorded
+  EXPECT_EQ(Simulate(g, kWhatIfLink).end, 610);
+  EXPECT_EQ(TagsOf(kWhatIfLink), uint32_t{kTagCommunication});
+}
+
 // A synchronization in the middle of the step: the host launches k1 (0-10), waits for it
 // (10-510, k1 ends 500), then runs 400 of operators that launch k2 at the end (910-920,
 // k2 920-1020). Without the wait, the operators run beside k1: the host reaches k2's

@@ -43,7 +43,7 @@ def jobs_for(traces):
     for t in traces:
         key = os.path.basename(t)
         jobs += [
-            (f'{key}/convert', ['convert', t, 'OUT/c.pb.gz'], ['c.pb.gz']),
+            (f'{key}/convert', ['convert', '--critical', t, 'OUT/c.pb.gz'], ['c.pb.gz']),  # every sample type
             (f'{key}/folded', ['convert', '--format', 'folded', t, 'OUT/c.folded'], ['c.folded']),
             (f'{key}/pstats', ['convert', '--format', 'pstats', t, 'OUT/c.prof'], ['c.prof']),
             (f'{key}/gpu.folded', ['convert', '--sample-type', 'gpu', '--format', 'folded', t, 'OUT/g.folded'],

@@ -47,9 +47,13 @@ class JsonBlocks {
 
  private:
   void Next(const RawMasks& raw, uint64_t* open, uint64_t* close) {
-    const bool carried_in = in_string_ != 0;
     uint64_t escaped = Escaped(raw.backslash);
     uint64_t quote = raw.quote & ~escaped;
+    // The last block ended on a closing quote and this one opens with a quote: that quote
+    // was text, so the string goes on (the rule below, wherever the blocks begin: ranges
+    // cut on the workers must read as one thread reads).
+    if (closed_at_end_ && (quote & 1)) in_string_ = ~uint64_t{0};
+    const bool carried_in = in_string_ != 0;
     uint64_t in_string = PrefixXor(quote) ^ in_string_;
     // A quote that would close a string and is followed by another quote closes nothing in
     // valid JSON: torch writes names holding a docstring's unescaped quotes (a
@@ -61,13 +65,14 @@ class JsonBlocks {
       ++text_quotes_;
     }
     in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    closed_at_end_ = (quote >> 63) && !(in_string >> 63);
     *open = raw.open & ~in_string & ~escaped;
     *close = raw.close & ~in_string & ~escaped;
   }
 
   // The in-string mask, a quote at a time (rare: blocks with a doubled quote): an opening
   // quote and the bytes up to the closing one; a quote inside a string followed by a
-  // quote is text.
+  // quote is text (bit 63's follower is the next block's: see closed_at_end_).
   static uint64_t Strings(uint64_t quote, bool in) {
     uint64_t mask = 0;
     int from = 0;
@@ -134,6 +139,7 @@ class JsonBlocks {
   BlockKernel kernel_;
   uint64_t in_string_ = 0;  // all ones when the previous block ended inside a string
   bool escape_next_ = false;
+  bool closed_at_end_ = false;  // the previous block's last byte was a quote that closed a string
   uint64_t text_quotes_ = 0;
 };
 

@@ -14,7 +14,7 @@ namespace {
 // Positions of brackets outside strings, found one byte at a time. A backslash
 // escapes the next byte wherever it stands (outside strings only invalid JSON has
 // one, and the parser rejects that event). Inside a string a quote followed by a quote
-// in the same 64-byte block is text (a docstring's quotes in a name torch wrote).
+// is text (a docstring's quotes in a name torch wrote), wherever the blocks begin.
 void Reference(const std::string& s, std::vector<size_t>* open, std::vector<size_t>* close) {
   bool in_string = false, escaped = false;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -28,7 +28,7 @@ void Reference(const std::string& s, std::vector<size_t>* open, std::vector<size
       continue;
     }
     if (in_string) {
-      if (c == '"' && !(i % 64 != 63 && i + 1 < s.size() && s[i + 1] == '"')) in_string = false;
+      if (c == '"' && !(i + 1 < s.size() && s[i + 1] == '"')) in_string = false;
       continue;
     }
     if (c == '"') in_string = true;

@@ -275,6 +275,31 @@ TEST(TraceLoader, DoubledQuotesInANameAreTextAndTheEventIsRepaired) {
   }
 }
 
+// The same, cut into ranges of a few bytes on the workers: whatever byte a block begins
+// at, a quote that follows a quote is read alike (a doubled quote across two blocks of
+// one reader and inside one block of another made them cut the events apart).
+TEST(TraceLoader, DoubledQuotesReadAlikeWhereverTheBlocksBegin) {
+  for (int pad = 0; pad < 70; ++pad) {
+    std::string json = "{\"traceEvents\": [" + std::string(static_cast<size_t>(pad), ' ');
+    for (int i = 0; i < 12; ++i) {
+      if (i) json += ",";
+      const std::string name = i % 3 == 1 ? "a(0): " + std::string(static_cast<size_t>(i), 'x') + "\"\"\"" : "op";
+      json += "{\"ph\": \"X\", \"name\": \"" + name + "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(i) +
+              ", \"dur\": 1}";
+    }
+    json += "]}";
+    LoadOptions one;
+    one.threads = 1;
+    LoadOptions cut = one;
+    cut.threads = 2;
+    cut.range_bytes = 1 + static_cast<uint64_t>(pad % 13);
+    const Trace a = LoadTraceFromMemory(json, "q.json", one), b = LoadTraceFromMemory(json, "q.json", cut);
+    ASSERT_EQ(a.intervals.size(), 12u) << pad;
+    ASSERT_EQ(b.intervals.size(), a.intervals.size()) << pad;
+    for (size_t i = 0; i < a.intervals.size(); ++i) ASSERT_EQ(Name(a, a.intervals[i]), Name(b, b.intervals[i])) << pad;
+  }
+}
+
 TEST(TraceLoader, StdinIsDash) {
   // Only the name matters here; reading stdin itself is covered end to end.
   EXPECT_THROW(LoadTrace(LoadOptions{"/nonexistent/trace.json"}), Error);

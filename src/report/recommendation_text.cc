@@ -225,11 +225,14 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            "more ranks; the saving replays the steps without FSDP's own work.";
   }
   if (r.id == "warmup") {
+    // Without device work no runtime call started anything: only compiling is left to name.
+    const bool device = !a.kernels.empty() || a.what_if.device_ns > 0;
     return "One-time initialisation holds " + Ms(ns) + " a step of the critical path (" + share +
            "): " + Listed(r.names) + CodeOf(r) +
-           " (torch.compile compiling, or a runtime call of 100 ms or more: the CUDA context, a library's handles, a "
-           "module load). It is not what a steady step costs: profile after warm-up (torch.profiler.schedule(wait=1, "
-           "warmup=1, "
+           (device ? " (torch.compile compiling, or a runtime call of 100 ms or more: the CUDA context, a library's "
+                     "handles, a module load)"
+                   : " (torch.compile compiling its graphs)") +
+           ". It is not what a steady step costs: profile after warm-up (torch.profiler.schedule(wait=1, warmup=1, "
            "active=3)); the saving replays the steps without it.";
   }
   if (r.id == "thread_wait") {

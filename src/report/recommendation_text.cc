@@ -231,7 +231,7 @@ std::string Body(const Analysis& a, const Recommendation& r, const std::string& 
            "): " + Listed(r.names) + CodeOf(r) +
            (device ? " (torch.compile compiling, or a runtime call of 100 ms or more: the CUDA context, a library's "
                      "handles, a module load)"
-                   : " (torch.compile compiling its graphs)") +
+                   : " (torch.compile compiling)") +
            ". It is not what a steady step costs: profile after warm-up (torch.profiler.schedule(wait=1, warmup=1, "
            "active=3)); the saving replays the steps without it.";
   }
@@ -395,7 +395,7 @@ std::string WhatIfTotalText(const Analysis& a) {
   const WhatIfTotal& w = a.what_if;
   if (w.changes == 0 || w.step_ns <= 0) return "";
   const int64_t saved = std::max<int64_t>(w.step_ns - w.together_ns, 0);
-  return "each saving replays the steps' dependency graph without its cause; " +
+  return "each saving replays the steps' dependencies without its cause; " +
          std::string(w.changes > 1 ? "all " + std::to_string(w.changes) + " changes together" : "the change") +
          ": a step of " + Ms(w.step_ns) + " becomes " + Ms(w.together_ns) + ", " + Ms(saved) + " (" +
          report::PercentOf(static_cast<double>(saved) / static_cast<double>(w.step_ns)) + ") less" +

@@ -200,9 +200,14 @@ class Reader {
     if (r == Role::kRuntime) return kLaunchOverhead;
     // A step's or an annotation's own time is code that ran no operator.
     if (r == Role::kPythonFunction || ev_.IsStep(e) || r == Role::kUserAnnotation) return kPythonOverhead;
-    // Without a device an operator's own time is its work; only a short one is mostly dispatch.
-    if (!has_device_ && ls->pieces[static_cast<size_t>(piece)].self_ns >= kHostComputeNs) return kHostCompute;
+    if (IsHostCompute(*ls, piece)) return kHostCompute;
     return kHostOps;
+  }
+
+  // Without a device an operator's own time is its work; only a short one is mostly
+  // dispatch (kHostComputeNs). The cause and the what-ifs' fewer_host_ops both ask this.
+  bool IsHostCompute(const LaneStacks& ls, int32_t piece) const {
+    return !has_device_ && ls.pieces[static_cast<size_t>(piece)].self_ns >= kHostComputeNs;
   }
 
   // A synchronization inside the operator that copied through pageable memory (aten::copy_

@@ -17,7 +17,6 @@ struct WhatIfGraphs::Impl {
       : ev_(ev), w_(w), reader_(reader), foreach_(foreach_optimizer) {
     const Trace& t = ev.trace();
     const TraceModel& m = ev.model();
-    for (const LaneRole& l : m.lanes) has_device_ |= l.device;
     timeline_.assign(t.lanes.size(), nullptr);
     stacks_.assign(t.lanes.size(), nullptr);
     for (const LaneStacks& ls : lanes) {
@@ -215,7 +214,7 @@ struct WhatIfGraphs::Impl {
             ++launch_calls, launch_ns += iv.end_ns - iv.start_ns;
           }
         } else if (ev_.IsOperatorRow(e)) {
-          tags = has_device_ || ls.pieces[piece].self_ns < kHostComputeNs ? uint32_t{kTagOperator} : 0u;
+          tags = reader_.IsHostCompute(ls, static_cast<int32_t>(piece)) ? 0u : uint32_t{kTagOperator};
         } else if (until - a <= kPythonGapNs) {
           tags = kTagPython;  // a Python function's own time, a step's or an annotation's, between operators
         }
@@ -496,10 +495,9 @@ struct WhatIfGraphs::Impl {
   const Reader& reader_;
   bool foreach_;
   std::vector<std::pair<uint32_t, int64_t>> link_ns_;  // (communication kernel, its time at the link's rate), sorted
-  bool has_device_ = false;                         // the trace has device work: operators' host time is their dispatch
-  std::vector<const HostTimeline*> timeline_;       // by lane: the host lanes of stepping processes
-  std::vector<std::unique_ptr<HostTimeline>> own_;  // those the walks have none of
-  std::vector<const LaneStacks*> stacks_;           // by lane
+  std::vector<const HostTimeline*> timeline_;          // by lane: the host lanes of stepping processes
+  std::vector<std::unique_ptr<HostTimeline>> own_;     // those the walks have none of
+  std::vector<const LaneStacks*> stacks_;              // by lane
   std::vector<std::vector<uint32_t>> host_of_step_;    // by step: the host lanes with work in its host part
   std::vector<std::vector<uint32_t>> device_of_step_;  // by step: the streams with work launched in it
   std::vector<std::vector<uint32_t>> device_;          // by lane: device work by start

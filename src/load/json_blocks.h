@@ -42,9 +42,6 @@ class JsonBlocks {
     for (size_t k = 0; k < n; ++k) Next(raw[k], &open[k], &close[k]);
   }
 
-  // Blocks where a quote inside a string was taken for text (see Next).
-  uint64_t text_quotes() const { return text_quotes_; }
-
  private:
   void Next(const RawMasks& raw, uint64_t* open, uint64_t* close) {
     uint64_t escaped = Escaped(raw.backslash);
@@ -60,10 +57,7 @@ class JsonBlocks {
     // python_function "….py(0):         \"\"\"", torch 2.13 compiling with with_stack),
     // and their odd count would turn every string after them inside out. Such quotes are
     // text (docs/reference.md, the dialect); the event parser repairs the event.
-    if (quote & ~in_string & (quote >> 1)) {
-      in_string = Strings(quote, carried_in);
-      ++text_quotes_;
-    }
+    if (quote & ~in_string & (quote >> 1)) in_string = Strings(quote, carried_in);
     in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
     closed_at_end_ = (quote >> 63) && !(in_string >> 63);
     *open = raw.open & ~in_string & ~escaped;
@@ -140,7 +134,6 @@ class JsonBlocks {
   uint64_t in_string_ = 0;  // all ones when the previous block ended inside a string
   bool escape_next_ = false;
   bool closed_at_end_ = false;  // the previous block's last byte was a quote that closed a string
-  uint64_t text_quotes_ = 0;
 };
 
 }  // namespace torch2pprof

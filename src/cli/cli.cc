@@ -120,7 +120,7 @@ bool CpuHasBaseline(std::ostream& err) {
 
 }  // namespace
 
-int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err, Host host) {
   if (!CpuHasBaseline(err)) return kExitBadInput;
   CLI::App app{"torch2pprof: PyTorch profiler traces (Chrome/Kineto JSON, .json or .json.gz) to pprof profiles.",
                "torch2pprof"};
@@ -148,6 +148,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* sum = AddSummarize(app, &summarize);
   CLI::App* help = app.add_subcommand("help", "Show help: torch2pprof help [command]");
 
+  for (InputArgs* in : {&convert.in, &analyze.in, &compare.in, &summarize.in}) in->hosted = host == Host::kEmbedded;
   std::vector<std::string> args;
   try {
     args = Normalize(argc, argv);

@@ -6,8 +6,12 @@
 
 namespace torch2pprof::cli {
 
+// Who owns the process: the command-line tool, or a host that runs commands in it (the
+// Python module), whose signals and terminal are its own.
+enum class Host { kProcess, kEmbedded };
+
 // Runs torch2pprof with argv; returns the exit status. Text goes to out and err;
 // binary output named "-" goes to file descriptor 1.
-int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err, Host host = Host::kProcess);
 
 }  // namespace torch2pprof::cli

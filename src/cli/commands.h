@@ -25,6 +25,9 @@ struct InputArgs {
   bool progress = false;           // show progress even when stderr is no terminal
   bool quiet = false;              // no warnings, no progress
   int64_t max_snapshot_items = 0;  // memory snapshots: the expansion cap (0: the default)
+  // Run inside another program (the Python module): the process, its signals and its
+  // terminal are the host's, so no signal handlers and no progress line.
+  bool hosted = false;
 };
 
 struct ConvertArgs {

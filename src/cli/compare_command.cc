@@ -76,7 +76,7 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   options.allow_truncated = args.in.allow_truncated;
   options.diff_output = args.output;
   options.force = args.force;
-  options.remove_output_on_signal = true;
+  options.remove_output_on_signal = !args.in.hosted;
   CompareRunsResult result = WithProgress(options, args.in, [](const auto& o) { return Compare(o); });
   PrintWarnings(result.warnings, args.in, err);
   ReportOptions report;

@@ -139,7 +139,7 @@ int RunConvert(const ConvertArgs& args, std::ostream& /*out*/, std::ostream& err
                         : args.folded_root == "thread" ? FoldedRoot::kThread
                         : args.folded_root == "device" ? FoldedRoot::kDevice
                                                        : FoldedRoot::kAuto;
-  options.remove_output_on_signal = true;
+  options.remove_output_on_signal = !args.in.hosted;
   options.force = args.force;
   ConvertResult result = WithProgress(options, args.in, [](const auto& o) { return Convert(o); });
   PrintWarnings(result.warnings, args.in, err);

@@ -21,9 +21,9 @@ std::string Size(uint64_t bytes) {
 
 }  // namespace
 
-bool WantProgress(bool forced, bool quiet) {
-  if (quiet) return false;
-  return forced || ::isatty(2);
+bool WantProgress(const InputArgs& in) {
+  if (in.quiet || in.hosted) return false;
+  return in.progress || ::isatty(2);
 }
 
 std::string ProgressText(const char* stage, uint64_t read, uint64_t total, double seconds) {

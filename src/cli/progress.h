@@ -14,8 +14,9 @@
 namespace torch2pprof::cli {
 
 // Whether to show progress: --progress forces it, --quiet silences it, else only when
-// stderr is a terminal (never in pipes, CI logs or tests).
-bool WantProgress(bool forced, bool quiet);
+// stderr is a terminal (never in pipes, CI logs or tests). A hosted run never draws: the
+// terminal is the host's.
+bool WantProgress(const InputArgs& in);
 
 // The line for a state of the work, e.g. "read and parse  512 MB of 2.05 GB (25%)
 // 410 MB/s  ETA 4s"; total 0: unknown.
@@ -48,7 +49,7 @@ template <typename Options, typename Call>
 auto WithProgress(Options options, const InputArgs& in, Call call) {
   Progress progress;
   options.progress = &progress;
-  ProgressLine line(progress, 2, WantProgress(in.progress, in.quiet));
+  ProgressLine line(progress, 2, WantProgress(in));
   return call(options);
 }
 

@@ -43,7 +43,7 @@ int RunSummarize(const SummarizeArgs& args, std::ostream& /*out*/, std::ostream&
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.force = args.force;
-  options.remove_output_on_signal = true;
+  options.remove_output_on_signal = !args.in.hosted;
   SummarizeResult result = WithProgress(options, args.in, [](const auto& opts) { return Summarize(opts); });
   PrintWarnings(result.warnings, args.in, err);
   if (args.stats) PrintStats(result.stages, err);

@@ -139,6 +139,9 @@ AnalyzeSnapshotResult AnalyzeSnapshot(const AnalyzeSnapshotOptions& options);
 // the analysis is the one of the traces.
 struct AnalyzeRanksOptions {
   std::vector<std::string> inputs;  // one trace or summary per rank
+  // What the report calls each input where it is not "": the trace a summary stands for
+  // (InputsOfDirectory). Empty: each input's own name.
+  std::vector<std::string> names;
   int threads = 0;
   bool strict = false;
   bool allow_truncated = false;
@@ -202,10 +205,18 @@ struct CompareRunsResult {
 };
 CompareRunsResult Compare(const CompareRunsOptions& options);
 
-// The traces of a directory, for analyze DIR: its *.pt.trace.json[.gz] files (what
-// torch.profiler's tensorboard_trace_handler writes), else every *.json[.gz], sorted
-// by name. Throws Error (kInput) when it holds none.
-std::vector<std::string> TracesInDirectory(const std::string& dir);
+// What a directory stands for, for analyze DIR: its *.pt.trace.json[.gz] files (what
+// torch.profiler's handlers write), else every *.json[.gz], and *.summary.json, sorted by
+// name. Where several ranks are there, a NAME.summary.json stands for its trace NAME.*
+// (named as the trace); where every name carries a profiler cycle (NAME.stepN.…, what
+// on_trace_ready writes), the last cycle's files only, with a note that says so.
+// Throws Error (kInput) when it holds none.
+struct DirectoryInputs {
+  std::vector<std::string> inputs;  // the files to read
+  std::vector<std::string> names;   // AnalyzeRanksOptions::names
+  std::vector<std::string> notes;   // for the warnings
+};
+DirectoryInputs InputsOfDirectory(const std::string& dir);
 
 // The number of threads "0: all cores" means here.
 int DefaultThreads();

@@ -51,8 +51,9 @@ SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, bool fla
 
 // Ranks: traces are summarised as they load, summaries read as they are, each kept in
 // input order, so that a report from summaries is the report from their traces.
-RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const LoadSettings& base, double threshold,
-                                 Executor& ex, Stages& stages, std::vector<std::string>* all_warnings) {
+RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const std::vector<std::string>& names,
+                                 const LoadSettings& base, double threshold, Executor& ex, Stages& stages,
+                                 std::vector<std::string>* all_warnings) {
   const size_t n = inputs.size();
   std::vector<RankSummary> ranks(n);
   std::vector<std::vector<std::string>> warnings(n);
@@ -76,6 +77,7 @@ RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const L
       stages.Begin("read summaries");
       SummaryFile s = ReadSummary(in.input->source());
       ranks[slot] = std::move(s.summary);
+      if (slot < names.size() && !names[slot].empty()) ranks[slot].file = names[slot];
       warnings[slot] = std::move(s.warnings);
     } else {
       NeedEvents(in.trace);
@@ -208,8 +210,8 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
         api::CheckDistinctInputs(options.inputs);
         const api::LoadSettings settings = api::SettingsOf(1, options.strict, options.allow_truncated,
                                                            api::TrackProgress(options.progress, options.inputs));
-        result.analysis =
-            api::AnalyzeRanksStages(options.inputs, settings, options.threshold, ex, stages, &result.warnings);
+        result.analysis = api::AnalyzeRanksStages(options.inputs, options.names, settings, options.threshold, ex,
+                                                  stages, &result.warnings);
       });
 }
 
@@ -219,26 +221,123 @@ SummarizeResult Summarize(const SummarizeOptions& options) {
       [&](api::Stages& stages, SummarizeResult& result) { api::SummarizeStages(options, stages, result); });
 }
 
-std::vector<std::string> TracesInDirectory(const std::string& dir) {
-  std::vector<std::string> traces, json;
+namespace {
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// The N of a file named PREFIX.stepN.SUFFIX (what on_trace_ready writes for the profiler
+// cycle that ended at step N; PREFIX.stepN.partial.SUFFIX for one the profiler's stop cut
+// short); N -1 for any other name.
+struct Cycle {
+  int64_t step = -1;
+  bool partial = false;
+};
+Cycle CycleOf(const std::string& name) {
+  Cycle cycle;
+  for (size_t at = name.find(".step"); at != std::string::npos; at = name.find(".step", at + 1)) {
+    size_t i = at + 5, digits = 0;
+    int64_t n = 0;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 18) n = n * 10 + (name[i++] - '0'), ++digits;
+    if (digits > 0 && i < name.size() && name[i] == '.') cycle = {n, name.compare(i, 9, ".partial.") == 0};
+  }
+  return cycle;
+}
+
+struct Found {
+  std::string name;  // in the directory
+  std::string stem;  // the name less .pt.trace.json[.gz], .summary.json or .json[.gz]
+  bool summary = false, torch_name = false;
+};
+
+}  // namespace
+
+DirectoryInputs InputsOfDirectory(const std::string& dir) {
+  std::vector<Found> found;
   DIR* d = ::opendir(dir.c_str());
   if (!d) ThrowInput(dir, -1, std::string("cannot open directory: ") + std::strerror(errno));
-  auto ends = [](const std::string& s, const char* ext) {
-    size_t n = std::strlen(ext);
-    return s.size() >= n && s.compare(s.size() - n, n, ext) == 0;
-  };
+  const std::string prefix = dir + (EndsWith(dir, "/") ? "" : "/");
   while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    std::string path = dir + (ends(dir, "/") ? "" : "/") + name;
+    const std::string name = e->d_name;
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (ends(name, ".pt.trace.json") || ends(name, ".pt.trace.json.gz")) traces.push_back(path);
-    if (ends(name, ".json") || ends(name, ".json.gz")) json.push_back(path);
+    if (::stat((prefix + name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    for (const char* suffix : {".summary.json", ".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz"}) {
+      if (!EndsWith(name, suffix)) continue;
+      const std::string ext = suffix;
+      found.push_back({name, name.substr(0, name.size() - ext.size()), ext == ".summary.json",
+                       ext.find(".pt.trace") != std::string::npos});
+      break;
+    }
   }
   ::closedir(d);
-  std::vector<std::string>& out = traces.empty() ? json : traces;
-  if (out.empty()) ThrowInput(dir, -1, "no traces in this directory (*.pt.trace.json[.gz], else *.json[.gz])");
-  std::sort(out.begin(), out.end());
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.name < b.name; });
+  DirectoryInputs out;
+  // Profiler cycles: where every file names one, the last complete cycle is the one
+  // analysed (a partial one only where there is no other).
+  std::vector<Cycle> cycles;
+  for (const Found& f : found) cycles.push_back(CycleOf(f.name));
+  if (!found.empty() && std::all_of(cycles.begin(), cycles.end(), [](const Cycle& c) { return c.step >= 0; })) {
+    const bool complete = std::any_of(cycles.begin(), cycles.end(), [](const Cycle& c) { return !c.partial; });
+    std::vector<int64_t> distinct;
+    for (const Cycle& c : cycles) distinct.push_back(c.step);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    int64_t chosen = -1;
+    for (const Cycle& c : cycles) {
+      if (!(complete && c.partial)) chosen = std::max(chosen, c.step);
+    }
+    if (distinct.size() > 1) {
+      std::vector<Found> last;
+      for (size_t i = 0; i < found.size(); ++i) {
+        if (cycles[i].step == chosen && !(complete && cycles[i].partial)) last.push_back(found[i]);
+      }
+      found = std::move(last);
+      std::string steps;
+      for (int64_t c : distinct) steps += (steps.empty() ? "" : ", ") + std::to_string(c);
+      out.notes.push_back("note: " + dir + " holds " + std::to_string(distinct.size()) +
+                          " profiler cycles (ending at steps " + steps + "); analysing the last" +
+                          (complete ? " complete" : "") + " one, step " + std::to_string(chosen) +
+                          " (name its files to analyse another)");
+    }
+  }
+  // Traces: torch's *.pt.trace.json[.gz] where there are any, else every *.json[.gz].
+  const bool torch_names = std::any_of(found.begin(), found.end(), [](const Found& f) { return f.torch_name; });
+  std::vector<const Found*> traces, summaries;
+  for (const Found& f : found) {
+    if (f.summary) {
+      summaries.push_back(&f);
+    } else if (f.torch_name || !torch_names) {
+      traces.push_back(&f);
+    }
+  }
+  // A summary stands for the trace of its stem (the reduce then reads a few KB a rank),
+  // and is reported under the trace's name; alone, a rank's trace is read for the full
+  // report. Summaries whose trace is gone stand for themselves.
+  std::vector<std::string> stems;
+  for (const Found& f : found) stems.push_back(f.stem);
+  std::sort(stems.begin(), stems.end());
+  const bool several = std::unique(stems.begin(), stems.end()) - stems.begin() > 1;
+  for (const Found* t : traces) {
+    auto s = std::find_if(summaries.begin(), summaries.end(), [&](const Found* x) { return x && x->stem == t->stem; });
+    if (s != summaries.end() && several) {
+      out.inputs.push_back(prefix + (*s)->name);
+      out.names.push_back(prefix + t->name);
+    } else {
+      out.inputs.push_back(prefix + t->name);
+      out.names.push_back("");
+    }
+    if (s != summaries.end()) *s = nullptr;
+  }
+  for (const Found* s : summaries) {
+    if (!s) continue;
+    out.inputs.push_back(prefix + s->name);
+    out.names.push_back("");
+  }
+  if (out.inputs.empty()) {
+    ThrowInput(dir, -1, "no traces in this directory (*.pt.trace.json[.gz], else *.json[.gz], or *.summary.json)");
+  }
   return out;
 }
 

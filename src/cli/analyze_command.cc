@@ -17,15 +17,19 @@ namespace torch2pprof::cli {
 
 namespace {
 
-// Files as given; a directory stands for the traces in it.
-std::vector<std::string> ExpandInputs(const std::vector<std::string>& inputs) {
-  std::vector<std::string> out;
+// Files as given; a directory stands for what InputsOfDirectory finds in it.
+DirectoryInputs ExpandInputs(const std::vector<std::string>& inputs) {
+  DirectoryInputs out;
   for (const std::string& in : inputs) {
     struct stat st;
     if (in != "-" && ::stat(in.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      for (std::string& t : TracesInDirectory(in)) out.push_back(std::move(t));
+      DirectoryInputs dir = InputsOfDirectory(in);
+      out.inputs.insert(out.inputs.end(), dir.inputs.begin(), dir.inputs.end());
+      out.names.insert(out.names.end(), dir.names.begin(), dir.names.end());
+      out.notes.insert(out.notes.end(), dir.notes.begin(), dir.notes.end());
     } else {
-      out.push_back(in);
+      out.inputs.push_back(in);
+      out.names.push_back("");
     }
   }
   return out;
@@ -40,18 +44,20 @@ ReportOptions Report(const AnalyzeArgs& args, const char* default_table) {
   return report;
 }
 
-int RunAcrossRanks(const AnalyzeArgs& args, const std::vector<std::string>& inputs, std::ostream& out,
-                   std::ostream& err) {
+int RunAcrossRanks(const AnalyzeArgs& args, const DirectoryInputs& expanded, std::ostream& out, std::ostream& err) {
+  const std::vector<std::string>& inputs = expanded.inputs;
   ReportOptions report = Report(args, "ranks");
   if (args.format == "csv") CheckCsvTable(report.table, RanksCsvTables(), "with several ranks, ");
   if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
   AnalyzeRanksOptions options;
   options.inputs = inputs;
+  options.names = expanded.names;
   options.threads = args.threads;
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.threshold = args.straggler_threshold / 100.0;
   AnalyzeRanksResult result = WithProgress(options, args.in, [](const auto& o) { return AnalyzeRanks(o); });
+  result.warnings.insert(result.warnings.begin(), expanded.notes.begin(), expanded.notes.end());
   PrintWarnings(result.warnings, args.in, err);
   WriteReport(inputs[0], [&] {
     const RanksAnalysis& a = result.analysis;
@@ -106,8 +112,9 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   if (args.format != "csv" && !args.table.empty()) {
     throw Error(Error::Kind::kUsage, "", -1, "--table goes with --format csv");
   }
-  std::vector<std::string> inputs = ExpandInputs(args.inputs);
-  if (inputs.size() > 1) return RunAcrossRanks(args, inputs, out, err);
+  const DirectoryInputs expanded = ExpandInputs(args.inputs);
+  const std::vector<std::string>& inputs = expanded.inputs;
+  if (inputs.size() > 1) return RunAcrossRanks(args, expanded, out, err);
   const char* default_table[] = {"operators", "devices", "ranks"};
   AnalyzeOptions options;
   options.input = inputs[0];
@@ -134,6 +141,7 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
     }
   };
   AnalyzeResult result = WithProgress(options, args.in, [](const auto& o) { return Analyze(o); });
+  result.warnings.insert(result.warnings.begin(), expanded.notes.begin(), expanded.notes.end());
   PrintWarnings(result.warnings, args.in, err);
   const int kind = result.kind == InputKind::kSnapshot ? 1 : result.kind == InputKind::kSummary ? 2 : 0;
   const ReportOptions report = Report(args, default_table[kind]);

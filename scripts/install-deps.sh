@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   g++ make cmake pkg-config git                      # toolchain; git stamps the version
+  ninja-build                                        # the wheel: pip install . runs CMake with Ninja (else pip fetches it)
   libsimdjson-dev nlohmann-json3-dev                 # JSON: event stream, small documents
   libprotobuf-dev protobuf-compiler zlib1g-dev       # the tests' pprof decoder, gzip
   libisal-dev                                        # ISA-L's igzip: inflates .json.gz 2-3x as fast as zlib

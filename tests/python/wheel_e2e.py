@@ -68,10 +68,19 @@ def check_no_torch(t, py, site, traces, scratch):
     """The API in a venv without torch: the CLI's bytes, statuses and lines."""
     binary = os.path.join(site, "torch2pprof", "bin", "torch2pprof")
     problems = []
+    # This machine has libsimdjson and libisal too: the wheel's own copies must be the
+    # ones found, or a machine without them would fail.
+    bundled = os.path.realpath(os.path.join(site, "torch2pprof.libs"))
     for elf in [binary] + glob.glob(os.path.join(site, "torch2pprof", "_core*.so")):
         ldd = sh(["ldd", elf]).stdout.decode()
         if "not found" in ldd:
             problems.append(f"{elf}: {ldd}")
+        for lib in ("libsimdjson", "libisal"):
+            line = next((x for x in ldd.splitlines() if lib in x), "")
+            if line and bundled not in os.path.realpath(line.split("=>")[-1].split("(")[0].strip()):
+                problems.append(f"{os.path.basename(elf)} finds {lib} outside the wheel: {line.strip()}")
+            if not line and os.path.basename(elf) == "torch2pprof":
+                problems.append(f"the CLI does not link {lib}: {ldd}")
     r = sh([py, "-c", "import sys, torch2pprof; print(torch2pprof.__version__, 'torch' in sys.modules)"])
     if r.returncode != 0 or not r.stdout.decode().endswith("False\n"):
         problems.append(f"import: {r.stdout!r} {r.stderr.decode()[-300:]}")
@@ -79,7 +88,7 @@ def check_no_torch(t, py, site, traces, scratch):
     r = sh([script, "--version"])
     if r.returncode != 0 or not r.stdout.startswith(b"torch2pprof "):
         problems.append(f"console script: {r.returncode} {r.stderr!r}")
-    t.report("without torch: imports, console script runs, every library found", problems)
+    t.report("without torch: imports, console script runs, every library found in the wheel", problems)
 
     # The API against the binary, in this venv's own process.
     probe = os.path.join(scratch, "api_vs_cli.py")

@@ -12,6 +12,7 @@
 
 #include "base/utf8.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "cli/options.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/version.h"
@@ -135,6 +136,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
       "  torch2pprof compare --fail-on 'step_time>+5%' base.json.gz new.json.gz\n"
       "  torch2pprof summarize rank7.json.gz -o rank7.summary.json; torch2pprof analyze *.summary.json\n"
       "Exit status: 0 ok, 1 bad input, 2 usage error, 3 output not written, 4 compare: a rule fired.");
+  // Before the subcommands: each takes its parent's formatter when it is made.
+  app.formatter(std::make_shared<WrappedHelp>(HelpWidth(host == Host::kProcess)));
   bool version = false;
   app.add_flag("--version", version, "Print the version and exit");
 
@@ -176,7 +179,12 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
     out << app.help("", CLI::AppFormatMode::All);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    err << "torch2pprof: " << VisibleText(e.what()) << " (see 'torch2pprof --help')\n";
+    // The help that lists the option is the command's, where one was named.
+    std::string help = "torch2pprof --help";
+    for (CLI::App* sub : {conv, an, cmp, sum}) {
+      if (sub->parsed()) help = "torch2pprof " + sub->get_name() + " --help";
+    }
+    err << "torch2pprof: " << VisibleText(e.what()) << " (see '" << help << "')\n";
     return kExitUsage;
   }
   if (version) {

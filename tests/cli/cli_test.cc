@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/help.h"
 #include "cli/progress.h"
 #include "test_util.h"
 #include "torch2pprof/input.h"
@@ -32,6 +33,20 @@ Result RunArgs(std::vector<std::string> args) {
   std::ostringstream out, err;
   int status = Run(static_cast<int>(argv.size()), argv.data(), out, err);
   return {status, out.str(), err.str()};
+}
+
+// Help as one line a paragraph: the wrapped rows joined again, for tests that read lists in it.
+std::string Flat(const std::string& help) {
+  std::string out;
+  for (size_t i = 0; i < help.size(); ++i) {
+    if (help[i] == '\n' && i + 1 < help.size() && help[i + 1] == ' ') {
+      while (i + 1 < help.size() && help[i + 1] == ' ') ++i;
+      out += ' ';
+    } else {
+      out += help[i];
+    }
+  }
+  return out;
 }
 
 const char* kTrace = R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]})";
@@ -80,6 +95,7 @@ TEST(Cli, HelpListsTheInputKindsAndMissingInputsSayWhatIsTaken) {
   for (const CommandInputs& c : InputsOfCommands()) {
     Result r = RunArgs({c.command, "--help"});
     ASSERT_EQ(r.status, 0) << c.command;
+    r.out = Flat(r.out);
     for (InputKind k : c.kinds) EXPECT_NE(r.out.find(InputKindName(k)), std::string::npos) << c.command;
     for (InputKind k : {InputKind::kTrace, InputKind::kSnapshot, InputKind::kProfile, InputKind::kSummary}) {
       if (std::find(c.kinds.begin(), c.kinds.end(), k) == c.kinds.end()) {
@@ -109,6 +125,7 @@ TEST(Cli, HelpListsTheInputKindsAndMissingInputsSayWhatIsTaken) {
 TEST(Cli, EveryCsvTableTheHelpOffersIsWritten) {
   Result help = RunArgs({"analyze", "--help"});
   ASSERT_EQ(help.status, 0);
+  help.out = Flat(help.out);
   auto offered = [&](const std::string& from, const std::string& to) {
     size_t b = help.out.find(from);
     size_t e = help.out.find(to, b);
@@ -181,6 +198,30 @@ TEST(Cli, VersionNamesTheCommitItWasBuiltFrom) {
   EXPECT_NE(revision.find(head), std::string::npos) << revision << " is not HEAD " << head;
 }
 
+// CLI11 prints a description on one line however long; the help wraps to 100 columns
+// here (no terminal), every word kept and in order.
+TEST(Cli, HelpIsWrappedToTheWidthWithEveryWordKept) {
+  for (std::string command : {"", "convert", "analyze", "compare", "summarize"}) {
+    Result r = command.empty() ? RunArgs({"--help"}) : RunArgs({command, "--help"});
+    ASSERT_EQ(r.status, 0) << command;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      const bool one_word = line.find(' ', line.find_first_not_of(' ')) == std::string::npos;
+      EXPECT_TRUE(line.size() <= 100 || one_word) << command << ": " << line.size() << " columns: " << line;
+    }
+  }
+  const std::string text = "a bb ccc dddd eeeee ffffff " + std::string(30, 'g') + " h";
+  const std::string wrapped = Wrap(text, 12, 2);
+  std::istringstream in(text), out(wrapped);
+  std::vector<std::string> a, b;
+  for (std::string w; in >> w;) a.push_back(w);
+  for (std::string w; out >> w;) b.push_back(w);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(wrapped, "a bb ccc\n  dddd eeeee\n  ffffff\n  " + std::string(30, 'g') + "\n  h");
+  EXPECT_EQ(Wrap("  x y\nz\n", 4), "  x\n  y\nz\n");  // a line's indent and the breaks kept
+}
+
 TEST(Cli, MistypedCommandsAndBadNumbersGetPlainMessages) {
   TempDir dir;
   std::string in = dir.Write("t.json", kTrace);
@@ -190,12 +231,19 @@ TEST(Cli, MistypedCommandsAndBadNumbersGetPlainMessages) {
       {{"frobnicate"},
        "torch2pprof: unknown command 'frobnicate' (commands: convert, analyze, compare, summarize, help)\n"},
       {{"analyze", "-top", "-5", in},
-       "torch2pprof: --top: expected a whole number from 0 to 1000000000, got '-5' (see 'torch2pprof --help')\n"},
+       "torch2pprof: --top: expected a whole number from 0 to 1000000000, got '-5' (see 'torch2pprof analyze "
+       "--help')\n"},
       {{"analyze", "--threads", "2x", in},
-       "torch2pprof: --threads: expected a whole number from 0 to 1024, got '2x' (see 'torch2pprof --help')\n"},
+       "torch2pprof: --threads: expected a whole number from 0 to 1024, got '2x' (see 'torch2pprof analyze --help')\n"},
       {{"convert", "--max-depth", "99999999999999999999", in, "o.pb.gz"},
        "torch2pprof: --max-depth: expected a whole number from 2 to 1048576, got '99999999999999999999' (see "
-       "'torch2pprof --help')\n"},
+       "'torch2pprof convert --help')\n"},
+      {{"analyze", "--format", "xml", in},
+       "torch2pprof: --format: xml not in {text,json,csv,html} (see 'torch2pprof analyze --help')\n"},
+      {{"compare", "--frobnicate", in, in},
+       "torch2pprof: The following argument was not expected: --frobnicate (see 'torch2pprof compare --help')\n"},
+      {{"--frobnicate"},
+       "torch2pprof: The following argument was not expected: --frobnicate (see 'torch2pprof --help')\n"},
   };
   for (const auto& [args, message] : cases) {
     Result r = RunArgs(args);

@@ -24,7 +24,8 @@ std::string Overview(const Analysis& a) {
   out += "Events    " + Count(t.events) + " (" + phases + ")\n";
   size_t cpu = 0, dev = 0;
   for (const LaneInfo& l : t.lanes) (l.device ? dev : cpu)++;
-  out += "Lanes     " + std::to_string(cpu) + " CPU threads, " + std::to_string(dev) + " device streams\n";
+  out += "Lanes     " + Counted(cpu, "CPU thread", "CPU threads") + ", " +
+         Counted(dev, "device stream", "device streams") + "\n";
   for (const DeviceInfo& d : t.devices) {
     std::string line = "Device    " + VisibleText((d.device.empty() ? std::to_string(d.id) : d.device) + ": " + d.name);
     if (d.total_memory > 0) line += ", " + Bytes(d.total_memory);

@@ -244,6 +244,24 @@ std::string StepVerdict(const Comparison& c) {
          SignedDuration(std::llround(s.high));
 }
 
+// The change itself, the first line of every format: the median step, and the part of
+// the step breakdown whose mean changed most.
+std::string Headline(const Comparison& c) {
+  std::string h = "step time " + FormatDuration(c.step_median.base) + " -> " + FormatDuration(c.step_median.next) +
+                  " (" + RelativeText(c.step_median.relative()) + ")";
+  const PartChange* most = nullptr;
+  for (const PartChange& p : c.parts) {
+    if (p.mean_ns.change() != 0 && (!most || std::llabs(p.mean_ns.change()) > std::llabs(most->mean_ns.change()))) {
+      most = &p;
+    }
+  }
+  if (most) {
+    h += "; changed most: " + most->part + " " + FormatDuration(most->mean_ns.base) + " -> " +
+         FormatDuration(most->mean_ns.next) + " a step (" + SignedDuration(most->mean_ns.change()) + ")";
+  }
+  return h;
+}
+
 std::vector<StepLine> StepLines(const Comparison& c) {
   return {{"base: " + c.base_file, c.base_steps, c.base_whole_trace},
           {"new: " + c.next_file, c.next_steps, c.next_whole_trace}};
@@ -290,8 +308,8 @@ std::string DescribeHeld(const RuleResult& r) {
   std::string out = r.rule.text + ": " + RuleChange(r) + (r.side.empty() ? "" : " in " + r.side + " time") +
                     " crossed the threshold but did not fire (--noise-aware): ";
   if (!r.significance.assessed) {
-    return out + "a run of " + std::to_string(std::min(r.base_steps, r.next_steps)) +
-           " step(s) is too few to judge the noise by (" + std::to_string(kMinSteps) +
+    return out + "a run of " + Counted(std::min(r.base_steps, r.next_steps), "step", "steps") +
+           " is too few to judge the noise by (" + std::to_string(kMinSteps) +
            " are needed); record more steps "
            "(torch.profiler.schedule(active=...)), or drop --noise-aware so that the threshold decides";
   }
@@ -329,14 +347,15 @@ std::string VerdictText(const std::vector<RuleResult>& rules, bool markdown) {
 
 std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {
   std::vector<StepLine> lines = StepLines(c);
-  std::string out =
-      "torch2pprof compare\n" + VerdictText(c.rules, false) + Section("Steps") + WriteText(StepsSummary(lines), 0);
+  std::string out = "torch2pprof compare: " + Headline(c) + "\n" + VerdictText(c.rules, false) + Section("Steps") +
+                    WriteText(StepsSummary(lines), 0);
   out += Wrap(StepVerdict(c), "", "  ");
-  out +=
-      Section("Step breakdown (mean per step; ~ within the noise, ? too few steps to tell)") + WriteText(Parts(c), 0);
-  out += Section("Operators (per step, by the larger change of host or device total)");
+  out += Section(
+             "Step breakdown (inside the analysed steps, mean per step; ~ within the noise, ? too few steps to tell)") +
+         WriteText(Parts(c), 0);
+  out += Section("Operators (the whole trace over its steps, by the larger change of host or device total)");
   out += c.operators.empty() ? "(no operators)\n" : WriteText(WithStatus(Operators(c)), o.top);
-  out += Section("Kernels (per step, by change)");
+  out += Section("Kernels (the whole trace over its steps, by change)");
   out += c.kernels.empty() ? "(no kernels)\n" : WriteText(WithStatus(Kernels(c)), o.top);
   if (!c.devices.empty()) out += Section("GPU") + WriteText(Devices(c), 0);
   if (!c.memory.empty()) out += Section("Memory peak") + WriteText(Memory(c), 0);
@@ -348,13 +367,15 @@ std::string RenderCompareText(const Comparison& c, const ReportOptions& o) {
 
 std::string RenderCompareMarkdown(const Comparison& c, const ReportOptions& o) {
   std::vector<StepLine> lines = StepLines(c);
-  std::string out = "## torch2pprof compare\n\n" + VerdictText(c.rules, true) + "\n" + Wrap(StepVerdict(c), "", "") +
-                    "\n### Steps\n\n" + WriteMarkdown(StepsSummary(lines), 0);
-  out += "\n### Step breakdown (mean per step)\n\n" + WriteMarkdown(Parts(c), 0);
+  std::string out = "## torch2pprof compare: " + Headline(c) + "\n\n" + VerdictText(c.rules, true) + "\n" +
+                    Wrap(StepVerdict(c), "", "") + "\n### Steps\n\n" + WriteMarkdown(StepsSummary(lines), 0);
+  out += "\n### Step breakdown (inside the analysed steps, mean per step)\n\n" + WriteMarkdown(Parts(c), 0);
   if (!c.operators.empty()) {
-    out += "\n### Operators (per step)\n\n" + WriteMarkdown(WithStatus(Operators(c)), o.top);
+    out += "\n### Operators (the whole trace over its steps)\n\n" + WriteMarkdown(WithStatus(Operators(c)), o.top);
   }
-  if (!c.kernels.empty()) out += "\n### Kernels (per step)\n\n" + WriteMarkdown(WithStatus(Kernels(c)), o.top);
+  if (!c.kernels.empty()) {
+    out += "\n### Kernels (the whole trace over its steps)\n\n" + WriteMarkdown(WithStatus(Kernels(c)), o.top);
+  }
   if (!c.devices.empty()) out += "\n### GPU\n\n" + WriteMarkdown(Devices(c), 0);
   if (!c.memory.empty()) out += "\n### Memory peak\n\n" + WriteMarkdown(Memory(c), 0);
   if (!c.rules.empty()) out += "\n### Rules\n\n" + WriteMarkdown(Rules(c.rules, "rules"), 0);
@@ -364,6 +385,7 @@ std::string RenderCompareMarkdown(const Comparison& c, const ReportOptions& o) {
 std::string RenderCompareJson(const Comparison& c, const ReportOptions& o) {
   Json j;
   j.Open('{');
+  j.Field("headline", Headline(c));
   j.Key("steps");
   j.Open('{');
   std::vector<StepLine> lines = StepLines(c);
@@ -434,6 +456,19 @@ DataTable<SiteChange> SiteChanges(const SnapshotComparison& c) {
            {"change_bytes", "change", [](const SiteChange& s) { return ChangeBytes(s.bytes); }}}};
 }
 
+// The change itself: the largest device peak of each, and the site whose live bytes
+// at the peak changed most.
+std::string SnapshotHeadline(const SnapshotComparison& c) {
+  Delta peak;
+  for (const SnapshotDeviceChange& d : c.devices) {
+    peak.base = std::max(peak.base, d.peak_bytes.base), peak.next = std::max(peak.next, d.peak_bytes.next);
+  }
+  std::string h =
+      "memory peak " + Bytes(peak.base) + " -> " + Bytes(peak.next) + " (" + SignedBytes(peak.change()) + ")";
+  if (!c.sites.empty()) h += "; changed most: " + c.sites[0].site + " " + SignedBytes(c.sites[0].bytes.change());
+  return h;
+}
+
 std::string SnapshotRuns(const SnapshotComparison& c, const std::string& indent) {
   return indent + "base: " + VisibleText(c.base_file) + "\n" + indent + "new:  " + VisibleText(c.next_file) + "\n";
 }
@@ -441,8 +476,8 @@ std::string SnapshotRuns(const SnapshotComparison& c, const std::string& indent)
 }  // namespace
 
 std::string RenderSnapshotCompareText(const SnapshotComparison& c, const ReportOptions& o) {
-  std::string out =
-      "torch2pprof compare: CUDA memory snapshots\n" + VerdictText(c.rules, false) + SnapshotRuns(c, "  ");
+  std::string out = "torch2pprof compare, CUDA memory snapshots: " + SnapshotHeadline(c) + "\n" +
+                    VerdictText(c.rules, false) + SnapshotRuns(c, "  ");
   out +=
       Section("Devices (peak: allocated bytes, as asked for; reserved at the dump)") + WriteText(SnapshotDevices(c), 0);
   out += Section("Live at the peak, by site (largest change first; all devices)");
@@ -452,8 +487,8 @@ std::string RenderSnapshotCompareText(const SnapshotComparison& c, const ReportO
 }
 
 std::string RenderSnapshotCompareMarkdown(const SnapshotComparison& c, const ReportOptions& o) {
-  std::string out =
-      "## torch2pprof compare: CUDA memory snapshots\n\n" + VerdictText(c.rules, true) + "\n" + SnapshotRuns(c, "- ");
+  std::string out = "## torch2pprof compare, CUDA memory snapshots: " + SnapshotHeadline(c) + "\n\n" +
+                    VerdictText(c.rules, true) + "\n" + SnapshotRuns(c, "- ");
   out += "\n### Devices\n\n" + WriteMarkdown(SnapshotDevices(c), 0);
   if (!c.sites.empty()) out += "\n### Live at the peak, by site\n\n" + WriteMarkdown(SiteChanges(c), o.top);
   if (!c.rules.empty()) out += "\n### Rules\n\n" + WriteMarkdown(Rules(c.rules, "rules"), 0);
@@ -463,6 +498,7 @@ std::string RenderSnapshotCompareMarkdown(const SnapshotComparison& c, const Rep
 std::string RenderSnapshotCompareJson(const SnapshotComparison& c, const ReportOptions& o) {
   Json j;
   j.Open('{');
+  j.Field("headline", SnapshotHeadline(c));
   j.Field("base_file", c.base_file);
   j.Field("new_file", c.next_file);
   WriteJson(j, SnapshotDevices(c), 0);

@@ -43,6 +43,14 @@ std::string Printf(const char* fmt, double v) {
 
 std::string Count(uint64_t n) { return FormatCount(n); }
 
+std::string Counted(uint64_t n, const std::string& singular, const std::string& plural) {
+  return Count(n) + " " + (n == 1 ? singular : plural);
+}
+
+std::string StreamName(const std::string& stream) {
+  return stream.rfind("stream ", 0) == 0 ? stream : "stream " + stream;
+}
+
 }  // namespace report
 
 std::string FormatCount(uint64_t n) {

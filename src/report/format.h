@@ -12,7 +12,11 @@ namespace torch2pprof::report {
 inline constexpr size_t kWidth = 120;  // text reports fit in this many columns
 
 std::string Printf(const char* fmt, double v);
-std::string Count(uint64_t n);                            // 12,345
+std::string Count(uint64_t n);  // 12,345
+// "1 CPU thread", "3 device streams": a count and its noun, plural but for one.
+std::string Counted(uint64_t n, const std::string& singular, const std::string& plural);
+// A device stream as people read it: "stream 7" from torch 2's tid "7" and torch 1.x's "stream 7".
+std::string StreamName(const std::string& stream);
 std::string Percent(int64_t part, int64_t whole);         // "12.3%", "-" when whole is 0
 std::string PercentOf(double fraction);                   // 0.123 -> "12.3%"
 std::string Bytes(int64_t b);                             // "1.50 MiB"

@@ -457,7 +457,7 @@ std::string Idle(const Analysis& a, int top) {
   const std::vector<ChartSeries> series = {{"host wait", "#e15759"}, {"kernel wait", "#edc948"}, {"other", "#bab0ac"}};
   std::vector<std::vector<int64_t>> values;
   for (const IdleRow& r : a.idle_time) {
-    labels.push_back(r.device + " stream " + r.stream);
+    labels.push_back(r.device + " " + StreamName(r.stream));
     values.push_back({r.host_wait_ns, r.kernel_wait_ns, r.other_ns});
   }
   std::string out = Note(

@@ -379,8 +379,7 @@ std::string RecommendationText(const Analysis& a, const Recommendation& r) {
   std::string wait;
   if (r.explains_wait) {
     const HostWaitEvidence& w = r.wait;
-    // A stream's tid is "7" in torch 2 traces and "stream 7" in torch 1.x's.
-    const std::string stream = w.stream.rfind("stream ", 0) == 0 ? w.stream : "stream " + w.stream;
+    const std::string stream = report::StreamName(w.stream);
     wait = "GPU " + w.device + " " + stream + " waits " + Ms(w.ns) + " a step for the host (" +
            Fixed(Pct(w.ns, total)) + "% of the step); meanwhile the launching thread was in " +
            Listed(w.activity, w.ns);

@@ -251,6 +251,10 @@ const std::string& SnapshotNames::FrameName(uint32_t frame) {
   auto [it, added] = frame_names_.try_emplace(frame);
   if (!added) return it->second;
   const SnapshotFrame& f = s_.frames[frame];
+  // An autograd node's apply is named as analyze's sites name it, so that a profile's
+  // frames and the report's sites agree and pprof's -show='^\[' keeps the gradients.
+  const std::string& backward = Name(f.name).backward;
+  if (!backward.empty()) return it->second = backward;
   it->second = CutText(s_.strings.Get(f.name), kFrameNameBytes);
   if (f.line > 0) it->second += " " + std::string(ShortPath(s_.strings.Get(f.filename))) + ":" + std::to_string(f.line);
   return it->second;

@@ -80,7 +80,19 @@ def short_path(path):
     return path
 
 
+def backward_node(f):
+    """'[backward] Node' for an autograd node's apply, else None."""
+    n = without_parameters(f['name'])
+    if f['name'].startswith('torch::autograd::') and n.endswith('::apply') and len(n) > len('::apply'):
+        return '[backward] ' + n[:-len('::apply')].rsplit('::', 1)[-1]
+    return None
+
+
 def frame_name(f):
+    """A frame as every output names it: a backward node as analyze's sites do."""
+    node = backward_node(f)
+    if node:
+        return node
     line = f.get('line') or 0
     return f"{f['name']} {short_path(f['filename'])}:{line}" if line > 0 else f['name']
 
@@ -116,9 +128,8 @@ def site(frames):
         if python_frame(f):
             return frame_name(f)
     for f in frames:
-        n = without_parameters(f['name'])
-        if f['name'].startswith('torch::autograd::') and n.endswith('::apply') and len(n) > len('::apply'):
-            return '[backward] ' + n[:-len('::apply')].rsplit('::', 1)[-1]
+        if backward_node(f):
+            return backward_node(f)
     for f in frames:
         if f['name'].startswith('at::_ops::') and '::call(' in f['name']:
             return without_parameters(f['name'])
@@ -257,10 +268,11 @@ def profile_sums(raw):
     out = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     for smp in raw.samples:
         device = int(smp['labels']['device'].split(':')[1])
-        # Python frames by the name pprof shows ("forward model.py:7"), C++ frames by their
-        # system name (pprof is shown them without the parameter list).
-        st = tuple(raw.locations[loc][0] if raw.locations[loc][2] > 0 else raw.locations[loc][4]
-                   for loc in reversed(smp['stack']))
+        # Python frames and the bracketed ones ("[backward] AccumulateGrad") by the name
+        # pprof shows, other C++ frames by their system name (pprof shows them without the
+        # parameter list).
+        st = tuple(raw.locations[loc][0] if raw.locations[loc][2] > 0 or raw.locations[loc][0].startswith('[')
+                   else raw.locations[loc][4] for loc in reversed(smp['stack']))
         for t in raw.types:
             v = raw.value(smp, t)
             if v:

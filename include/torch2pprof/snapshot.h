@@ -25,12 +25,22 @@ struct SnapshotSite {
 };
 
 // An out-of-memory event of the ring (action oom).
+// Why an allocation failed, as the snapshot's numbers tell (docs/reference.md, "Memory
+// snapshots"): the device had less free than was asked (full), or more (the caching
+// allocator's own limit refused it: a per-process memory fraction).
+enum class OomCause { kUnknown, kDeviceFull, kAllocatorLimit };
+
 struct SnapshotOom {
   int64_t entry = 0;  // its index in the device's ring
   int64_t time_us = 0;
   int64_t requested_bytes = 0;
-  int64_t device_free_bytes = -1;   // what the device had free; -1 not recorded
-  int64_t allocated_bytes = 0;      // replayed at the event
+  int64_t device_free_bytes = -1;  // what the device had free; -1 not recorded
+  int64_t allocated_bytes = 0;     // replayed at the event
+  int64_t reserved_bytes = 0;      // replayed at the event: the process's segments
+  OomCause cause = OomCause::kUnknown;
+  // The reserved bytes not allocated were enough for the request, but in pieces no one
+  // of which held it: fragmentation.
+  bool fragmented = false;
   std::vector<SnapshotSite> sites;  // live at the event, most bytes first (see kOomSites)
 };
 // Out-of-memory events of a device whose live blocks are read out (each is a replay of
@@ -71,8 +81,9 @@ struct SnapshotDevice {
 struct SnapshotAnalysis {
   std::string file;
   std::vector<SnapshotDevice> devices;
-  bool overflowed = false;  // allocator_settings' trace_alloc_overflowed
-  FlameGraph flame;         // memory by stack (AnalyzeOptions::flame_graph)
+  bool overflowed = false;       // allocator_settings' trace_alloc_overflowed
+  int expandable_segments = -1;  // allocator_settings' expandable_segments: 0, 1; -1 not written
+  FlameGraph flame;              // memory by stack (AnalyzeOptions::flame_graph)
 };
 
 }  // namespace torch2pprof

@@ -50,6 +50,7 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
   SnapshotAnalysis a;
   a.file = s.file;
   a.overflowed = s.overflowed;
+  a.expandable_segments = s.expandable_segments;
   SnapshotNames names(s);
   for (const DevicePeak& peak : DevicePeaks(s)) {
     SnapshotDevice d;
@@ -106,6 +107,13 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
         oom.requested_bytes = e.size;
         oom.device_free_bytes = DeviceFree(e);
         oom.allocated_bytes = allocated;
+        oom.reserved_bytes = reserved;
+        // The allocator asks the device for a new segment only when no cached block holds
+        // the request: with more free on the device than asked, its own limit said no.
+        if (oom.device_free_bytes >= 0) {
+          oom.cause = oom.device_free_bytes < e.size ? OomCause::kDeviceFull : OomCause::kAllocatorLimit;
+        }
+        oom.fragmented = reserved - allocated >= e.size;
         d.ooms.push_back(std::move(oom));
       }
     }

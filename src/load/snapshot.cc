@@ -166,6 +166,7 @@ class SnapshotBuilder : public PickleSink {
     if (std::optional<Node> settings = d_->Get(root, "allocator_settings")) {
       if (std::optional<Node> o = d_->Get(*settings, "trace_alloc_overflowed")) s_.overflowed = d_->Int(*o) != 0;
       if (std::optional<Node> m = d_->Get(*settings, "trace_alloc_max_entries")) s_.max_entries = d_->Int(*m);
+      if (std::optional<Node> e = d_->Get(*settings, "expandable_segments")) s_.expandable_segments = d_->Int(*e) != 0;
     }
     return std::move(s_);
   }

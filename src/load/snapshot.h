@@ -144,8 +144,9 @@ struct MemorySnapshot {
   std::vector<SnapshotRing> traces;              // by device
   std::vector<SnapshotContext> contexts = {{}};  // [0]: stream 0, no compile context
   std::vector<SnapshotAnnotation> annotations;
-  bool overflowed = false;   // allocator_settings' trace_alloc_overflowed
-  int64_t max_entries = -1;  // the ring's trace_alloc_max_entries; -1 unknown
+  bool overflowed = false;       // allocator_settings' trace_alloc_overflowed
+  int64_t max_entries = -1;      // the ring's trace_alloc_max_entries; -1 unknown
+  int expandable_segments = -1;  // allocator_settings' expandable_segments: 0, 1; -1 unknown
 };
 
 // The snapshot in a pickle. A value of the wrong type where the format has one is an

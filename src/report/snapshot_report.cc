@@ -117,7 +117,43 @@ DataTable<OomRow> OomsTable(const std::vector<OomRow>& rows) {
        {"requested_bytes", "asked for", [](const OomRow& r) { return ByteCount(r.oom->requested_bytes); }},
        {"device_free_bytes", "free on device",
         [](const OomRow& r) { return r.oom->device_free_bytes < 0 ? Null() : ByteCount(r.oom->device_free_bytes); }},
-       {"allocated_bytes", "allocated", [](const OomRow& r) { return ByteCount(r.oom->allocated_bytes); }}}};
+       {"allocated_bytes", "allocated", [](const OomRow& r) { return ByteCount(r.oom->allocated_bytes); }},
+       {"reserved_bytes", "reserved", [](const OomRow& r) { return ByteCount(r.oom->reserved_bytes); }},
+       {"cause", "cause",
+        [](const OomRow& r) {
+          return r.oom->cause == OomCause::kDeviceFull       ? Text("device_full")
+                 : r.oom->cause == OomCause::kAllocatorLimit ? Text("allocator_limit")
+                                                             : Null();
+        }},
+       {"fragmented", "fragmented", [](const OomRow& r) {
+          return Cell{Cell::kNumber, r.oom->fragmented ? "true" : "false", r.oom->fragmented ? "yes" : "no"};
+        }}}};
+}
+
+// Why the allocation failed, from the snapshot's numbers (SnapshotOom::cause); "" when
+// the snapshot does not say what the device had free.
+std::string OomWhy(const SnapshotAnalysis& a, const SnapshotOom& oom) {
+  std::string why;
+  const std::string asked = Bytes(oom.requested_bytes), reserved = Bytes(oom.reserved_bytes);
+  if (oom.cause == OomCause::kDeviceFull) {
+    why = "the device had " + Bytes(oom.device_free_bytes) + " free, less than the " + asked +
+          " asked for: it was full, with " + reserved +
+          " reserved by this process (the rest: other processes and the CUDA context).";
+  } else if (oom.cause == OomCause::kAllocatorLimit) {
+    why = "the device had " + Bytes(oom.device_free_bytes) + " free, more than the " + asked +
+          " asked for: the caching allocator refused it under its own limit, a per-process memory fraction "
+          "(torch.cuda.set_per_process_memory_fraction), which lies between the " +
+          reserved + " reserved and that plus the new segment the request needed.";
+  }
+  if (oom.fragmented) {
+    why += std::string(why.empty() ? "" : " ") + Bytes(oom.reserved_bytes - oom.allocated_bytes) + " of the " +
+           reserved + " reserved was cached but not allocated, enough for the request in all, in pieces none of " +
+           "which held it: fragmentation" +
+           (a.expandable_segments == 0
+                ? "; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets the allocator grow a segment instead."
+                : ".");
+  }
+  return why;
 }
 
 DataTable<LevelRow> TimelineTable(const std::vector<LevelRow>& rows) {
@@ -199,6 +235,8 @@ std::string RenderSnapshotText(const SnapshotAnalysis& a, const ReportOptions& o
     for (const SnapshotSite& s : last.oom->sites) {
       rows.push_back(SiteRow{last.device->device, last.oom->entry, last.oom->allocated_bytes, &s});
     }
+    const std::string why = OomWhy(a, *last.oom);
+    if (!why.empty()) out += Wrap("Why the last failed: " + why, "", "  ");
     out += "\nLive at the last: " + last.device->device + " asked for " + Bytes(last.oom->requested_bytes) + " with " +
            Bytes(last.oom->allocated_bytes) + " allocated\n";
     out += WriteText(SitesTable("oom_sites", rows, false), o.top);

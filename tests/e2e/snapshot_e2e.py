@@ -223,7 +223,12 @@ def model(s):
         peak, at_peak = level, dict(live)
         ooms = []
         ok = True
+        # Reserved bytes, replayed forwards from before the ring (for the OOMs' causes).
+        change = {'segment_alloc': 1, 'segment_map': 1, 'segment_free': -1, 'segment_unmap': -1}
+        held = sum(seg['total_size'] for seg in s['segments'] if seg['device'] == d)
+        held -= sum(change.get(e['action'], 0) * e['size'] for e in ring)
         for e in ring:
+            held += change.get(e['action'], 0) * e['size']
             if e['action'] == 'alloc':
                 if e['addr'] in live:
                     ok = False
@@ -234,7 +239,10 @@ def model(s):
                     ok = False
                 level -= live.pop(e['addr'], (e['size'], None, None))[0]
             elif e['action'] == 'oom':
-                ooms.append((e['size'], level, dict(live)))
+                # The device had less free than asked: full; more: the allocator's own limit.
+                free = e.get('device_free')
+                cause = None if free is None else 'device_full' if free < e['size'] else 'allocator_limit'
+                ooms.append((e['size'], level, dict(live), held, cause, held - level >= e['size']))
                 continue
             else:
                 continue
@@ -259,7 +267,7 @@ def model(s):
             m['inuse_objects'][st] += 1
         m['peak'] = peak
         m['peak_sites'] = sites_of(at_peak)
-        m['ooms'] = [(size, lv, sites_of(lv_live)) for size, lv, lv_live in ooms]
+        m['ooms'] = [(size, lv, sites_of(lv_live), rest) for size, lv, lv_live, *rest in ooms]
     return out, disagree
 
 
@@ -368,9 +376,11 @@ def check_analyze(binary, path, s, want, disagree, tmp):
             problems.append(f'cuda:{d}: peak sites differ, e.g. {diff[0]!r}: {sites.get(diff[0])} vs '
                             f'{m["peak_sites"].get(diff[0])}')
         ooms = [o for o in doc['ooms'] if o['device'] == f'cuda:{d}']
-        if [(o['requested_bytes'], o['allocated_bytes']) for o in ooms] != [(a, b) for a, b, _ in m['ooms']]:
-            problems.append(f'cuda:{d}: ooms {ooms} != {[(a, b) for a, b, _ in m["ooms"]]}')
-        for o, (_, _, live) in zip(ooms, m['ooms']):
+        got_ooms = [(o['requested_bytes'], o['allocated_bytes'], [o['reserved_bytes'], o['cause'], o['fragmented']])
+                    for o in ooms]
+        if got_ooms != [(a, b, rest) for a, b, _, rest in m['ooms']]:
+            problems.append(f'cuda:{d}: ooms {got_ooms} != {[(a, b, rest) for a, b, _, rest in m["ooms"]]}')
+        for o, (_, _, live, _) in zip(ooms, m['ooms']):
             got_sites = {row['site']: (row['bytes'], row['blocks']) for row in doc['oom_sites']
                          if row['device'] == f'cuda:{d}' and row['oom_entry'] == o['entry']}
             if got_sites != live:
@@ -564,7 +574,29 @@ def main():
         check_compare(tally, args.binary, os.path.join(snaps, 'expandable.pickle.gz'),
                       os.path.join(snaps, 'oom_train.pickle.gz'), tmp)
         check_bad(tally, args.binary, tmp)
+        check_oom_cause(tally, args.binary, os.path.join(snaps, 'oom_train.pickle.gz'), tmp)
     return tally.summary()
+
+
+def check_oom_cause(tally, binary, oom_train, tmp):
+    """Why an allocation failed, against what is known of the runs: oom_train ran under a
+    3 GiB per-process limit (testdata/README.md) on a device with room to spare, so the
+    limit must lie between what was reserved and that plus the request; a made snapshot
+    whose device had 12,345 bytes free for 1 GiB was full."""
+    problems = []
+    doc = json.loads(subprocess.run([binary, 'analyze', '--format', 'json', oom_train], capture_output=True,
+                                    text=True, check=True).stdout)
+    o = doc['ooms'][-1]
+    if o['cause'] != 'allocator_limit' or not o['reserved_bytes'] <= 3 << 30 < o['reserved_bytes'] + o['requested_bytes']:
+        problems.append(f'oom_train: {o}')
+    text = subprocess.run([binary, 'analyze', oom_train], capture_output=True, text=True).stdout
+    if 'per-process memory fraction' not in ' '.join(text.split()):
+        problems.append('oom_train: the text does not say why')
+    made = os.path.join(tmp, 'made_p5.pickle')
+    text = ' '.join(subprocess.run([binary, 'analyze', made], capture_output=True, text=True).stdout.split())
+    if 'free, less than the 1.00 GiB asked for: it was full' not in text:
+        problems.append(f'made: {text[-600:]}')
+    tally.report('why an allocation failed: a memory fraction (oom_train), a full device (made)', problems)
 
 
 if __name__ == '__main__':

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "report/format.h"
+#include "report/table.h"
 
 namespace torch2pprof {
 
@@ -97,6 +98,13 @@ std::string FlameJson(const FlameGraph& f) {
   strings("types", f.types);
   strings("units", f.units);
   strings("names", f.names);
+  // The label each name is drawn with, as the tables write it; "" where it is the name.
+  std::vector<std::string> labels;
+  for (const std::string& n : f.names) {
+    std::string l = report::FrameLabel(n);
+    labels.push_back(l == n ? std::string() : std::move(l));
+  }
+  strings("labels", labels);
   out += "\"parent\":";
   numbers(f.parent);
   out += ",\"name\":";

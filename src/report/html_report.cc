@@ -70,8 +70,8 @@ ul.advice li{margin-bottom:6px}
 .flame .tools{display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin:4px 0 8px}
 .flame .tools input[type=search]{padding:3px 6px;border:1px solid var(--line);border-radius:4px;min-width:260px}
 .flame .tools .match{color:var(--muted);font-size:12px}
-.flame .graph{position:relative;width:100%;overflow:hidden;border:1px solid var(--line);border-radius:4px;background:var(--alt)}
-.flame .f{position:absolute;height:17px;line-height:17px;font-size:11px;padding:0 3px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer;color:#1d1d1f}
+.flame .graph{position:relative;width:calc(100vw - 72px);margin-left:calc(50% - 50vw + 36px);overflow:hidden;border:1px solid var(--line);border-radius:4px;background:var(--alt)}
+.flame .f{position:absolute;height:17px;line-height:17px;font-size:10.5px;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;letter-spacing:-.1px;padding:0 3px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer;color:#1d1d1f}
 .flame .f.hit{outline:2px solid #d62728;outline-offset:-2px;font-weight:600}
 .flame .f.up{opacity:.55}
 .flame .info{color:var(--muted);font-size:12px;min-height:18px;margin-top:4px;overflow-wrap:anywhere}
@@ -156,6 +156,15 @@ document.querySelectorAll(".flame").forEach(function (box) {
     return String(v);
   }
   function name(i) { return i === 0 ? "all" : data.names[data.name[i]]; }
+  // As the tables write names: kernels without their argument lists, paths cut to …/a/b.py.
+  function label(i) { return i === 0 ? "all" : (data.labels && data.labels[data.name[i]]) || data.names[data.name[i]]; }
+  // pprof's -focus syntax (a regular expression, case-insensitive), else the plain text.
+  function matcher(q) {
+    if (!q) return null;
+    try { var re = new RegExp(q, "i"); return function (s) { return re.test(s); }; }
+    catch (e) { q = q.toLowerCase(); return function (s) { return s.toLowerCase().indexOf(q) >= 0; }; }
+  }
+  function hit(m, i) { return m && i !== 0 && (m(name(i)) || m(label(i))); }
   function color(i) {
     var s = name(i), h = 0;
     for (var k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) >>> 0;
@@ -164,7 +173,7 @@ document.querySelectorAll(".flame").forEach(function (box) {
     return "hsl(" + (20 + h % 40) + ",75%," + (68 + h % 14) + "%)";
   }
   function draw() {
-    var tot = data.total[type], q = search.value.trim().toLowerCase();
+    var tot = data.total[type], q = search.value.trim(), m = matcher(q);
     var width = graph.clientWidth || 1000, frag = document.createDocumentFragment(), rows = 0;
     var path = [], hits = 0, hitSum = 0;
     for (var a = root; ; a = data.parent[a]) { path.unshift(a); if (a === 0) break; }
@@ -175,12 +184,12 @@ document.querySelectorAll(".flame").forEach(function (box) {
       d.style.width = Math.max(w, 1) + "px";
       d.style.top = depth * rowH + "px";
       d.style.background = color(i);
-      d.textContent = w > 30 ? name(i) : "";
+      d.textContent = w > 14 ? label(i) : "";
       d.dataset.node = i;
       var share = tot[0] ? (100 * tot[i] / tot[0]).toFixed(2) : "0";
       d.title = name(i) + "\n" + fmt(tot[i]) + " (" + share + "% of all" +
         (i ? ", " + (tot[data.parent[i]] ? (100 * tot[i] / tot[data.parent[i]]).toFixed(1) : "0") + "% of its caller" : "") + ")";
-      if (q && i !== 0 && name(i).toLowerCase().indexOf(q) >= 0) d.className += " hit";
+      if (hit(m, i)) d.className += " hit";
       frag.appendChild(d);
       rows = Math.max(rows, depth + 1);
     }
@@ -196,11 +205,11 @@ document.querySelectorAll(".flame").forEach(function (box) {
         cx += cw;
       });
     }
-    if (q) {  // every match in the tree, drawn or not; one nested in another counts once
+    if (m) {  // every match in the tree holding some of this value, drawn or not; one nested in another counts once
       (function count(i, under) {
-        var hit = i !== 0 && name(i).toLowerCase().indexOf(q) >= 0;
-        if (hit && !under) { hits++; hitSum += tot[i]; }
-        kids[i].forEach(function (c) { count(c, under || hit); });
+        var h = tot[i] > 0 && hit(m, i);
+        if (h && !under) { hits++; hitSum += tot[i]; }
+        kids[i].forEach(function (c) { count(c, under || h); });
       })(0, false);
     }
     walk(root, 0, width, base);
@@ -211,7 +220,7 @@ document.querySelectorAll(".flame").forEach(function (box) {
     graph.dataset.frames = graph.childNodes.length;
     match.textContent = q ? hits + " matching frames hold " + fmt(hitSum) + " (" +
       (tot[0] ? (100 * hitSum / tot[0]).toFixed(1) : "0") + "% of " + data.types[type] + ")" : "";
-    info.textContent = name(root) + ": " + fmt(tot[root]) + " of " + fmt(tot[0]) + " " + data.types[type];
+    info.textContent = label(root) + ": " + fmt(tot[root]) + " of " + fmt(tot[0]) + " " + data.types[type];
   }
   graph.addEventListener("click", function (e) {
     var d = e.target.closest(".f");

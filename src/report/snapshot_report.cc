@@ -17,12 +17,7 @@ namespace report {
 
 Cell SiteCell(const std::string& site) {
   Cell cell = Text(site);
-  const size_t path = cell.display.find(" /");
-  if (path == std::string::npos || Columns(cell.display) <= 60) return cell;
-  const size_t last = cell.display.rfind('/');
-  const size_t before = last == 0 ? std::string::npos : cell.display.rfind('/', last - 1);
-  if (before == std::string::npos || before <= path + 1) return cell;
-  cell.display = cell.display.substr(0, path + 1) + "\xE2\x80\xA6" + cell.display.substr(before);
+  if (Columns(cell.display) > 60) cell.display = CutPath(cell.display);
   return cell;
 }
 

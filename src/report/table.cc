@@ -49,6 +49,17 @@ std::string ShortName(const std::string& name) {
   return s;
 }
 
+std::string CutPath(const std::string& name) {
+  const size_t path = name.find(" /");
+  if (path == std::string::npos) return name;
+  const size_t last = name.rfind('/');
+  const size_t before = last == 0 ? std::string::npos : name.rfind('/', last - 1);
+  if (before == std::string::npos || before <= path + 1) return name;
+  return name.substr(0, path + 1) + "\xE2\x80\xA6" + name.substr(before);
+}
+
+std::string FrameLabel(const std::string& name) { return CutPath(ShortName(name)); }
+
 std::vector<std::vector<std::string>> DistinctNames(const std::vector<std::string>& names, size_t width) {
   const size_t n = names.size();
   std::vector<std::string> text(n);

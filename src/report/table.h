@@ -170,6 +170,11 @@ std::vector<std::vector<std::string>> DisplayRows(const DataTable<Row>& t, int t
 // list or "void ", without the at::native:: and (anonymous namespace):: every PyTorch
 // kernel repeats; "autograd::engine::evaluate_function: X" as "evaluate_function: X".
 std::string ShortName(const std::string& name);
+// "step /home/u/p/cs336_basics/optimizer.py:73" -> "step …/cs336_basics/optimizer.py:73":
+// a frame's absolute path kept to its last two parts, what tells two frames apart.
+std::string CutPath(const std::string& name);
+// A frame as a flame graph labels it, as the tables write names: ShortName, then CutPath.
+std::string FrameLabel(const std::string& name);
 // Each name fitted to `width` columns so that rows stay apart: a name that fits is kept;
 // one that does not is shortened (ShortName, unless that makes two rows one) and cut at
 // its end, or, where it parts from the row most like it past the cut, cut in the middle

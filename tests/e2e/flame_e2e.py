@@ -30,7 +30,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import Tally  # noqa: E402
-from html_e2e import browse, chromium  # noqa: E402
+from html_e2e import WIDTH, browse, chromium  # noqa: E402
 
 PROBE = r"""<script>
 (function () {
@@ -57,10 +57,22 @@ PROBE = r"""<script>
   s.dispatchEvent(new Event("input"));
   d.hits = g.querySelectorAll(".f.hit").length;
   d.match = box.querySelector(".match").textContent;
+  // A regular expression, as pprof's -focus takes one (lower case: the search ignores case).
+  s.value = "aten::(mm|addmm)|\\.PY:";
+  s.dispatchEvent(new Event("input"));
+  d.reHits = g.querySelectorAll(".f.hit").length;
+  s.value = ".py:";
+  s.dispatchEvent(new Event("input"));
   var sel = box.querySelector("select");
   var work = data.types.indexOf("work");
   if (work >= 0) { sel.value = String(work); sel.dispatchEvent(new Event("change")); }
   d.info = box.querySelector(".info").textContent;
+  d.match2 = box.querySelector(".match").textContent;
+  // What a drawn frame says: its label (the tables' name) where it is wide enough.
+  var drawn = Array.prototype.slice.call(g.querySelectorAll(".f"));
+  d.wide = drawn.filter(function (x) { return x.offsetWidth > 14; }).length;
+  d.labelled = drawn.filter(function (x) { return x.textContent.length > 0; }).length;
+  d.graphWidth2 = g.clientWidth;
   d.overflow = document.documentElement.scrollWidth - window.innerWidth;
 })();
 </script>
@@ -123,6 +135,21 @@ def check(tally, binary, browser, tmp, trace, screenshot=None, max_mb=None, mode
         problems.append(f'search: {d.get("data-hits")} hits, {d.get("data-match")!r}')
     if 'work' in data['types'] and not d.get('data-info', '').endswith(' work'):
         problems.append(f'select: {d.get("data-info")!r}')
+    if int(d.get('data-re-hits', '0')) < int(d.get('data-hits', '0')):
+        problems.append(f'regex search: {d.get("data-re-hits")} hits, fewer than ".py:" alone ({d.get("data-hits")})')
+    # After switching the value, the count is of frames holding some of it.
+    m2 = re.match(r'(\d+) matching frames hold (\S+ ?\S*) ', d.get('data-match2', ''))
+    if m2 and int(m2.group(1)) > 0 and m2.group(2).startswith('0 '):
+        problems.append(f'stale count after switching: {d.get("data-match2")!r}')
+    if int(d.get('data-labelled', '0')) < int(d.get('data-wide', '1')):
+        problems.append(f'{d.get("data-labelled")} of {d.get("data-wide")} frames wider than 14 px labelled')
+    if int(d.get('data-graph-width2', '0')) < WIDTH - 80:  # main's column alone is 1,184 px
+        problems.append(f'the graph is {d.get("data-graph-width2")} px wide in a {WIDTH} px window')
+    # Labels are the tables' names: a kernel's label has no argument list.
+    for n, l in zip(data['names'], data.get('labels', [])):
+        if l and ('(' in l and l.endswith(')') and not l.startswith('[')):
+            problems.append(f'label {l[:80]!r} of {n[:80]!r} keeps its arguments')
+            break
     if int(d.get('data-overflow', '1')) > 0:
         problems.append(f'page {d.get("data-overflow")} px wider than the window')
     if model:

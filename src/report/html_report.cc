@@ -139,7 +139,7 @@ document.querySelectorAll(".flame").forEach(function (box) {
   var data = JSON.parse(box.querySelector("script").textContent);
   var graph = box.querySelector(".graph"), info = box.querySelector(".info");
   var select = box.querySelector("select"), search = box.querySelector("input");
-  var match = box.querySelector(".match"), reset = box.querySelector("button");
+  var match = box.querySelector(".match"), reset = box.querySelector("button"), chains = box.querySelector(".chain");
   var n = data.parent.length, kids = [];
   for (var i = 0; i < n; i++) kids.push([]);
   for (i = 1; i < n; i++) kids[data.parent[i]].push(i);
@@ -177,17 +177,18 @@ document.querySelectorAll(".flame").forEach(function (box) {
     var width = graph.clientWidth || 1000, frag = document.createDocumentFragment(), rows = 0;
     var path = [], hits = 0, hitSum = 0;
     for (var a = root; ; a = data.parent[a]) { path.unshift(a); if (a === 0) break; }
-    function box(i, x, w, depth, up) {
+    function box(i, x, w, depth, up, chain) {
       var d = document.createElement("div");
       d.className = "f" + (up ? " up" : "");
       d.style.left = x + "px";
       d.style.width = Math.max(w, 1) + "px";
       d.style.top = depth * rowH + "px";
       d.style.background = color(i);
-      d.textContent = w > 14 ? label(i) : "";
+      d.textContent = w > 14 ? (chain ? chain.map(label).join(" \u203a ") : label(i)) : "";
       d.dataset.node = i;
+      if (chain) d.dataset.zoom = chain[chain.length - 1];
       var share = tot[0] ? (100 * tot[i] / tot[0]).toFixed(2) : "0";
-      d.title = name(i) + "\n" + fmt(tot[i]) + " (" + share + "% of all" +
+      d.title = (chain ? chain.map(name).join("\n") : name(i)) + "\n" + fmt(tot[i]) + " (" + share + "% of all" +
         (i ? ", " + (tot[data.parent[i]] ? (100 * tot[i] / tot[data.parent[i]]).toFixed(1) : "0") + "% of its caller" : "") + ")";
       if (hit(m, i)) d.className += " hit";
       frag.appendChild(d);
@@ -212,7 +213,27 @@ document.querySelectorAll(".flame").forEach(function (box) {
         kids[i].forEach(function (c) { count(c, under || h); });
       })(0, false);
     }
-    walk(root, 0, width, base);
+    // From the frame shown at the top down to the first branch, a chain of frames with
+    // one caller each (all -> <module> -> train -> ProfilerStep -> ...) is one row.
+    var chain = [root];
+    if (chains && chains.checked) {
+      for (;;) {
+        var live = kids[chain[chain.length - 1]].filter(function (c) { return tot[c] > 0; });
+        if (live.length !== 1 || tot[live[0]] !== tot[chain[chain.length - 1]]) break;
+        chain.push(live[0]);
+      }
+    }
+    if (chain.length > 1) {
+      var last = chain[chain.length - 1], cx = 0;
+      box(root, 0, width, base, false, chain);
+      kids[last].forEach(function (c) {
+        var cw = tot[last] ? width * tot[c] / tot[last] : 0;
+        if (tot[c] > 0) walk(c, cx, cw, base + 1);
+        cx += cw;
+      });
+    } else {
+      walk(root, 0, width, base);
+    }
     graph.textContent = "";
     graph.appendChild(frag);
     graph.style.height = rows * rowH + 2 + "px";
@@ -225,11 +246,12 @@ document.querySelectorAll(".flame").forEach(function (box) {
   graph.addEventListener("click", function (e) {
     var d = e.target.closest(".f");
     if (!d) return;
-    root = +d.dataset.node;
+    root = +(d.dataset.zoom || d.dataset.node);
     draw();
   });
   select.addEventListener("change", function () { type = +select.value; root = 0; draw(); });
   search.addEventListener("input", draw);
+  if (chains) chains.addEventListener("change", draw);
   reset.addEventListener("click", function () { root = 0; search.value = ""; draw(); });
   box.querySelector(".tools").hidden = false;
   draw();
@@ -270,7 +292,9 @@ std::string FlameBody(const FlameGraph& f, const std::string& what) {
               std::string(share) + " of every value are folded into their callers (" + report::Count(f.folded) +
               " frames); go tool pprof on convert's profile has them all.") +
          "<div class=\"flame\"><div class=\"tools\" hidden><label>Show <select>" + options +
-         "</select></label><input type=\"search\" placeholder=\"Search frames\"><span class=\"match\"></span>"
+         "</select></label><input type=\"search\" placeholder=\"Search frames (a regular expression)\">"
+         "<label><input type=\"checkbox\" class=\"chain\" checked> one row for a chain of single callers</label>"
+         "<span class=\"match\"></span>"
          "<button type=\"button\">Reset</button></div><div class=\"graph\"></div><div class=\"info\"></div>"
          "<script type=\"application/json\">" +
          json + "</script></div>\n";

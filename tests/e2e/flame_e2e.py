@@ -38,6 +38,12 @@ PROBE = r"""<script>
   if (!box) { d.flame = "none"; return; }
   var g = box.querySelector(".graph"), data = JSON.parse(box.querySelector("script").textContent);
   d.frames0 = g.dataset.frames;
+  var top = g.querySelector(".f");
+  d.topTitle = top.title;
+  var chains = box.querySelector(".chain");
+  chains.click();  // off: the root alone on the first row
+  d.topOff = g.querySelector(".f").title.split("\n")[0] + "|" + g.querySelector(".f").textContent;
+  chains.click();
   var divs = Array.prototype.slice.call(g.querySelectorAll(".f"));
   var py = divs.filter(function (x) { return /\.py:\d+/.test(x.title.split("\n")[0]) && x.offsetWidth > 40 && +x.dataset.node > 0; });
   if (py.length) {
@@ -135,6 +141,23 @@ def check(tally, binary, browser, tmp, trace, screenshot=None, max_mb=None, mode
         problems.append(f'search: {d.get("data-hits")} hits, {d.get("data-match")!r}')
     if 'work' in data['types'] and not d.get('data-info', '').endswith(' work'):
         problems.append(f'select: {d.get("data-info")!r}')
+    # The first row: the chain of frames from the root with one caller each holding all
+    # of its value, as the tree says, one row; with the box unticked, the root alone.
+    t0 = data['total'][0]
+    kids = {}
+    for i in range(1, len(data['parent'])):
+        kids.setdefault(data['parent'][i], []).append(i)
+    chain, i = ['all'], 0
+    while True:
+        live = [c for c in kids.get(i, []) if t0[c] > 0]
+        if len(live) != 1 or t0[live[0]] != t0[i]:
+            break
+        i = live[0]
+        chain.append(data['names'][data['name'][i]])
+    if d.get('data-top-title', '').split('\n')[:-1] != chain:
+        problems.append(f'first row {d.get("data-top-title", "").split(chr(10))[:-1]} != chain {chain}')
+    if d.get('data-top-off') != 'all|all':
+        problems.append(f'chains off: first row {d.get("data-top-off")!r}')
     if int(d.get('data-re-hits', '0')) < int(d.get('data-hits', '0')):
         problems.append(f'regex search: {d.get("data-re-hits")} hits, fewer than ".py:" alone ({d.get("data-hits")})')
     # After switching the value, the count is of frames holding some of it.

@@ -12,7 +12,7 @@ then, in fresh virtual environments, with nothing from the build on their path:
 - faults: the CLI binary removed, a folder that cannot be written, the worker killed:
   training runs every step, each failure logged once;
 - pip install . from the source (the build isolated, as users run it) and the README's
-  example.
+  example, with pandas beside it (Report.table is then a DataFrame).
 Usage: wheel_e2e.py --source DIR --python PYTHON3 [--wheel WHEEL]"""
 import argparse
 import glob
@@ -119,6 +119,8 @@ for t in traces:
     doc = torch2pprof.analyze(t)
     if status != 0 or json.loads(out) != dict(doc):
         p.append(f"analyze json {t}")
+    if doc.table("operators") != doc["operators"]:  # no pandas here: the rows as they are
+        p.append(f"table() without pandas {t}")
     for fmt in ("text", "html", "csv"):
         if doc.render(fmt).encode() != cli("analyze", "--format", fmt, t)[1]:
             p.append(f"analyze {fmt} {t}")
@@ -274,7 +276,10 @@ with profile(schedule=schedule(wait=1, warmup=1, active=3), on_trace_ready=handl
         model(batch).sum().backward(); opt.step(); p.step()
 report = torch2pprof.analyze("prof/")
 assert [s["name"] for s in report["steps"]] == ["ProfilerStep#7", "ProfilerStep#8", "ProfilerStep#9"], report["steps"]
-assert len(report.table("operators")) > 0 and "<html" in report._repr_html_()
+import pandas  # installed beside: table() is then a DataFrame of the JSON's rows
+df = report.table("operators")
+assert isinstance(df, pandas.DataFrame) and len(df) == len(report["operators"]) > 0
+assert list(df.columns) == list(report["operators"][0]) and "<html" in report._repr_html_()
 torch2pprof.convert("prof/pid%d.step9.pt.trace.json.gz" % __import__("os").getpid(), "t.pb.gz")
 c = torch2pprof.compare(handler.traces[0], handler.traces[1], fail_on=["step_time>+1000%"])
 assert c.status == 0 and not c.failed
@@ -285,7 +290,7 @@ print("example ok")
 def check_source_install(t, python, source, scratch):
     """pip install . from the source, as a user of the clone runs it (the build isolated,
     its requirements from pyproject.toml), then the README's example."""
-    py = venv(os.path.join(scratch, "source"), python, "torch==2.13.0", "numpy")
+    py = venv(os.path.join(scratch, "source"), python, "torch==2.13.0", "numpy", "pandas")
     r = sh([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", source])
     if r.returncode != 0:
         t.report("pip install . (isolated build) and the README's example", [r.stderr.decode()[-2000:]])

@@ -24,12 +24,12 @@ struct SnapshotSite {
   int64_t blocks = 0;
 };
 
-// An out-of-memory event of the ring (action oom).
 // Why an allocation failed, as the snapshot's numbers tell (docs/reference.md, "Memory
 // snapshots"): the device had less free than was asked (full), or more (the caching
 // allocator's own limit refused it: a per-process memory fraction).
-enum class OomCause { kUnknown, kDeviceFull, kAllocatorLimit };
+enum class OomCause { kUnknown, kDeviceFull, kProcessLimit };
 
+// An out-of-memory event of the ring (action oom).
 struct SnapshotOom {
   int64_t entry = 0;  // its index in the device's ring
   int64_t time_us = 0;

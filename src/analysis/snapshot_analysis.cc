@@ -111,7 +111,7 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
         // The allocator asks the device for a new segment only when no cached block holds
         // the request: with more free on the device than asked, its own limit said no.
         if (oom.device_free_bytes >= 0) {
-          oom.cause = oom.device_free_bytes < e.size ? OomCause::kDeviceFull : OomCause::kAllocatorLimit;
+          oom.cause = oom.device_free_bytes < e.size ? OomCause::kDeviceFull : OomCause::kProcessLimit;
         }
         oom.fragmented = reserved - allocated >= e.size;
         d.ooms.push_back(std::move(oom));

@@ -75,9 +75,9 @@ bool IsPythonFrame(std::string_view filename, int64_t line);
 // What a snapshot's frames and stacks are called, each fact decided once per string.
 // FrameName: as every output names a frame, as a trace's Python frames are named: Python
 // frames "function path:line" (the path after site-packages/), an autograd node's apply
-// "[backward] Node" (as StackSite), other C++ frames their name as recorded. StackSite: the code a stack's allocation is put down to in analyze: its
-// innermost frame of Python code (a .py file and a line; never the interpreter's C frames,
-// whose lines are C's); else the autograd node that ran ("[backward] MeanBackward0",
+// "[backward] Node" (as StackSite), other C++ frames their name as recorded. StackSite: the code a stack's allocation
+// is put down to in analyze: its innermost frame of Python code (a .py file and a line; never the interpreter's C
+// frames, whose lines are C's); else the autograd node that ran ("[backward] MeanBackward0",
 // "[backward] AccumulateGrad": the engine's threads have no Python frame), else the
 // operator called ("at::_ops::div_Tensor::call"), else its innermost frame not hidden (C++
 // names without their parameters); else "[no stack recorded]". IsPlumbing: as

@@ -116,9 +116,9 @@ DataTable<OomRow> OomsTable(const std::vector<OomRow>& rows) {
        {"reserved_bytes", "reserved", [](const OomRow& r) { return ByteCount(r.oom->reserved_bytes); }},
        {"cause", "cause",
         [](const OomRow& r) {
-          return r.oom->cause == OomCause::kDeviceFull       ? Text("device_full")
-                 : r.oom->cause == OomCause::kAllocatorLimit ? Text("allocator_limit")
-                                                             : Null();
+          return r.oom->cause == OomCause::kDeviceFull     ? Text("device_full")
+                 : r.oom->cause == OomCause::kProcessLimit ? Text("allocator_limit")
+                                                           : Null();
         }},
        {"fragmented", "fragmented", [](const OomRow& r) {
           return Cell{Cell::kNumber, r.oom->fragmented ? "true" : "false", r.oom->fragmented ? "yes" : "no"};
@@ -134,7 +134,7 @@ std::string OomWhy(const SnapshotAnalysis& a, const SnapshotOom& oom) {
     why = "the device had " + Bytes(oom.device_free_bytes) + " free, less than the " + asked +
           " asked for: it was full, with " + reserved +
           " reserved by this process (the rest: other processes and the CUDA context).";
-  } else if (oom.cause == OomCause::kAllocatorLimit) {
+  } else if (oom.cause == OomCause::kProcessLimit) {
     why = "the device had " + Bytes(oom.device_free_bytes) + " free, more than the " + asked +
           " asked for: the caching allocator refused it under its own limit, a per-process memory fraction "
           "(torch.cuda.set_per_process_memory_fraction), which lies between the " +

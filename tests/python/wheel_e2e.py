@@ -281,8 +281,10 @@ df = report.table("operators")
 assert isinstance(df, pandas.DataFrame) and len(df) == len(report["operators"]) > 0
 assert list(df.columns) == list(report["operators"][0]) and "<html" in report._repr_html_()
 torch2pprof.convert("prof/pid%d.step9.pt.trace.json.gz" % __import__("os").getpid(), "t.pb.gz")
+# Whether the rule fires is the machine's business (a loaded CI runner slows a cycle
+# 100-fold): the verdict and the exit status must agree, and the headline lead.
 c = torch2pprof.compare(handler.traces[0], handler.traces[1], fail_on=["step_time>+1000%"])
-assert c.status == 0 and not c.failed
+assert c.status in (0, 4) and c.failed == (c.status == 4) and next(iter(c)) == "headline"
 print("example ok")
 '''
 

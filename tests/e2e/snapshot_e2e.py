@@ -128,8 +128,9 @@ def site(frames):
         if python_frame(f):
             return frame_name(f)
     for f in frames:
-        if backward_node(f):
-            return backward_node(f)
+        node = backward_node(f)
+        if node:
+            return node
     for f in frames:
         if f['name'].startswith('at::_ops::') and '::call(' in f['name']:
             return without_parameters(f['name'])

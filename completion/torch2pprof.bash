@@ -21,7 +21,7 @@ _torch2pprof() {
       opts="$common --output --format --sample-type --folded-root --thread-stacks --step-labels --max-depth --stats
         --force --all-frames --critical --max-snapshot-items" ;;
     analyze)
-      opts="$common --format --top --table --group-by --stats --straggler-threshold --max-snapshot-items" ;;
+      opts="$common --format --top --table --group-by --stats --straggler-threshold --max-snapshot-items --timeline --force" ;;
     compare)
       opts="$common --format --fail-on --noise-aware --output --top --group-by --force --max-snapshot-items" ;;
     summarize)
@@ -70,7 +70,7 @@ _torch2pprof() {
       return ;;
     --threads | -threads | --top | -top | --max-depth | --straggler-threshold)
       return ;;
-    -o | --output | -output)
+    -o | --output | -output | --timeline)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
 

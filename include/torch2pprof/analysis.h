@@ -152,6 +152,43 @@ struct FlameGraph {
   bool empty() const { return parent.size() <= 1; }
 };
 
+// One step drawn as a timeline (the HTML report's): its events as bars on their lanes,
+// its critical path over them, and each gap on a device stream with its cause. Bounded:
+// events too short to see at the page's closest zoom are drawn merged, one bar that
+// counts them; analyze --timeline writes them all.
+struct TimelineLane {
+  std::string name;  // "thread 4821 (python)", "cuda:0 stream 7"
+  bool device = false;
+  uint32_t depth = 0;  // nesting levels drawn
+};
+struct TimelineBar {
+  int64_t start_ns = 0, end_ns = 0;  // from the step's start, clipped to the step
+  uint32_t lane = 0, depth = 0;      // depth 0: outermost
+  uint32_t name = 0;                 // index into StepTimeline::names
+  uint32_t count = 1;                // more than 1: that many events merged (name: the longest's)
+};
+struct TimelineSpan {
+  int64_t start_ns = 0, end_ns = 0;  // from the step's start
+  uint32_t lane = 0;
+  uint32_t kind = 0;   // critical: the Bound; gap: the IdleCause
+  uint32_t name = 0;   // critical: the event; gap: the event the critical path was on meanwhile (0: none)
+  uint32_t count = 1;  // critical: stretches merged into this one (too short to draw)
+};
+// Why a stream sat idle (IdleRow's rule, decided once by IdleCauseOf).
+enum class IdleCause : uint8_t { kHostWait, kKernelWait, kOther };
+inline constexpr const char* kIdleCauseNames[] = {"host wait", "kernel wait", "other"};
+struct StepTimeline {
+  std::string step;       // "ProfilerStep#7"
+  int64_t start_ns = 0;   // the step's start, on the trace's clock
+  int64_t length_ns = 0;  // its time (StepRow::total_ns)
+  std::vector<TimelineLane> lanes;
+  std::vector<std::string> names;      // [0] is ""
+  std::vector<TimelineBar> bars;       // by lane, depth, start
+  std::vector<TimelineSpan> critical;  // the critical path, in time order, tiling the step
+  std::vector<TimelineSpan> gaps;      // device streams' idle stretches between their work
+  uint64_t events = 0, merged = 0;     // events drawn; of them, drawn merged into a bar that counts them
+};
+
 // The findings' changes replayed together on every analysed step's graph: what the steps
 // would take with all of them, and what remains.
 struct WhatIfTotal {
@@ -194,6 +231,8 @@ struct Analysis {
   // convert's profile as a flame graph: device time, the critical path, host work and
   // memory in use at the peak, each under its stacks (AnalyzeOptions::flame_graph).
   FlameGraph flame;
+  // The slowest analysed steps as timelines, slowest first (AnalyzeOptions::timeline_steps).
+  std::vector<StepTimeline> timelines;
   // Sums that reached the largest 64-bit value and were held there, where a hostile
   // trace's durations or sizes add up past it (analyze warns).
   uint64_t saturated = 0;

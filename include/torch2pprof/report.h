@@ -29,6 +29,8 @@ const std::vector<std::string>& CsvTables();
 void CheckCsvTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what);
 // One self-contained HTML page (inline CSS, SVG charts and script; nothing fetched):
 // the report's sections with charts; tables show options.top rows, the rest on demand.
+// The timelines it draws: the slowest this many steps (AnalyzeOptions::timeline_steps).
+inline constexpr size_t kHtmlTimelines = 5;
 std::string RenderHtml(const Analysis& analysis, const ReportOptions& options);
 // A finding's sentence, from its evidence and the analysis it came from: what holds the
 // time, where, and the remedy that fits the trace (docs/reference.md, "Recommendations").

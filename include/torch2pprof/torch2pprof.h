@@ -101,7 +101,15 @@ struct AnalyzeOptions {
   // Also convert's profile as a flame graph (Analysis::flame, SnapshotAnalysis::flame):
   // what the HTML report draws.
   bool flame_graph = false;
-  Progress* progress = nullptr;  // where given, kept up to date
+  // The slowest this many analysed steps as timelines (Analysis::timelines): what the
+  // HTML report draws.
+  size_t timeline_steps = 0;
+  // A trace: also write its events with every analysed step's critical path here, as a
+  // Chrome trace for Perfetto UI and chrome://tracing (atomically; "-" stdout; "" none).
+  std::string timeline;
+  bool force = false;                    // as ConvertOptions::force, for `timeline`
+  bool remove_output_on_signal = false;  // as ConvertOptions's
+  Progress* progress = nullptr;          // where given, kept up to date
   // Called with the input's kind as soon as its first bytes are read, before any work: a
   // caller refuses there what it cannot do with that kind (a CSV table of another report).
   std::function<void(InputKind)> on_input_kind;

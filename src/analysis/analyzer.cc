@@ -33,7 +33,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   auto modules_part = Beside(
       ex, [&ev, &lanes, &ex, python] { return python ? analysis::Modules(ev, lanes, ex) : analysis::ModulesResult{}; });
   StepWindows windows = FindStepWindows(trace, model);
-  analysis::CriticalResult critical = analysis::Critical(ev, lanes, windows, ex);
+  analysis::CriticalResult critical = analysis::Critical(ev, lanes, windows, ex, options.timeline_steps, options.paths);
   analysis::ModulesResult modules = modules_part.get();
   analysis::OverviewResult overview = overview_part.get();
   a.trace = std::move(overview.overview);
@@ -85,6 +85,7 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   a.critical_path = std::move(critical.steps);
   a.critical_names = std::move(critical.names);
   a.critical_top = critical.top;
+  a.timelines = std::move(critical.timelines);
   a.context = analysis::ContextOf(a, ev);
   a.recommendations = analysis::Recommend(a, critical);
   a.what_if = analysis::TotalOf(critical, a.critical_path.size());

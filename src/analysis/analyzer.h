@@ -12,9 +12,15 @@
 
 namespace torch2pprof {
 
+namespace analysis {
+struct CriticalPaths;
+}
+
 struct AnalysisOptions {
-  bool group_by_shape = false;  // operators grouped by name and Input Dims
-  bool per_step = false;        // also each operator's and kernel's time per analysed step (compare)
+  bool group_by_shape = false;               // operators grouped by name and Input Dims
+  bool per_step = false;                     // also each operator's and kernel's time per analysed step (compare)
+  size_t timeline_steps = 0;                 // the slowest this many steps as timelines (Analysis::timelines)
+  analysis::CriticalPaths* paths = nullptr;  // where given, every analysed step's critical path (--timeline)
 };
 
 // trace must be loaded with LoadOptions::details, and model built from it. Works lane by

@@ -284,7 +284,7 @@ CriticalResult::WhatIfs WhatIfsOf(const Events& ev, const std::vector<LaneStacks
 }  // namespace
 
 CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
-                        Executor& ex) {
+                        Executor& ex, size_t timeline_steps, CriticalPaths* paths) {
   const Trace& t = ev.trace();
   const TraceModel& m = ev.model();
   CriticalResult out;
@@ -298,7 +298,16 @@ CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, 
   SumTable all_table, cause_table;
   std::mutex totals;
   std::vector<Key> most_keys(windows.steps.size(), Key{0, 0, 0, 0});
+  const Timelines timelines(ev, lanes, windows, timeline_steps);
+  out.timelines.resize(timelines.count());
+  if (paths) {
+    paths->paths.assign(windows.steps.size(), StepCriticalPath{});
+    paths->steps.clear();
+    for (const StepWindow& w : windows.steps) paths->steps.push_back(w.name);
+  }
   walker.WalkAll(ex, [&](size_t k, const StepCriticalPath& path) {
+    if (timelines.Slot(k) >= 0) out.timelines[static_cast<size_t>(timelines.Slot(k))] = timelines.Of(k, path);
+    if (paths) paths->paths[k] = path;
     CriticalStep& step = out.steps[k];
     step.step = windows.steps[k].name;
     step.length_ns = path.length_ns;

@@ -53,12 +53,12 @@ std::vector<IdleRow> IdleTime(const Events& ev, const StepScope& scope) {
         // A gap since the work before ended: who kept the stream waiting. It counts in
         // the step of the work that ends it.
         const int64_t gap = start - end;
-        const Launch* l = m.LaunchOf(e);
+        const IdleCause cause = IdleCauseOf(m, e, end, start);
         const bool in_steps = AnalysedDeviceStep(ev, e, scope) >= 0;
-        if (l && l->ts_ns > end) {
+        if (cause == IdleCause::kHostWait) {
           r.host_wait_ns += gap;
           if (in_steps) r.step_host_wait_ns += gap;
-        } else if (gap < kConsecutiveKernelDelayNs) {
+        } else if (cause == IdleCause::kKernelWait) {
           r.kernel_wait_ns += gap;
           if (in_steps) r.step_kernel_wait_ns += gap;
         } else {

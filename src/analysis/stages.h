@@ -13,9 +13,14 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/events.h"
+#include "analysis/timeline_trace.h"
 #include "model/lane_builder.h"
 #include "model/step_windows.h"
 #include "model/what_if.h"
+
+namespace torch2pprof {
+struct StepCriticalPath;
+}
 
 namespace torch2pprof::analysis {
 
@@ -50,6 +55,14 @@ int64_t AnalysedDeviceStep(const Events& ev, size_t e, const StepScope& scope);
 StepScope ScopeOf(const StepWindows& windows);
 // The same for an instant on a host lane.
 int64_t AnalysedHostStep(const Events& ev, uint32_t lane, int64_t t, const StepScope& scope);
+
+// Why a stream sat idle before device event e, since its work before ended at idle_from
+// (IdleRow's rule, HTA's): the idle time table and the timeline's gaps both ask this.
+inline IdleCause IdleCauseOf(const TraceModel& m, size_t e, int64_t idle_from, int64_t start) {
+  const Launch* l = m.LaunchOf(static_cast<uint32_t>(e));
+  if (l && l->ts_ns > idle_from) return IdleCause::kHostWait;
+  return start - idle_from < kConsecutiveKernelDelayNs ? IdleCause::kKernelWait : IdleCause::kOther;
+}
 
 // The critical path's time by the cause a finding names (Recommend): every nanosecond of
 // the analysed steps goes to one, so findings that claim causes never share a microsecond.
@@ -96,9 +109,10 @@ struct CriticalResult {
   std::vector<std::string> names;   // CriticalStep::most's names, each once ([0] is "")
   std::vector<CriticalItem> top;
   std::array<CauseTime, kCauses> causes;
-  int64_t total_ns = 0;              // the steps' time, all of it on the paths
-  int64_t device_ns = 0;             // the device's time on the paths
-  std::vector<HostWait> host_waits;  // by time, most first
+  int64_t total_ns = 0;                 // the steps' time, all of it on the paths
+  int64_t device_ns = 0;                // the device's time on the paths
+  std::vector<HostWait> host_waits;     // by time, most first
+  std::vector<StepTimeline> timelines;  // the slowest steps, slowest first
   // The what-ifs (model/what_if.h) over the analysed steps: each change alone, and those
   // that save enough (kWhatIfShare of the steps) applied together: the findings' changes.
   struct WhatIfs {
@@ -117,8 +131,31 @@ struct CriticalResult {
 inline constexpr double kWhatIfShare = 0.02;
 // Reads the lanes' pieces: run before they are freed. The steps are walked on the
 // executor's threads; the result never depends on how many.
+// With timeline_steps, the slowest that many steps as timelines too.
+// With paths, every step's critical path kept there.
 CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
-                        Executor& ex);
+                        Executor& ex, size_t timeline_steps = 0, CriticalPaths* paths = nullptr);
+
+// The slowest `n` analysed steps as timelines (Analysis::timelines): made once, then
+// asked for each of those steps with its critical path as the walks reach it (from any
+// thread: Of reads only).
+class Timelines {
+ public:
+  Timelines(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows, size_t n);
+  // Where step's timeline goes among the slowest (0: the slowest), -1: none.
+  int Slot(size_t step) const;
+  size_t count() const;
+  // At most max_bars bars and gaps each, however many events the step has.
+  StepTimeline Of(size_t step, const StepCriticalPath& path, size_t max_bars = 20000) const;
+
+ private:
+  const Events& ev_;
+  const std::vector<LaneStacks>& lanes_;
+  const StepWindows& windows_;
+  std::vector<int> slot_;
+  std::vector<std::vector<uint32_t>> depth_;        // by LaneStacks, by piece
+  std::map<uint32_t, std::vector<uint32_t>> work_;  // a stream's device work, by start
+};
 
 // Steps and their breakdown (tb-semantics §3, §4).
 struct StepsResult {

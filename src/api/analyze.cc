@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "analysis/analyzer.h"
 #include "analysis/ranks.h"
 #include "analysis/snapshot_analysis.h"
 #include "analysis/summary_file.h"
+#include "analysis/timeline_trace.h"
 #include "api/call.h"
 #include "convert/aggregator.h"
 #include "convert/snapshot_profile.h"
@@ -113,6 +115,9 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
   input.Expect("analyze");
   result.kind = input.kind();
   if (options.on_input_kind) options.on_input_kind(input.kind());
+  if (!options.timeline.empty() && input.kind() != InputKind::kTrace) {
+    throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
+  }
   if (input.kind() == InputKind::kSnapshot) {
     result.snapshot =
         AnalyzeSnapshotInput(input, options.max_snapshot_items, options.flame_graph, stages, &result.warnings);
@@ -149,9 +154,25 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
     flame =
         FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), {"gpu", "critical", "work", "inuse_space"});
   }
+  // The timeline's file is opened before the work, so that a refused name costs nothing.
+  std::optional<OutputFile> timeline;
+  analysis::CriticalPaths paths;
+  if (!options.timeline.empty()) {
+    WriteOptions write;
+    write.inputs = {options.input};
+    write.force = options.force;
+    write.remove_on_signal = options.remove_output_on_signal;
+    timeline.emplace(options.timeline, write);
+  }
   stages.Begin("analyze");
-  result.analysis = Analyze(trace, built.model, std::move(built.lanes),
-                            AnalysisOptions{options.group_by_shape, options.per_step}, ex);
+  AnalysisOptions analysis{options.group_by_shape, options.per_step, options.timeline_steps};
+  if (timeline) analysis.paths = &paths;
+  result.analysis = Analyze(trace, built.model, std::move(built.lanes), analysis, ex);
+  if (timeline) {
+    stages.Begin("write timeline");
+    analysis::WriteTimelineTrace(trace, paths, options.input, [&](std::string_view part) { timeline->Write(part); });
+    timeline->Commit();
+  }
   result.analysis.flame = std::move(flame);
   if (result.analysis.saturated) result.warnings.push_back(SaturatedWarning(result.analysis.saturated));
 }

@@ -13,6 +13,10 @@ inline constexpr const char kSummaryMagic[] = "torch2pprof_summary";
 // A pprof profile (profile.proto): it opens with a sample type (field 1, a short
 // message of small numbers), as convert writes it; trace text never does.
 bool StartsLikeProfile(std::string_view head);
+// analyze --timeline's output begins with exactly this (a Chrome trace torch2pprof wrote,
+// which a later run may replace).
+inline constexpr const char kTimelineHead[] =
+    "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"torch2pprof analyze --timeline\"";
 // A rank summary: a JSON object whose first key is kSummaryMagic.
 bool StartsLikeSummary(std::string_view head);
 // A pickle's protocol: 2 to 5 (and past) from its PROTO opcode, 0 or 1 for the text and

@@ -49,6 +49,7 @@ int RunAcrossRanks(const AnalyzeArgs& args, const DirectoryInputs& expanded, std
   ReportOptions report = Report(args, "ranks");
   if (args.format == "csv") CheckCsvTable(report.table, RanksCsvTables(), "with several ranks, ");
   if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
+  if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with one trace");
   AnalyzeRanksOptions options;
   options.inputs = inputs;
   options.names = expanded.names;
@@ -90,6 +91,10 @@ CLI::App* AddAnalyze(CLI::App& app, AnalyzeArgs* args) {
   an->add_option("--group-by", args->group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", args->threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
+  an->add_option("--timeline", args->timeline,
+                 "Also write the trace's events with each step's critical path (a lane of its own, and flows between "
+                 "the lanes it crosses) to this file, as a Chrome trace for Perfetto UI or chrome://tracing");
+  an->add_flag("--force", args->force, "Replace an existing --timeline file that is no torch2pprof output");
   an->add_flag("--stats", args->stats, "Print each stage's wall and CPU time on stderr");
   an->add_option("--straggler-threshold", args->straggler_threshold,
                  "Several ranks: the others wait for a straggler more than this many percent of the median step, "
@@ -124,6 +129,10 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   options.allow_truncated = args.in.allow_truncated;
   options.group_by_shape = args.group_by == "shape";
   options.flame_graph = args.format == "html";
+  options.timeline_steps = args.format == "html" ? kHtmlTimelines : 0;
+  options.timeline = args.timeline;
+  options.force = args.force;
+  options.remove_output_on_signal = !args.in.hosted;
   options.straggler_threshold = args.straggler_threshold / 100.0;
   // What the arguments ask of this kind of input, refused before the work starts.
   options.on_input_kind = [&](InputKind kind) {
@@ -132,10 +141,12 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
       if (args.format == "csv")
         CheckCsvTable(report.table.empty() ? "devices" : report.table, SnapshotCsvTables(), "for a memory snapshot, ");
       if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with a trace");
+      if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
     } else if (kind == InputKind::kSummary) {
       if (args.format == "csv")
         CheckCsvTable(report.table.empty() ? "ranks" : report.table, RanksCsvTables(), "for a rank summary, ");
       if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
+      if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
     } else if (args.format == "csv") {
       CheckCsvTable(report.table.empty() ? "operators" : report.table, CsvTables(), "");
     }

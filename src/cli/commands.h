@@ -56,6 +56,8 @@ struct AnalyzeArgs {
   int threads = 0;
   bool stats = false;
   int straggler_threshold = 5;  // percent above the median of ranks
+  std::string timeline;         // --timeline: the events and critical paths as a Chrome trace
+  bool force = false;           // replace an existing --timeline file that is no torch2pprof output
   InputArgs in;
 };
 

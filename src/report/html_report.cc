@@ -9,6 +9,7 @@
 #include "report/ranks_tables.h"
 #include "report/snapshot_tables.h"
 #include "report/svg_chart.h"
+#include "report/timeline.h"
 #include "torch2pprof/report.h"
 
 namespace torch2pprof {
@@ -70,11 +71,17 @@ ul.advice li{margin-bottom:6px}
 .flame .tools{display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin:4px 0 8px}
 .flame .tools input[type=search]{padding:3px 6px;border:1px solid var(--line);border-radius:4px;min-width:260px}
 .flame .tools .match{color:var(--muted);font-size:12px}
-.flame .graph{position:relative;width:calc(100vw - 72px);margin-left:calc(50% - 50vw + 36px);overflow:hidden;border:1px solid var(--line);border-radius:4px;background:var(--alt)}
+.flame .graph{position:relative;width:calc(100vw - 72px);overflow:hidden;border:1px solid var(--line);border-radius:4px;background:var(--alt)}
 .flame .f{position:absolute;height:17px;line-height:17px;font-size:10.5px;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;letter-spacing:-.1px;padding:0 3px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;border-right:1px solid #fff;border-bottom:1px solid #fff;cursor:pointer;color:#1d1d1f}
 .flame .f.hit{outline:2px solid #d62728;outline-offset:-2px;font-weight:600}
 .flame .f.up{opacity:.55}
 .flame .info{color:var(--muted);font-size:12px;min-height:18px;margin-top:4px;overflow-wrap:anywhere}
+.timeline .tools{display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin:4px 0 6px}
+.timeline .legend{display:flex;flex-wrap:wrap;gap:10px;font-size:12px;color:var(--muted);margin:2px 0 6px}
+.timeline .legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px;border-radius:2px}
+.timeline .view{position:relative;width:calc(100vw - 72px);border:1px solid var(--line);border-radius:4px;overflow:hidden;cursor:grab}
+.timeline canvas{display:block;width:100%}
+.timeline .info{color:var(--fg);font-size:12px;min-height:36px;margin-top:4px;overflow-wrap:anywhere;white-space:pre-line}
 details summary{cursor:pointer;color:var(--accent)}
 )css";
 
@@ -256,6 +263,196 @@ document.querySelectorAll(".flame").forEach(function (box) {
   box.querySelector(".tools").hidden = false;
   draw();
 });
+document.querySelectorAll(".timeline").forEach(function (box) {
+  // One step at a time on a canvas: a lane per thread and stream (nested calls in rows),
+  // the critical path on a lane of its own and drawn over the lanes it crosses, the
+  // streams' gaps shaded by cause. Wheel or the buttons zoom, a drag pans, a click on a
+  // lane's name shows all its rows; hovering names what is under the pointer.
+  var data = JSON.parse(box.querySelector("script").textContent);
+  var select = box.querySelector("select"), view = box.querySelector(".view"), canvas = box.querySelector("canvas");
+  var info = box.querySelector(".info"), scope = box.querySelector(".scope"), ctx = canvas.getContext("2d");
+  var LABEL = 200, ROW = 14, RULER = 18, CRIT = 16, MAXROWS = 6;
+  var bound = ["#edc948", "#f28e2b", "#b07aa1", "#4e79a7", "#59a14f", "#ff9da7"];
+  var cause = ["rgba(225,87,89,.30)", "rgba(237,201,72,.40)", "rgba(160,160,160,.28)"];
+  var s, v0, v1, lanes, total, index, expanded = {}, drag = null, W = 1000;
+  function fmt(ns) {
+    var a = Math.abs(ns);
+    return a >= 1e9 ? (ns / 1e9).toFixed(3) + " s" : a >= 1e6 ? (ns / 1e6).toFixed(3) + " ms" : a >= 1e3 ? (ns / 1e3).toFixed(1) + " us" : ns + " ns";
+  }
+  function label(n) { return (s.labels[n] || s.names[n]) || "(no event open)"; }
+  function load(i) {
+    s = data.steps[i]; v0 = 0; v1 = s.length; expanded = {};
+    // bars by (lane, depth): their first index, for the hit test's search
+    index = {};
+    for (var k = 0; k < s.bars.length; k += 6) {
+      var key = s.bars[k] + ":" + s.bars[k + 1];
+      if (!(key in index)) index[key] = [k, k];
+      index[key][1] = k + 6;
+    }
+    box.dataset.step = s.step;
+    scope.textContent = s.step + ": " + fmt(s.length) + ", " + s.events + " events on " + s.lanes.length + " lanes" +
+      (s.merged ? "; " + s.merged + " events too short to see at the closest zoom are drawn merged, a bar that says how many" : "");
+    layout(); draw();
+  }
+  function layout() {
+    var y = RULER + CRIT + 6; lanes = [];
+    s.lanes.forEach(function (l, i) {
+      var rows = Math.max(1, expanded[i] ? l[2] : Math.min(l[2], MAXROWS));
+      lanes.push({y: y, rows: rows, h: rows * ROW + 6});
+      y += rows * ROW + 6;
+    });
+    total = y;
+  }
+  function X(t) { return LABEL + (t - v0) / (v1 - v0) * (W - LABEL); }
+  function T(x) { return v0 + (x - LABEL) / (W - LABEL) * (v1 - v0); }
+  function color(n, device) {
+    var str = s.names[n], h = 0;
+    for (var k = 0; k < str.length; k++) h = (h * 31 + str.charCodeAt(k)) >>> 0;
+    return device ? "hsl(" + (20 + h % 35) + ",75%," + (62 + h % 14) + "%)" : "hsl(" + (200 + h % 40) + ",55%," + (68 + h % 14) + "%)";
+  }
+  function text(str, x, y, w) {
+    if (w < 24) return;
+    var n = Math.floor((w - 4) / 6);
+    ctx.fillText(str.length > n ? str.slice(0, Math.max(n - 1, 1)) + "\u2026" : str, x + 2, y);
+  }
+  function draw() {
+    W = view.clientWidth || 1000;
+    var dpr = window.devicePixelRatio || 1;
+    canvas.width = W * dpr; canvas.height = total * dpr; canvas.style.height = total + "px";
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, total);
+    ctx.font = "10.5px system-ui, sans-serif"; ctx.textBaseline = "middle";
+    var drawn = 0, crossings = 0;
+    // the ruler: ticks at a round step of time
+    var span = v1 - v0, tick = Math.pow(10, Math.floor(Math.log10(span / 8)));
+    if (span / tick > 16) tick *= 5; else if (span / tick > 8) tick *= 2;
+    ctx.fillStyle = "#6b6b70";
+    for (var t = Math.ceil(v0 / tick) * tick; t <= v1; t += tick) {
+      ctx.fillRect(X(t), 0, 1, RULER - 4); ctx.fillText(fmt(t), X(t) + 3, 7);
+    }
+    ctx.fillStyle = "#1d1d1f"; ctx.fillText("critical path", 6, RULER + CRIT / 2);
+    lanes.forEach(function (L, i) {
+      ctx.fillStyle = i % 2 ? "#fbfbfc" : "#f3f4f7"; ctx.fillRect(0, L.y - 3, W, L.h);
+      ctx.fillStyle = "#1d1d1f";
+      var l = s.lanes[i], more = l[2] > L.rows ? " [+" + (l[2] - L.rows) + "]" : "";
+      text(l[0] + more, 2, L.y + ROW / 2, LABEL - 6);
+    });
+    ctx.save(); ctx.beginPath(); ctx.rect(LABEL, 0, W - LABEL, total); ctx.clip();
+    for (var k = 0; k < s.gaps.length; k += 5) {
+      if (s.gaps[k + 2] < v0 || s.gaps[k + 1] > v1) continue;
+      var L = lanes[s.gaps[k]], x = X(s.gaps[k + 1]);
+      ctx.fillStyle = cause[s.gaps[k + 3]]; ctx.fillRect(x, L.y - 3, Math.max(X(s.gaps[k + 2]) - x, 1), L.h);
+    }
+    for (k = 0; k < s.bars.length; k += 6) {
+      var b = s.bars, L2 = lanes[b[k]];
+      if (b[k + 3] < v0 || b[k + 2] > v1 || b[k + 1] >= L2.rows) continue;
+      var x0 = X(b[k + 2]), w = Math.max(X(b[k + 3]) - x0, 1), y = L2.y + b[k + 1] * ROW;
+      ctx.fillStyle = b[k + 5] > 1 ? "#c9ccd3" : color(b[k + 4], s.lanes[b[k]][1]);
+      ctx.fillRect(x0, y, w, ROW - 1);
+      ctx.fillStyle = "#1d1d1f";
+      text(b[k + 5] > 1 ? b[k + 5] + " events" : label(b[k + 4]), x0, y + ROW / 2, w);
+      drawn++;
+    }
+    // the critical path: its lane, coloured by what bounds it, then a line over the lanes
+    // (a crossing drawn within 3 px of the last one would only thicken it)
+    var c = s.critical, prev = null, lastX = -10;
+    for (k = 0; k < c.length; k += 6) {
+      if (c[k + 2] < v0 || c[k + 1] > v1) { prev = null; continue; }
+      var a = X(c[k + 1]), e = Math.max(X(c[k + 2]), a + 1), ly = lanes[c[k]].y - 2;
+      ctx.fillStyle = bound[c[k + 3]]; ctx.fillRect(a, RULER, e - a, CRIT);
+      ctx.fillStyle = "#d62728"; ctx.fillRect(a, ly, e - a, 3);
+      if (prev !== null && prev !== c[k]) {
+        crossings++;
+        if (a - lastX >= 3) {
+          ctx.globalAlpha = 0.7;
+          ctx.fillRect(a, Math.min(ly, lanes[prev].y - 2), 1, Math.abs(ly - lanes[prev].y + 2) + 3);
+          ctx.globalAlpha = 1; lastX = a;
+        }
+      }
+      prev = c[k];
+    }
+    ctx.restore();
+    view.dataset.drawn = drawn; view.dataset.crossings = crossings;
+    view.dataset.view = Math.round(v0) + "-" + Math.round(v1);
+  }
+  // What is under (x, y): a bar, a gap, a stretch of the critical path.
+  function at(x, y) {
+    var t = T(x), k;
+    if (y >= RULER && y < RULER + CRIT) {
+      if (x < LABEL) return null;
+      for (k = 0; k < s.critical.length; k += 6) if (s.critical[k + 1] <= t && t < s.critical[k + 2]) return {kind: "critical", k: k};
+      return null;
+    }
+    for (var i = 0; i < lanes.length; i++) {
+      var L = lanes[i];
+      if (y < L.y - 3 || y >= L.y - 3 + L.h) continue;
+      if (x < LABEL) return {kind: "lane", i: i};
+      var depth = Math.floor((y - L.y) / ROW), r = index[i + ":" + depth], slop = 3 * (v1 - v0) / (W - LABEL);
+      if (r && depth >= 0) {
+        var lo = r[0] / 6, hi = r[1] / 6;  // the last bar starting at or before t + slop
+        while (lo < hi) { var mid = (lo + hi) >> 1; if (s.bars[mid * 6 + 2] <= t + slop) lo = mid + 1; else hi = mid; }
+        for (k = (lo - 1) * 6; k >= r[0] && k > (lo - 4) * 6; k -= 6) if (s.bars[k + 3] >= t - slop) return {kind: "bar", k: k};
+      }
+      for (k = 0; k < s.gaps.length; k += 5) if (s.gaps[k] === i && s.gaps[k + 1] <= t && t < s.gaps[k + 2]) return {kind: "gap", k: k};
+      return {kind: "lane", i: i};
+    }
+    return null;
+  }
+  function describe(h) {
+    if (!h) return "";
+    var k = h.k, b = s.bars, g = s.gaps, c = s.critical;
+    if (h.kind === "bar") {
+      return (b[k + 5] > 1 ? b[k + 5] + " events too short to draw, the longest " + s.names[b[k + 4]] : s.names[b[k + 4]]) +
+        "\n" + fmt(b[k + 3] - b[k + 2]) + " at " + fmt(b[k + 2]) + " on " + s.lanes[b[k]][0];
+    }
+    if (h.kind === "gap") {
+      return s.lanes[g[k]][0] + " idle " + fmt(g[k + 2] - g[k + 1]) + " at " + fmt(g[k + 1]) + ": " + data.causes[g[k + 3]] +
+        (g[k + 4] ? "\nthe critical path was in " + s.names[g[k + 4]] : "");
+    }
+    if (h.kind === "critical") {
+      return "critical path: " + data.bounds[c[k + 3]] + ", " + fmt(c[k + 2] - c[k + 1]) + " at " + fmt(c[k + 1]) + " on " +
+        s.lanes[c[k]][0] + "\n" + (c[k + 5] > 1 ? c[k + 5] + " stretches, the longest in " : "in ") + (c[k + 4] ? s.names[c[k + 4]] : "(no event open on the thread)");
+    }
+    return s.lanes[h.i][0] + (s.lanes[h.i][2] > lanes[h.i].rows ? ": click its name for all " + s.lanes[h.i][2] + " rows" : "");
+  }
+  function zoom(f, t) {
+    var min = Math.max(s.length / 40000 * 50, 1000), span = Math.min(Math.max((v1 - v0) * f, min), s.length);
+    v0 = Math.min(Math.max(t - (t - v0) * span / (v1 - v0), 0), s.length - span); v1 = v0 + span; draw();
+  }
+  function pos(e) { var r = canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; }
+  canvas.addEventListener("wheel", function (e) {
+    var p = pos(e); if (p[0] < LABEL) return;
+    e.preventDefault(); zoom(Math.exp(e.deltaY * 0.002), T(p[0]));
+  }, {passive: false});
+  canvas.addEventListener("mousedown", function (e) { var p = pos(e); drag = {x: p[0], v0: v0, moved: false}; });
+  window.addEventListener("mouseup", function () { setTimeout(function () { drag = null; }, 0); });
+  canvas.addEventListener("mousemove", function (e) {
+    var p = pos(e);
+    if (drag && e.buttons === 1 && p[0] >= LABEL) {
+      var d = (p[0] - drag.x) / (W - LABEL) * (v1 - v0);
+      if (Math.abs(p[0] - drag.x) > 2) drag.moved = true;
+      var span = v1 - v0; v0 = Math.min(Math.max(drag.v0 - d, 0), s.length - span); v1 = v0 + span; draw(); return;
+    }
+    info.textContent = describe(at(p[0], p[1]));
+  });
+  canvas.addEventListener("click", function (e) {
+    var p = pos(e);
+    if (drag && drag.moved) return;
+    var h = at(p[0], p[1]);
+    if (h && h.kind === "lane" && p[0] < LABEL) { expanded[h.i] = !expanded[h.i]; layout(); draw(); }
+    info.textContent = describe(h);
+  });
+  box.querySelectorAll("button").forEach(function (btn) {
+    btn.addEventListener("click", function () {
+      var f = btn.dataset.zoom;
+      if (f === "reset") { v0 = 0; v1 = s.length; draw(); } else zoom(+f, (v0 + v1) / 2);
+    });
+  });
+  select.addEventListener("change", function () { load(+select.value); });
+  window.addEventListener("resize", function () { draw(); });
+  box.querySelector(".tools").hidden = false;
+  load(0);
+});
 document.body.dataset.ready = "1";
 )js";
 
@@ -298,6 +495,44 @@ std::string FlameBody(const FlameGraph& f, const std::string& what) {
          "<button type=\"button\">Reset</button></div><div class=\"graph\"></div><div class=\"info\"></div>"
          "<script type=\"application/json\">" +
          json + "</script></div>\n";
+}
+
+// The slowest steps as timelines (Analysis::timelines), one at a time: the data as JSON
+// for the script, which draws it on a canvas.
+std::string TimelineBody(const Analysis& a) {
+  static const char* const kBoundColors[kBounds] = {"#edc948", "#f28e2b", "#b07aa1", "#4e79a7", "#59a14f", "#ff9da7"};
+  static const char* const kCauseColors[] = {"rgba(225,87,89,.30)", "rgba(237,201,72,.40)", "rgba(160,160,160,.28)"};
+  std::string options;
+  for (size_t i = 0; i < a.timelines.size(); ++i) {
+    const StepTimeline& t = a.timelines[i];
+    options += "<option value=\"" + std::to_string(i) + "\">" + Html(t.step + ": " + FormatDuration(t.length_ns)) +
+               (i == 0 ? " (the slowest)" : "") + "</option>";
+  }
+  std::string legend = "<span>critical path, bound by:</span>";
+  for (int b = 0; b < kBounds; ++b) {
+    legend +=
+        "<span><i style=\"background:" + std::string(kBoundColors[b]) + "\"></i>" + Html(kBoundWords[b]) + "</span>";
+  }
+  legend += "<span>a stream idle:</span>";
+  for (size_t c = 0; c < std::size(kIdleCauseNames); ++c) {
+    legend += "<span><i style=\"background:" + std::string(kCauseColors[c]) + "\"></i>" + Html(kIdleCauseNames[c]) +
+              "</span>";
+  }
+  const size_t shown = a.timelines.size(), steps = a.steps.size();
+  return Note((shown < steps ? "The " + Count(shown) + " slowest of " + Count(steps) + " analysed steps"
+                             : std::string(shown == 1 ? "The analysed step" : "The analysed steps, slowest first")) +
+              ", each on its own clock. A lane per thread and stream, nested calls in rows (click a lane's name for "
+              "all its rows); the red line is the critical path, what the step waited on, and the lane above it "
+              "says what bound each stretch. Shaded gaps are a stream's idle time, by the idle table's causes. "
+              "Scroll to zoom, drag to pan; hover for names. analyze --timeline OUT.json writes every event with "
+              "the critical path for Perfetto.") +
+         "<div class=\"timeline\"><div class=\"tools\" hidden><label>Step <select>" + options +
+         "</select></label><button type=\"button\" data-zoom=\"0.5\">Zoom in</button>"
+         "<button type=\"button\" data-zoom=\"2\">Zoom out</button>"
+         "<button type=\"button\" data-zoom=\"reset\">Whole step</button><span class=\"scope\"></span></div>"
+         "<div class=\"legend\">" +
+         legend + "</div><div class=\"view\"><canvas></canvas></div><div class=\"info\"></div>" +
+         "<script type=\"application/json\">" + ScriptJson(TimelineJson(a)) + "</script></div>\n";
 }
 
 std::string Card(const std::string& key, const std::string& value, const std::string& title = "") {
@@ -635,6 +870,7 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze", file);
   out += "<nav><a href=\"#advice\">Recommendations</a>" +
          std::string(a.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +
+         std::string(a.timelines.empty() ? "" : "<a href=\"#timeline\">Timeline</a>") +
          "<a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a>"
          "<a href=\"#idle\">Idle</a><a href=\"#copies\">Copies</a><a href=\"#operators\">Operators</a>"
          "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a>"
@@ -647,6 +883,9 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
                    FlameBody(a.flame,
                              "convert's call tree (the backward pass under the forward operator that created it), "
                              "summed over threads and steps."));
+  }
+  if (!a.timelines.empty()) {
+    out += Section("timeline", "Timeline: inside the slowest steps", TimelineBody(a));
   }
   out += Section("overview", "Overview", Overview(a));
   out += Section("steps", a.whole_trace_step ? "Step breakdown (whole trace)" : "Step breakdown", Steps(a, o.top));

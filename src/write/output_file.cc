@@ -129,6 +129,7 @@ bool LooksLikeOutput(const std::string& path) {
   if (head.empty()) return true;
   if (StartsLikeProfile(IsGzip(head) ? InflateHead(head, 256) : head)) return true;
   if (StartsLikeSummary(head)) return true;
+  if (head.rfind(kTimelineHead, 0) == 0) return true;
   // pstats: a marshalled dict ('{', with or without marshal's reference flag).
   if (head[0] == '{' || static_cast<unsigned char>(head[0]) == 0xfb) {
     return head.size() > 1 && (head[1] == '0' || head[1] == '(' || static_cast<unsigned char>(head[1]) == 0xa8);

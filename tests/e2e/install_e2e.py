@@ -176,9 +176,9 @@ def check_completion(t, a):
         got, _ = complete(a, ['torch2pprof', cmd, '--format', ''])
         if got != want:
             problems.append(f'{cmd} --format: {sorted(got)}')
-    got, _ = complete(a, ['torch2pprof', 'analyze', '--fo'])
+    got, _ = complete(a, ['torch2pprof', 'analyze', '--form'])
     if got != {'--format'}:
-        problems.append(f'analyze --fo: {sorted(got)}')
+        problems.append(f'analyze --form: {sorted(got)}')
     t.report('bash completion offers commands, options and values', problems)
 
 

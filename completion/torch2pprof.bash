@@ -45,7 +45,7 @@ _torch2pprof() {
       case "$cmd" in
         convert) COMPREPLY=($(compgen -W "pprof folded pstats" -- "$cur")) ;;
         analyze) COMPREPLY=($(compgen -W "text json csv html" -- "$cur")) ;;
-        compare) COMPREPLY=($(compgen -W "text json markdown" -- "$cur")) ;;
+        compare) COMPREPLY=($(compgen -W "text json markdown html" -- "$cur")) ;;
       esac
       return ;;
     --table | -table)

@@ -147,7 +147,10 @@ struct FlameGraph {
   std::vector<uint32_t> parent;             // by node; node 0 is the root (its own parent)
   std::vector<uint32_t> name;               // by node: index into names (the root: 0, unused)
   std::vector<std::vector<int64_t>> total;  // by type, then by node: the inclusive value
-  uint64_t folded = 0;                      // nodes folded into their parents
+  // A differential graph (compare): `total` is the new run's, this the base run's (by
+  // type, then node; frames matched by name from the root). Empty for one run.
+  std::vector<std::vector<int64_t>> base;
+  uint64_t folded = 0;  // nodes folded into their parents
   double fold_share = 0;
   bool empty() const { return parent.size() <= 1; }
 };

@@ -124,6 +124,8 @@ struct Comparison {
   std::vector<MemoryChange> memory;
   std::vector<RuleResult> rules;
   bool regressed = false;  // a rule fired
+  // Both runs' profiles per step as one differential flame graph (CompareRunsOptions::flame_graph).
+  FlameGraph flame;
 };
 
 // base and next come from Analyze with AnalysisOptions::per_step (and the same grouping).
@@ -145,6 +147,7 @@ struct SnapshotComparison {
   std::vector<SiteChange> sites;  // by the size of the change, largest first; unchanged ones left out
   std::vector<RuleResult> rules;
   bool regressed = false;
+  FlameGraph flame;  // both snapshots' profiles as one differential flame graph, when asked
 };
 // Rules: memory_peak only (the largest device peak of each); others are Error (kUsage).
 SnapshotComparison CompareSnapshots(const SnapshotAnalysis& base, const SnapshotAnalysis& next,

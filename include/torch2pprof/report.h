@@ -57,6 +57,9 @@ const std::vector<std::string>& RanksCsvTables();
 std::string RenderCompareText(const Comparison& comparison, const ReportOptions& options);
 std::string RenderCompareMarkdown(const Comparison& comparison, const ReportOptions& options);
 std::string RenderCompareJson(const Comparison& comparison, const ReportOptions& options);
+// One offline page: the headline and verdict first, then the differential flame graph
+// (Comparison::flame, where the comparison has one), then the tables.
+std::string RenderCompareHtml(const Comparison& comparison, const ReportOptions& options);
 // "step_time>+5%: +30.0% (45.8ms -> 59.6ms, significant)"
 std::string DescribeRule(const RuleResult& result);
 // A rule that crossed its threshold and did not fire (--noise-aware): why, and what would
@@ -81,5 +84,6 @@ const std::vector<std::string>& SnapshotCsvTables();
 std::string RenderSnapshotCompareText(const SnapshotComparison& comparison, const ReportOptions& options);
 std::string RenderSnapshotCompareMarkdown(const SnapshotComparison& comparison, const ReportOptions& options);
 std::string RenderSnapshotCompareJson(const SnapshotComparison& comparison, const ReportOptions& options);
+std::string RenderSnapshotCompareHtml(const SnapshotComparison& comparison, const ReportOptions& options);
 
 }  // namespace torch2pprof

@@ -199,6 +199,7 @@ struct CompareRunsOptions {
   bool allow_truncated = false;          // traces: a trace cut off mid-write keeps its complete events
   uint64_t max_snapshot_items = 0;       // as ConvertOptions::max_snapshot_items
   std::string diff_output;               // the pprof diff (.pb.gz); "" none
+  bool flame_graph = false;              // also Comparison::flame (what the HTML page draws)
   bool force = false;                    // as ConvertOptions::force
   bool remove_output_on_signal = false;  // as ConvertOptions::remove_output_on_signal
   Progress* progress = nullptr;

@@ -12,6 +12,7 @@
 #include "load/snapshot.h"
 #include "model/lane_builder.h"
 #include "model/memory_replay.h"
+#include "report/flame_graph.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof {
@@ -41,7 +42,7 @@ Run TraceRun(const CompareRunsOptions& options, Input& input, std::atomic<uint64
   stages.Begin("model and stacks");
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
   for (std::string& w : ModelWarnings(built.model)) warnings->push_back(std::move(w));
-  if (!options.diff_output.empty()) {
+  if (!options.diff_output.empty() || options.flame_graph) {
     // The profile convert would write (its defaults and --critical: the steps' path is
     // what a regression most often moves), from the same load.
     stages.Begin("aggregate");
@@ -70,7 +71,7 @@ Run SnapshotRun(const CompareRunsOptions& options, Input& input, Stages& stages,
   for (const SnapshotDevice& d : run.snapshot.devices) {
     if (!d.consistent) warnings->push_back("warning: " + DisagreeLine(d.device));
   }
-  if (!options.diff_output.empty()) {
+  if (!options.diff_output.empty() || options.flame_graph) {
     stages.Begin("aggregate");
     run.profile = SnapshotProfile(snapshot, DevicePeaks(snapshot), SnapshotProfileOptions{});
   }
@@ -114,13 +115,19 @@ void CompareStages(const CompareRunsOptions& options, Stages& stages, CompareRun
   if (result.kind == InputKind::kSnapshot) {
     result.snapshots = CompareSnapshots(runs[0].snapshot, runs[1].snapshot, options.compare);
     if (!options.diff_output.empty()) diff = DiffProfile(runs[0].profile, runs[1].profile);
+    if (options.flame_graph) {
+      result.snapshots.flame =
+          DiffFlameOf(runs[0].profile, runs[1].profile, {"inuse_space", "alloc_space", "dump_space"});
+    }
   } else {
     result.comparison = Compare(runs[0].analysis, runs[1].analysis, options.compare);
     // Per step, as the report: runs of 3 and of 50 steps then differ only where a step does.
     auto steps = [](const Analysis& a) { return static_cast<uint64_t>(std::max<size_t>(1, a.steps.size())); };
-    if (!options.diff_output.empty()) {
-      diff = DiffProfile(PerStepProfile(std::move(runs[0].profile), steps(runs[0].analysis)),
-                         PerStepProfile(std::move(runs[1].profile), steps(runs[1].analysis)));
+    if (!options.diff_output.empty() || options.flame_graph) {
+      const Profile base = PerStepProfile(std::move(runs[0].profile), steps(runs[0].analysis));
+      const Profile next = PerStepProfile(std::move(runs[1].profile), steps(runs[1].analysis));
+      if (!options.diff_output.empty()) diff = DiffProfile(base, next);
+      if (options.flame_graph) result.comparison.flame = DiffFlameOf(base, next, {"gpu", "critical", "work"});
     }
   }
   if (!options.diff_output.empty()) {

@@ -63,7 +63,7 @@ struct AnalyzeArgs {
 
 struct CompareArgs {
   std::vector<std::string> inputs;   // BASE NEW
-  std::string format = "text";       // text, json or markdown
+  std::string format = "text";       // text, json, markdown or html
   std::vector<std::string> fail_on;  // rules
   bool noise_aware = false;          // rules fire only on changes told from the noise
   bool strict_noise = false;         // the old name of the default (the threshold decides); accepted

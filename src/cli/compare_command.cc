@@ -30,8 +30,10 @@ int Verdict(const std::vector<RuleResult>& rules, bool regressed, std::ostream& 
 CLI::App* AddCompare(CLI::App& app, CompareArgs* args) {
   CLI::App* cmp = app.add_subcommand("compare", "What changed between two runs; exit 4 when a --fail-on rule fires");
   cmp->add_option("inputs", args->inputs, "BASE NEW. " + Reads("compare"));
-  cmp->add_option("--format", args->format, "text (default), json or markdown")
-      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  cmp->add_option("--format", args->format,
+                  "text (default), json, markdown or html (one offline page: the change first, then a "
+                  "differential flame graph, red slower, blue faster, then the tables)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "html"}));
   cmp->add_option("--fail-on", args->fail_on,
                   "A gate: METRIC>THRESHOLD (>=, <, <=), e.g. 'step_time>+5%', 'memory_peak>+100MiB', "
                   "'op:aten::mm>+2ms'; metrics step_time, kernel_time, comm_time, memory_peak, gpu_util, op:GLOB (host "
@@ -58,7 +60,8 @@ CLI::App* AddCompare(CLI::App& app, CompareArgs* args) {
   cmp->footer(
       "Steps compare by their median, with a 95% bootstrap interval of its change; '~' marks a change within the\n"
       "noise. Operators, kernels and parts compare per step. Exit status: 0, or 4 when a rule fired.\n"
-      "Example: torch2pprof compare --fail-on 'step_time>+5%' --format markdown base.json.gz new.json.gz");
+      "Example: torch2pprof compare --fail-on 'step_time>+5%' --format markdown base.json.gz new.json.gz\n"
+      "         torch2pprof compare --format html base.json.gz new.json.gz > compare.html");
   return cmp;
 }
 
@@ -77,6 +80,7 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   options.diff_output = args.output;
   options.force = args.force;
   options.remove_output_on_signal = !args.in.hosted;
+  options.flame_graph = args.format == "html";
   CompareRunsResult result = WithProgress(options, args.in, [](const auto& o) { return Compare(o); });
   PrintWarnings(result.warnings, args.in, err);
   ReportOptions report;
@@ -87,6 +91,7 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
     WriteReport(args.inputs[1], [&] {
       out << (args.format == "json"       ? RenderSnapshotCompareJson(c, report)
               : args.format == "markdown" ? RenderSnapshotCompareMarkdown(c, report)
+              : args.format == "html"     ? RenderSnapshotCompareHtml(c, report)
                                           : RenderSnapshotCompareText(c, report));
     });
     return Verdict(c.rules, c.regressed, err);
@@ -95,6 +100,7 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   WriteReport(args.inputs[1], [&] {
     out << (args.format == "json"       ? RenderCompareJson(c, report)
             : args.format == "markdown" ? RenderCompareMarkdown(c, report)
+            : args.format == "html"     ? RenderCompareHtml(c, report)
                                         : RenderCompareText(c, report));
   });
   return Verdict(c.rules, c.regressed, err);

@@ -1,7 +1,8 @@
 // compare's report: the same table descriptions (report/table.h) as analyze, written as
-// text, markdown (a table per section) or one JSON document.
+// text, markdown (a table per section), one JSON document or one offline HTML page.
 #include <cmath>
 
+#include "report/html_page.h"
 #include "report/snapshot_tables.h"
 #include "report/table.h"
 #include "torch2pprof/analysis.h"
@@ -511,6 +512,92 @@ std::string RenderSnapshotCompareJson(const SnapshotComparison& c, const ReportO
   WriteJson(j, Rules(c.rules, "rules"), 0);
   j.Close('}');
   return j.out + "\n";
+}
+
+namespace {
+
+// Text of several lines (the verdict), a paragraph a line.
+std::string Pre(const std::string& text) {
+  std::string out = "<div class=\"verdict\">";
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t nl = text.find('\n', from);
+    if (nl == std::string::npos) nl = text.size();
+    if (nl > from) out += "<p>" + Html(text.substr(from, nl - from)) + "</p>";
+    from = nl + 1;
+  }
+  return out + "</div>\n";
+}
+
+std::string Runs(const std::string& base, const std::string& next) { return "base: " + base + "; new: " + next; }
+
+}  // namespace
+
+std::string RenderCompareHtml(const Comparison& c, const ReportOptions& o) {
+  std::string out =
+      PageStart("torch2pprof compare", "torch2pprof compare: " + Headline(c), Runs(c.base_file, c.next_file));
+  out += "<nav><a href=\"#verdict\">Verdict</a>" +
+         std::string(c.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +
+         "<a href=\"#steps\">Steps</a><a href=\"#operators\">Operators</a><a href=\"#kernels\">Kernels</a>" +
+         std::string(c.devices.empty() && c.memory.empty() ? "" : "<a href=\"#devices\">GPU and memory</a>") +
+         "</nav>\n<main>\n";
+  out += Section("verdict", "What changed",
+                 "<p class=\"headline\"><b>" + Html(Headline(c)) + "</b></p>\n" + Pre(VerdictText(c.rules, false)) +
+                     Note(StepVerdict(c)) +
+                     (c.rules.empty() ? "" : HtmlTable("rules-table", Rules(c.rules, "rules"), 0, false)));
+  if (!c.flame.empty()) {
+    out += Section("profile", "What changed, by the code that caused it",
+                   FlameBody(c.flame,
+                             "Both runs' profiles per step (what compare -o diffs) as one flame graph: each frame as "
+                             "wide as its time in the new run (or the base run's, by the select), red where the new "
+                             "run spends more there, blue less, the deeper the larger the share of the change; grey "
+                             "under 0.1% of the whole. Hover a frame for both values."));
+  }
+  out +=
+      Section("steps", "Steps (inside the analysed steps, mean per step)",
+              HtmlTable("steps-table", StepsSummary(StepLines(c)), 0, false) +
+                  Note("~ marks a change within the step-to-step noise, ? too few steps to tell.") +
+                  HtmlTable("parts-table", Parts(c), 0, false) +
+                  Note("Communication per step: " + FormatDuration(c.communication.base) + " -> " +
+                       FormatDuration(c.communication.next) + " (" + SignedDuration(c.communication.change()) + ")"));
+  out +=
+      Section("operators", "Operators (the whole trace over its steps, by the larger change of host or device total)",
+              c.operators.empty() ? Note("(no operators)")
+                                  : HtmlTable("operators-table", WithStatus(Operators(c)), o.top, true));
+  out += Section(
+      "kernels", "Kernels (the whole trace over its steps, by change)",
+      c.kernels.empty() ? Note("(no kernels)") : HtmlTable("kernels-table", WithStatus(Kernels(c)), o.top, true));
+  if (!c.devices.empty() || !c.memory.empty()) {
+    out += Section("devices", "GPU and memory peak",
+                   (c.devices.empty() ? "" : HtmlTable("devices-table", Devices(c), 0, false)) +
+                       (c.memory.empty() ? "" : HtmlTable("memory-table", Memory(c), 0, false)));
+  }
+  return out + PageEnd();
+}
+
+std::string RenderSnapshotCompareHtml(const SnapshotComparison& c, const ReportOptions& o) {
+  std::string out =
+      PageStart("torch2pprof compare", "torch2pprof compare, CUDA memory snapshots: " + SnapshotHeadline(c),
+                Runs(c.base_file, c.next_file));
+  out += "<nav><a href=\"#verdict\">Verdict</a>" +
+         std::string(c.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +
+         "<a href=\"#devices\">Devices</a><a href=\"#sites\">Sites</a></nav>\n<main>\n";
+  out += Section("verdict", "What changed",
+                 "<p class=\"headline\"><b>" + Html(SnapshotHeadline(c)) + "</b></p>\n" +
+                     Pre(VerdictText(c.rules, false)) +
+                     (c.rules.empty() ? "" : HtmlTable("rules-table", Rules(c.rules, "rules"), 0, false)));
+  if (!c.flame.empty()) {
+    out += Section("profile", "What changed, by the code that allocated it",
+                   FlameBody(c.flame,
+                             "Both snapshots' profiles as one flame graph: each frame as wide as its bytes in the new "
+                             "snapshot (or the base's, by the select), red where the new one holds more, blue less; "
+                             "grey under 0.1% of the whole. Hover a frame for both values."));
+  }
+  out += Section("devices", "Devices (peak: allocated bytes, as asked for; reserved at the dump)",
+                 HtmlTable("devices-table", SnapshotDevices(c), 0, false));
+  out += Section("sites", "Live at the peak, by site (largest change first; all devices)",
+                 c.sites.empty() ? Note("(no change)") : HtmlTable("sites-table", SiteChanges(c), o.top, true));
+  return out + PageEnd();
 }
 
 }  // namespace torch2pprof

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "report/format.h"
 #include "report/table.h"
@@ -77,6 +78,107 @@ FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, doub
   return f;
 }
 
+namespace {
+
+// A profile's inclusive value of `type` at each node (empty: the profile lacks it), and its unit.
+std::vector<int64_t> Totals(const Profile& p, const std::string& type, std::string* unit) {
+  size_t column = p.sample_types.size();
+  for (size_t i = 0; i < p.sample_types.size(); ++i) {
+    if (p.sample_types[i].type == type) column = i;
+  }
+  if (column == p.sample_types.size() || p.tree.empty()) return {};
+  *unit = p.sample_types[column].unit;
+  std::vector<int64_t> total(p.tree.size(), 0);
+  for (const Sample& s : p.samples) {
+    if (s.node < total.size() && column < s.values.size()) total[s.node] += s.values[column];
+  }
+  for (size_t i = total.size() - 1; i > 0; --i) total[p.tree[i].parent] += total[i];
+  return total;
+}
+
+}  // namespace
+
+FlameGraph DiffFlameOf(const Profile& base, const Profile& next, const std::vector<std::string>& types,
+                       double fold_share, size_t max_nodes) {
+  FlameGraph f;
+  // The merged tree: a node per (merged parent, frame name), parents first.
+  std::vector<uint32_t> parent = {0};
+  std::vector<std::string> name = {""};
+  std::map<std::pair<uint32_t, std::string>, uint32_t> index;
+  std::vector<uint32_t> merged[2];
+  const Profile* runs[2] = {&base, &next};
+  for (int r = 0; r < 2; ++r) {
+    const Profile& p = *runs[r];
+    merged[r].assign(p.tree.size(), 0);
+    for (size_t i = 1; i < p.tree.size(); ++i) {
+      const uint32_t up = merged[r][p.tree[i].parent];
+      auto [it, added] = index.try_emplace({up, p.frames[p.tree[i].frame].name}, static_cast<uint32_t>(parent.size()));
+      if (added) {
+        parent.push_back(up);
+        name.push_back(p.frames[p.tree[i].frame].name);
+      }
+      merged[r][i] = it->second;
+    }
+  }
+  const size_t n = parent.size();
+  std::vector<std::vector<int64_t>> values[2];
+  for (const std::string& type : types) {
+    std::string unit;
+    std::vector<int64_t> t[2] = {Totals(base, type, &unit), Totals(next, type, &unit)};
+    if ((t[0].empty() || t[0][0] <= 0) && (t[1].empty() || t[1][0] <= 0)) continue;
+    f.types.push_back(type);
+    f.units.push_back(unit);
+    for (int r = 0; r < 2; ++r) {
+      std::vector<int64_t>& v = values[r].emplace_back(n, 0);
+      for (size_t i = 0; i < t[r].size(); ++i) v[merged[r][i]] += t[r][i];
+    }
+  }
+  if (f.types.empty()) return f;
+  auto holds = [&](size_t i, double share) {
+    for (size_t k = 0; k < f.types.size(); ++k) {
+      const double root = static_cast<double>(std::max(values[0][k][0], values[1][k][0]));
+      const int64_t v = std::max(values[0][k][i], values[1][k][i]);
+      if (v > 0 && static_cast<double>(v) >= share * root) return true;
+    }
+    return false;
+  };
+  for (double share = fold_share;; share *= 2) {
+    size_t kept = 1;
+    for (size_t i = 1; i < n; ++i) kept += holds(i, share);
+    if (kept <= max_nodes || share >= 1) {
+      f.fold_share = share;
+      break;
+    }
+  }
+  std::vector<uint32_t> out(n, UINT32_MAX);
+  std::map<std::string, uint32_t> names;
+  out[0] = 0;
+  f.parent.push_back(0);
+  f.name.push_back(0);
+  f.names.push_back("");
+  for (size_t i = 1; i < n; ++i) {
+    if (out[parent[i]] == UINT32_MAX || !holds(i, f.fold_share)) {
+      ++f.folded;
+      continue;
+    }
+    out[i] = static_cast<uint32_t>(f.parent.size());
+    f.parent.push_back(out[parent[i]]);
+    auto [it, added] = names.try_emplace(name[i], static_cast<uint32_t>(f.names.size()));
+    if (added) f.names.push_back(name[i]);
+    f.name.push_back(it->second);
+  }
+  for (size_t k = 0; k < f.types.size(); ++k) {
+    std::vector<int64_t>& b = f.base.emplace_back(f.parent.size(), 0);
+    std::vector<int64_t>& t = f.total.emplace_back(f.parent.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+      if (out[i] == UINT32_MAX) continue;
+      b[out[i]] = values[0][k][i];
+      t[out[i]] = values[1][k][i];
+    }
+  }
+  return f;
+}
+
 std::string FlameJson(const FlameGraph& f) {
   // Compact: a page holds up to tens of thousands of nodes.
   std::string out = "{";
@@ -114,9 +216,18 @@ std::string FlameJson(const FlameGraph& f) {
     if (t) out += ",";
     numbers(f.total[t]);
   }
+  out += "]";
+  if (!f.base.empty()) {
+    out += ",\"base\":[";
+    for (size_t t = 0; t < f.base.size(); ++t) {
+      if (t) out += ",";
+      numbers(f.base[t]);
+    }
+    out += "]";
+  }
   char share[32];
   std::snprintf(share, sizeof share, "%g", f.fold_share);
-  out += "],\"folded\":" + std::to_string(f.folded) + ",\"share\":" + share + "}";
+  out += ",\"folded\":" + std::to_string(f.folded) + ",\"share\":" + share + "}";
   return out;
 }
 

@@ -2,6 +2,7 @@
 // per chosen sample type, the nodes too small to see folded into their parents.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,15 @@ namespace torch2pprof {
 FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, double fold_share = 0.001,
                    size_t max_nodes = 20000);
 
+// Two runs' trees merged by their stacks (frames matched by name, root to leaf): total
+// holds next's values, base the base run's, for the types either has. A node is kept
+// where either run holds fold_share of the larger root; max_nodes as FlameOf.
+FlameGraph DiffFlameOf(const Profile& base, const Profile& next, const std::vector<std::string>& types,
+                       double fold_share = 0.001, size_t max_nodes = 20000);
+
 // The graph as JSON for the page's script: {"types": [...], "units": [...], "names":
-// [...], "parent": [...], "name": [...], "total": [[...], ...], "folded": N, "share": x}.
+// [...], "parent": [...], "name": [...], "total": [[...], ...], "base": [[...], ...] (a differential graph), "folded":
+// N, "share": x}.
 std::string FlameJson(const FlameGraph& f);
 
 }  // namespace torch2pprof

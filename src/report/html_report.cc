@@ -6,6 +6,7 @@
 
 #include "report/analysis_tables.h"
 #include "report/flame_graph.h"
+#include "report/html_page.h"
 #include "report/ranks_tables.h"
 #include "report/snapshot_tables.h"
 #include "report/svg_chart.h"
@@ -145,7 +146,7 @@ document.querySelectorAll(".flame").forEach(function (box) {
   // click back up); search marks the frames whose names match and their share.
   var data = JSON.parse(box.querySelector("script").textContent);
   var graph = box.querySelector(".graph"), info = box.querySelector(".info");
-  var select = box.querySelector("select"), search = box.querySelector("input");
+  var select = box.querySelector("select.type"), search = box.querySelector("input");
   var match = box.querySelector(".match"), reset = box.querySelector("button"), chains = box.querySelector(".chain");
   var n = data.parent.length, kids = [];
   for (var i = 0; i < n; i++) kids.push([]);
@@ -172,7 +173,23 @@ document.querySelectorAll(".flame").forEach(function (box) {
     catch (e) { q = q.toLowerCase(); return function (s) { return s.toLowerCase().indexOf(q) >= 0; }; }
   }
   function hit(m, i) { return m && i !== 0 && (m(name(i)) || m(label(i))); }
+  // A differential graph (compare): red where the new run spends more than the base, blue
+  // less, deeper with the share of the change; grey where it is under 0.1% of the root.
+  var side = box.querySelector("select.side");
+  function values(t, other) { return data.base && (side.value === "base") !== !!other ? data.base[t] : data.total[t]; }
+  function change(i) {
+    var b = data.base[type][i], n = data.total[type][i];
+    return fmt(b) + " \u2192 " + fmt(n) + " (" + (n >= b ? "+" : "\u2212") + fmt(Math.abs(n - b)) +
+      (b ? ", " + (n >= b ? "+" : "") + (100 * (n - b) / b).toFixed(1) + "%" : ", new") + ")";
+  }
   function color(i) {
+    if (data.base) {
+      var b = data.base[type][i], n = data.total[type][i], m = Math.max(b, n);
+      var root = Math.max(data.base[type][0], data.total[type][0]);
+      if (!m || Math.abs(n - b) < 0.001 * root) return "hsl(0,0%,86%)";
+      var r = Math.min(Math.abs(n - b) / m, 1);
+      return n > b ? "hsl(0,80%," + (88 - 38 * r) + "%)" : "hsl(215,80%," + (88 - 38 * r) + "%)";
+    }
     var s = name(i), h = 0;
     for (var k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) >>> 0;
     if (/\.py:\d+$/.test(s)) return "hsl(" + (200 + h % 40) + ",60%," + (72 + h % 12) + "%)";
@@ -180,7 +197,7 @@ document.querySelectorAll(".flame").forEach(function (box) {
     return "hsl(" + (20 + h % 40) + ",75%," + (68 + h % 14) + "%)";
   }
   function draw() {
-    var tot = data.total[type], q = search.value.trim(), m = matcher(q);
+    var tot = values(type), q = search.value.trim(), m = matcher(q);
     var width = graph.clientWidth || 1000, frag = document.createDocumentFragment(), rows = 0;
     var path = [], hits = 0, hitSum = 0;
     for (var a = root; ; a = data.parent[a]) { path.unshift(a); if (a === 0) break; }
@@ -195,7 +212,7 @@ document.querySelectorAll(".flame").forEach(function (box) {
       d.dataset.node = i;
       if (chain) d.dataset.zoom = chain[chain.length - 1];
       var share = tot[0] ? (100 * tot[i] / tot[0]).toFixed(2) : "0";
-      d.title = (chain ? chain.map(name).join("\n") : name(i)) + "\n" + fmt(tot[i]) + " (" + share + "% of all" +
+      d.title = (chain ? chain.map(name).join("\n") : name(i)) + "\n" + (data.base ? change(i) + "\n" : "") + fmt(tot[i]) + " (" + share + "% of all" +
         (i ? ", " + (tot[data.parent[i]] ? (100 * tot[i] / tot[data.parent[i]]).toFixed(1) : "0") + "% of its caller" : "") + ")";
       if (hit(m, i)) d.className += " hit";
       frag.appendChild(d);
@@ -248,7 +265,8 @@ document.querySelectorAll(".flame").forEach(function (box) {
     graph.dataset.frames = graph.childNodes.length;
     match.textContent = q ? hits + " matching frames hold " + fmt(hitSum) + " (" +
       (tot[0] ? (100 * hitSum / tot[0]).toFixed(1) : "0") + "% of " + data.types[type] + ")" : "";
-    info.textContent = label(root) + ": " + fmt(tot[root]) + " of " + fmt(tot[0]) + " " + data.types[type];
+    info.textContent = label(root) + ": " + fmt(tot[root]) + " of " + fmt(tot[0]) + " " + data.types[type] +
+      (data.base ? "; base \u2192 new: " + change(root) : "");
   }
   graph.addEventListener("click", function (e) {
     var d = e.target.closest(".f");
@@ -257,6 +275,7 @@ document.querySelectorAll(".flame").forEach(function (box) {
     draw();
   });
   select.addEventListener("change", function () { type = +select.value; root = 0; draw(); });
+  if (side) side.addEventListener("change", draw);
   search.addEventListener("input", draw);
   if (chains) chains.addEventListener("change", draw);
   reset.addEventListener("click", function () { root = 0; search.value = ""; draw(); });
@@ -456,47 +475,6 @@ document.querySelectorAll(".timeline").forEach(function (box) {
 document.body.dataset.ready = "1";
 )js";
 
-std::string Section(const std::string& id, const std::string& title, const std::string& body) {
-  return "<section id=\"" + id + "\"><h2>" + Html(title) + "</h2>\n" + body + "</section>\n";
-}
-
-std::string Note(const std::string& s) { return "<p class=\"note\">" + Html(s) + "</p>\n"; }
-
-// The flame graph of convert's profile (FlameOf): the data as JSON for the script, which
-// draws it; a note says what the values are and what was folded.
-std::string FlameBody(const FlameGraph& f, const std::string& what) {
-  static const std::pair<const char*, const char*> kLabels[] = {
-      {"gpu", "device time, under the stacks that launched it"},
-      {"critical", "the critical path: what the steps waited on"},
-      {"work", "host work (threads' time less blocking waits)"},
-      {"inuse_space", "memory in use at the peak"},
-      {"alloc_space", "memory allocated in the window"},
-      {"dump_space", "memory reserved at the dump"}};
-  std::string options;
-  for (size_t t = 0; t < f.types.size(); ++t) {
-    std::string label = f.types[t];
-    for (const auto& [key, text] : kLabels) {
-      if (f.types[t] == key) label = text;
-    }
-    options += "<option value=\"" + std::to_string(t) + "\">" + Html(label) + "</option>";
-  }
-  const std::string json = ScriptJson(FlameJson(f));
-  char share[32];
-  std::snprintf(share, sizeof share, "%.2g%%", 100 * f.fold_share);
-  return Note(what +
-              " Click a frame to zoom into it, and one above to zoom out; search marks the frames whose names "
-              "match and sums their share. Frames holding under " +
-              std::string(share) + " of every value are folded into their callers (" + report::Count(f.folded) +
-              " frames); go tool pprof on convert's profile has them all.") +
-         "<div class=\"flame\"><div class=\"tools\" hidden><label>Show <select>" + options +
-         "</select></label><input type=\"search\" placeholder=\"Search frames (a regular expression)\">"
-         "<label><input type=\"checkbox\" class=\"chain\" checked> one row for a chain of single callers</label>"
-         "<span class=\"match\"></span>"
-         "<button type=\"button\">Reset</button></div><div class=\"graph\"></div><div class=\"info\"></div>"
-         "<script type=\"application/json\">" +
-         json + "</script></div>\n";
-}
-
 // The slowest steps as timelines (Analysis::timelines), one at a time: the data as JSON
 // for the script, which draws it on a canvas.
 std::string TimelineBody(const Analysis& a) {
@@ -535,73 +513,8 @@ std::string TimelineBody(const Analysis& a) {
          "<script type=\"application/json\">" + ScriptJson(TimelineJson(a)) + "</script></div>\n";
 }
 
-std::string Card(const std::string& key, const std::string& value, const std::string& title = "") {
-  return "<div class=\"card\"><div class=\"k\">" + Html(key) + "</div><div class=\"v\" title=\"" +
-         Html(title.empty() ? value : title) + "\">" + Html(value) + "</div></div>";
-}
-
-// A page holds at most this many rows of a table: a browser cannot use a million (a trace
-// of a million distinct names made a page of 325 MB), and --format csv has every row.
-constexpr size_t kHtmlRows = 10000;
+// A bar a step up to this many in the step chart (the table has them all).
 constexpr size_t kChartSteps = 1000;
-
-// A table from its description: what people read in the cells, the exact value of each
-// number in data-v (what sorting uses, and what the tests compare with --format json),
-// and the JSON key of each column in data-key. With `sortable`, rows past `top` are
-// hidden until asked for; rows past kHtmlRows are left out, and a note says so.
-template <typename Row>
-std::string HtmlTable(const std::string& id, const DataTable<Row>& t, int top, bool sortable) {
-  std::string out = "<div class=\"tbl" + std::string(sortable ? " sortable" : "") + "\" data-top=\"" +
-                    std::to_string(sortable && t.top ? top : 0) + "\">";
-  if (sortable) {
-    out +=
-        "<div class=\"tools\" hidden><input type=\"search\" placeholder=\"filter by name\" aria-label=\"filter\">"
-        "<span class=\"count\"></span></div>";
-  }
-  out += "<table id=\"" + id + "\"><thead><tr>";
-  for (const Column<Row>& c : t.columns) {
-    if (c.heading.empty()) continue;
-    out +=
-        "<th" + (c.key.empty() ? std::string() : " data-key=\"" + Html(c.key) + "\"") + ">" + Html(c.heading) + "</th>";
-  }
-  out += "</tr></thead><tbody>\n";
-  size_t shown = sortable && t.top && top > 0 ? static_cast<size_t>(top) : t.rows.size();
-  const size_t rows = std::min(t.rows.size(), kHtmlRows);
-  for (size_t i = 0; i < rows; ++i) {
-    out += i < shown ? "<tr>" : "<tr hidden>";
-    bool first = true;
-    for (const Column<Row>& c : t.columns) {
-      if (c.heading.empty()) continue;
-      Cell cell = c.cell(t.rows[i]);
-      if (cell.kind == Cell::kString) {
-        out += "<td" + std::string(first ? " class=\"name\" title=\"" + Html(cell.display) + "\"" : "") + ">" +
-               Html(cell.display) + "</td>";
-      } else {
-        out += "<td class=\"num\" data-v=\"" + Html(cell.text) + "\">" + Html(cell.display) + "</td>";
-      }
-      first = false;
-    }
-    out += "</tr>\n";
-  }
-  out += "</tbody>";
-  if (!t.text_footer.empty()) {
-    out += "<tfoot>";
-    for (const auto& row : t.text_footer) {
-      out += "<tr>";
-      for (size_t k = 0; k < row.size(); ++k)
-        out += "<td" + std::string(k ? " class=\"num\"" : "") + ">" + Html(row[k]) + "</td>";
-      out += "</tr>";
-    }
-    out += "</tfoot>";
-  }
-  out += "</table>";
-  if (sortable) out += "<button class=\"more\" type=\"button\" hidden></button>";
-  if (rows < t.rows.size()) {
-    out += Note("The page holds the first " + Count(rows) + " of " + Count(t.rows.size()) +
-                " rows; --format csv --table " + t.name + " has all of them.");
-  }
-  return out + "</div>\n";
-}
 
 std::string Overview(const Analysis& a) {
   const TraceOverview& t = a.trace;
@@ -847,7 +760,7 @@ std::string Copies(const Analysis& a, int top) {
 
 }  // namespace
 
-namespace {
+namespace report {
 
 std::string PageStart(const std::string& title, const std::string& heading, const std::string& subtitle) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -861,7 +774,7 @@ std::string PageStart(const std::string& title, const std::string& heading, cons
 
 std::string PageEnd() { return "</main>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n"; }
 
-}  // namespace
+}  // namespace report
 
 std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   std::string file = a.trace.file;

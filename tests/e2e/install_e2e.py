@@ -171,7 +171,7 @@ def check_completion(t, a):
         missing = help_options(a.binary, cmd) - got
         problems += [f'{cmd}: {o} not offered' for o in sorted(missing)]
     formats = {'convert': {'pprof', 'folded', 'pstats'}, 'analyze': {'text', 'json', 'csv', 'html'},
-               'compare': {'text', 'json', 'markdown'}}
+               'compare': {'text', 'json', 'markdown', 'html'}}
     for cmd, want in formats.items():
         got, _ = complete(a, ['torch2pprof', cmd, '--format', ''])
         if got != want:

@@ -39,7 +39,9 @@ std::string FlameBody(const FlameGraph& f, const std::string& what) {
   const bool diff = !f.base.empty();
   return Note(what +
               " Click a frame to zoom into it, and one above to zoom out; search marks the frames whose names "
-              "match and sums their share. Frames holding under " +
+              "match and sums their share; right-click or double-click a frame (or tick the box) for its callers and "
+              "callees over "
+              "the whole tree, its total under all its callers. Frames holding under " +
               std::string(share) + " of every value are folded into their callers (" + report::Count(f.folded) +
               (diff ? " frames); go tool pprof -diff_base on the two runs' profiles has them all."
                     : " frames); go tool pprof on convert's profile has them all.")) +
@@ -50,6 +52,7 @@ std::string FlameBody(const FlameGraph& f, const std::string& what) {
                : "") +
          "<input type=\"search\" placeholder=\"Search frames (a regular expression)\">"
          "<label><input type=\"checkbox\" class=\"chain\" checked> one row for a chain of single callers</label>"
+         "<label><input type=\"checkbox\" class=\"sandwich\"> callers and callees of the matches</label>"
          "<span class=\"match\"></span>"
          "<button type=\"button\">Reset</button></div><div class=\"graph\"></div><div class=\"info\"></div>"
          "<script type=\"application/json\">" +

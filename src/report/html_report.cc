@@ -196,8 +196,72 @@ document.querySelectorAll(".flame").forEach(function (box) {
     if (/^\[/.test(s)) return "hsl(0,0%," + (78 + h % 10) + "%)";
     return "hsl(" + (20 + h % 40) + ",75%," + (68 + h % 14) + "%)";
   }
+  // The sandwich: every frame matching the search (the outermost where one holds
+  // another), merged into one row; above it their callers, merged by name up to the
+  // root (the nearest caller first), below them their callees merged down. Its row is a
+  // function's total over all its callers, as pprof's -peek gives it.
+  var sandwich = box.querySelector(".sandwich");
+  function merged(tot, roots, up) {
+    var top = {label: "", title: "", v: 0, kids: {}, order: []};
+    function child(node, i) {
+      var key = name(i), c = node.kids[key];
+      if (!c) { c = node.kids[key] = {label: label(i), title: name(i), v: 0, kids: {}, order: [], first: i}; node.order.push(c); }
+      return c;
+    }
+    roots.forEach(function (r) {
+      top.v += tot[r];
+      if (up) {
+        for (var a = data.parent[r], cur = top; a !== 0; a = data.parent[a]) { cur = child(cur, a); cur.v += tot[r]; }
+      } else {
+        (function down(i, cur) { kids[i].forEach(function (c) { if (tot[c] > 0) { var k = child(cur, c); k.v += tot[c]; down(c, k); } }); })(r, top);
+      }
+    });
+    return top;
+  }
+  function depthOf(node) { var d = 0; node.order.forEach(function (c) { d = Math.max(d, 1 + depthOf(c)); }); return d; }
+  function drawSandwich(tot, m) {
+    var roots = [];
+    (function find(i) { if (tot[i] > 0 && hit(m, i)) { roots.push(i); return; } kids[i].forEach(find); })(0);
+    var callers = merged(tot, roots, true), callees = merged(tot, roots, false);
+    var up = Math.min(depthOf(callers), maxRows), width = graph.clientWidth || 1000, frag = document.createDocumentFragment();
+    var names = {};
+    roots.forEach(function (r) { names[label(r)] = 1; });
+    function div(node, x, w, row, text) {
+      var d = document.createElement("div");
+      d.className = "f";
+      d.style.left = x + "px"; d.style.width = Math.max(w, 1) + "px"; d.style.top = row * rowH + "px";
+      d.style.background = node.first !== undefined ? color(node.first) : "hsl(45,90%,70%)";
+      d.textContent = w > 14 ? text : "";
+      d.title = (node.title || text) + "\n" + fmt(node.v) + " (" + (callers.v ? (100 * node.v / callers.v).toFixed(1) : "0") + "% of the matches)";
+      if (node.first !== undefined) d.dataset.name = node.title;
+      frag.appendChild(d);
+    }
+    function lay(node, x, w, row, dir, depth) {
+      if (depth > maxRows) return;
+      var cx = x;
+      node.order.forEach(function (c) {
+        var cw = node.v ? w * c.v / node.v : 0;
+        if (cw >= 1) { div(c, cx, cw, row + dir, c.label); lay(c, cx, cw, row + dir, dir, depth + 1); }
+        cx += cw;
+      });
+    }
+    div(callers, 0, width, up, roots.length + " frames matching: " + Object.keys(names).slice(0, 3).join(", ") + " \u2014 " + fmt(callers.v));
+    lay(callers, 0, width, up, -1, 1);
+    lay(callees, 0, width, up, 1, 1);
+    graph.textContent = "";
+    graph.appendChild(frag);
+    var rows = up + 1 + Math.min(depthOf(callees), maxRows);
+    graph.style.height = rows * rowH + 2 + "px";
+    graph.dataset.root = "sandwich";
+    graph.dataset.frames = graph.childNodes.length;
+    graph.dataset.sandwich = callers.v;
+    match.textContent = roots.length + " matching frames hold " + fmt(callers.v) + " (" + (tot[0] ? (100 * callers.v / tot[0]).toFixed(1) : "0") +
+      "% of " + data.types[type] + "): their callers above, their callees below";
+    info.textContent = "Click a caller or callee for its own sandwich.";
+  }
   function draw() {
     var tot = values(type), q = search.value.trim(), m = matcher(q);
+    if (m && sandwich && sandwich.checked) return drawSandwich(tot, m);
     var width = graph.clientWidth || 1000, frag = document.createDocumentFragment(), rows = 0;
     var path = [], hits = 0, hitSum = 0;
     for (var a = root; ; a = data.parent[a]) { path.unshift(a); if (a === 0) break; }
@@ -268,12 +332,41 @@ document.querySelectorAll(".flame").forEach(function (box) {
     info.textContent = label(root) + ": " + fmt(tot[root]) + " of " + fmt(tot[0]) + " " + data.types[type] +
       (data.base ? "; base \u2192 new: " + change(root) : "");
   }
+  function exactly(text) { return "^" + text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "$"; }
+  // A second click within 400 ms (a double click; the first one has redrawn the graph,
+  // so the browser sees no dblclick): the sandwich of the frame first clicked, all its
+  // callers and callees.
+  var last = {t: 0, node: -1, root: 0};
   graph.addEventListener("click", function (e) {
     var d = e.target.closest(".f");
     if (!d) return;
+    if (graph.dataset.root === "sandwich") {
+      if (d.dataset.name) { search.value = exactly(d.dataset.name); draw(); }
+      return;
+    }
+    var now = Date.now();
+    if (sandwich && now - last.t < 400) {  // the frame first clicked: the redraw may have moved it
+      root = last.root;
+      search.value = exactly(name(last.node));
+      sandwich.checked = true;
+      last.t = 0;
+      draw();
+      return;
+    }
+    last = {t: now, node: +d.dataset.node, root: root};
     root = +(d.dataset.zoom || d.dataset.node);
     draw();
   });
+  // A right click: the same, at once (no timing to meet).
+  graph.addEventListener("contextmenu", function (e) {
+    var d = e.target.closest(".f");
+    if (!d || !sandwich || graph.dataset.root === "sandwich") return;
+    e.preventDefault();
+    search.value = exactly(name(+d.dataset.node));
+    sandwich.checked = true;
+    draw();
+  });
+  if (sandwich) sandwich.addEventListener("change", draw);
   select.addEventListener("change", function () { type = +select.value; root = 0; draw(); });
   if (side) side.addEventListener("change", draw);
   search.addEventListener("input", draw);

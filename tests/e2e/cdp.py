@@ -160,6 +160,22 @@ class Page:
         self.mouse('mouseReleased', x, y, button='left', buttons=0, clickCount=1)
         return x, y
 
+    def right_click(self, selector):
+        x, y, w, h = self.box(selector)
+        x, y = x + w / 2, y + h / 2
+        self.mouse('mouseMoved', x, y)
+        self.mouse('mousePressed', x, y, button='right', buttons=2, clickCount=1)
+        self.mouse('mouseReleased', x, y, button='right', buttons=0, clickCount=1)
+
+    def dblclick(self, selector, dx=None, dy=None):
+        x, y, w, h = self.box(selector)
+        x += w / 2 if dx is None else dx
+        y += h / 2 if dy is None else dy
+        self.mouse('mouseMoved', x, y)
+        for n in (1, 2):
+            self.mouse('mousePressed', x, y, button='left', buttons=1, clickCount=n)
+            self.mouse('mouseReleased', x, y, button='left', buttons=0, clickCount=n)
+
     def hover(self, selector, dx, dy):
         x, y, w, h = self.box(selector)
         self.mouse('mouseMoved', x + dx, y + dy)

@@ -44,6 +44,94 @@ std::vector<SnapshotSite> Sites(SnapshotNames& names, const std::vector<LiveBloc
   return out;
 }
 
+// The ring replayed by the site of each allocation (SiteSeries): the levels of the sites
+// live most at the peak, the others' sum and the bytes from before the window, at each
+// point of `timeline` (the stretch's highest total, as the timeline keeps it).
+std::vector<SiteSeries> SiteTimeline(const MemorySnapshot& s, SnapshotNames& names, const SnapshotRing& ring,
+                                     const DevicePeak& peak, const std::vector<SnapshotLevel>& timeline) {
+  const std::string before_site = kBeforeWindow, other_site = kOtherSites;
+  // Which sites get a series: those of the ring's allocations live at the peak, by bytes.
+  std::unordered_map<const std::string*, int64_t> at_peak;
+  for (const LiveBlock& b : peak.live) {
+    if (b.kind == LiveBlock::kRingAlloc) at_peak[&names.StackSite(b.stack)] += b.bytes;
+  }
+  std::vector<std::pair<int64_t, const std::string*>> ranked;
+  for (const auto& [site, bytes] : at_peak) ranked.push_back({bytes, site});
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : *a.second < *b.second;
+  });
+  if (ranked.size() > kSiteSeries) ranked.resize(kSiteSeries);
+  std::unordered_map<const std::string*, size_t> series_of;
+  std::vector<SiteSeries> out;
+  for (const auto& [bytes, site] : ranked) {
+    series_of[site] = out.size();
+    out.push_back({*site, {}, {}, 0});
+  }
+  const size_t other = out.size(), before = other + 1;
+  out.push_back({other_site, {}, {}, 0});
+  out.push_back({before_site, {}, {}, 0});
+  std::vector<int64_t> level(out.size(), 0), largest(out.size(), -1);
+  std::vector<uint32_t> stack_of(out.size(), 0);
+  level[before] = peak.before_bytes;
+  std::unordered_map<int64_t, std::pair<size_t, int64_t>> live;  // addr -> (series, bytes)
+  auto series = [&](uint32_t stack) {
+    auto it = series_of.find(&names.StackSite(stack));
+    return it == series_of.end() ? other : it->second;
+  };
+  const size_t stretch = (ring.size() + kTimelinePoints - 1) / kTimelinePoints;
+  auto point = [&](size_t k) {
+    for (size_t j = 0; j < out.size(); ++j) out[j].bytes[k] = level[j];
+  };
+  for (SiteSeries& x : out) x.bytes.assign(timeline.size(), 0);
+  point(0);
+  int64_t total = peak.before_bytes, best = INT64_MIN;
+  size_t k = 0;
+  for (size_t i = 0; i < ring.size(); ++i) {
+    const SnapshotEvent& e = ring[i];
+    const int64_t change = AllocatedChange(e);
+    if (change > 0) {
+      const size_t j = series(e.stack);
+      level[j] += change;
+      live[e.addr] = {j, change};
+      if (change > largest[j]) largest[j] = change, stack_of[j] = e.stack;
+    } else if (change < 0) {
+      auto it = live.find(e.addr);
+      if (it != live.end()) {
+        level[it->second.first] -= it->second.second;
+        live.erase(it);
+      } else {
+        level[before] += change;  // a block from before the window
+      }
+    }
+    total += change;
+    if (i % stretch == 0) {
+      ++k;
+      best = INT64_MIN;
+    }
+    if (k < timeline.size() && total > best) {
+      best = total;
+      point(k);
+    }
+    if (static_cast<int64_t>(i) == peak.peak_entry) {
+      for (size_t j = 0; j < out.size(); ++j) out[j].peak_bytes = level[j];
+    }
+  }
+  if (peak.peak_entry < 0) {
+    for (size_t j = 0; j < out.size(); ++j) out[j].peak_bytes = out[j].bytes.empty() ? 0 : out[j].bytes[0];
+  }
+  for (size_t j = 0; j < out.size(); ++j) {
+    for (uint32_t frame : s.stacks[stack_of[j]]) {
+      if (!names.IsPlumbing(frame)) out[j].stack.push_back(names.FrameName(frame));
+    }
+  }
+  // Series that never hold a byte say nothing.
+  std::vector<SiteSeries> kept;
+  for (SiteSeries& x : out) {
+    if (std::any_of(x.bytes.begin(), x.bytes.end(), [](int64_t v) { return v != 0; })) kept.push_back(std::move(x));
+  }
+  return kept;
+}
+
 }  // namespace
 
 SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
@@ -117,6 +205,7 @@ SnapshotAnalysis AnalyzeMemorySnapshot(const MemorySnapshot& s) {
         d.ooms.push_back(std::move(oom));
       }
     }
+    d.site_timeline = SiteTimeline(s, names, ring, peak, d.timeline);
     for (size_t k = 0; k < d.ooms.size(); ++k) {
       if (k < kOomSites / 2 || k + kOomSites / 2 >= d.ooms.size()) {
         d.ooms[k].sites = Sites(names, LiveAfter(s, peak.device, peak.segments, d.ooms[k].entry));

@@ -83,6 +83,14 @@ ul.advice li{margin-bottom:6px}
 .timeline .view{position:relative;width:calc(100vw - 72px);border:1px solid var(--line);border-radius:4px;overflow:hidden;cursor:grab}
 .timeline canvas{display:block;width:100%}
 .timeline .info{color:var(--fg);font-size:12px;min-height:36px;margin-top:4px;overflow-wrap:anywhere;white-space:pre-line}
+.sites .legend{display:flex;flex-wrap:wrap;gap:6px;margin:4px 0}
+.sites .legend button{border:1px solid var(--line);background:var(--bg);border-radius:4px;padding:2px 6px;font-size:12px;cursor:pointer;max-width:420px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.sites .legend button.on{border-color:var(--fg)}
+.sites .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
+.sites .legend span{color:var(--muted)}
+.sites svg .site{cursor:pointer;stroke:#fff;stroke-width:.3}
+.sites svg .site.on{stroke:#1d1d1f;stroke-width:1.5}
+.sites pre.stack{font-size:12px;background:var(--alt);padding:6px 10px;border-radius:4px;min-height:20px;white-space:pre-wrap;overflow-wrap:anywhere}
 details summary{cursor:pointer;color:var(--accent)}
 )css";
 
@@ -565,6 +573,21 @@ document.querySelectorAll(".timeline").forEach(function (box) {
   box.querySelector(".tools").hidden = false;
   load(0);
 });
+document.querySelectorAll(".sites").forEach(function (box) {
+  // A site's band or name, clicked: it is outlined and the stack of its largest
+  // allocation is shown (innermost frame first, as _memory_viz lists it).
+  var data = JSON.parse(box.querySelector("script").textContent), out = box.querySelector("pre.stack");
+  function show(i) {
+    box.querySelectorAll(".on").forEach(function (e) { e.classList.remove("on"); });
+    box.querySelectorAll('[data-i="' + i + '"]').forEach(function (e) { e.classList.add("on"); });
+    var s = data[i];
+    out.textContent = s.site + "\n" + (s.stack.length ? s.stack.join("\n") : "(no stack recorded)");
+    box.dataset.shown = i;
+  }
+  box.querySelectorAll("[data-i]").forEach(function (e) {
+    e.addEventListener("click", function () { show(+e.dataset.i); });
+  });
+});
 document.body.dataset.ready = "1";
 )js";
 
@@ -994,6 +1017,78 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   return out + PageEnd();
 }
 
+namespace {
+
+// A device's allocated bytes by site over the window (SnapshotDevice::site_timeline),
+// stacked, at most kColumns wide: a column is the point of its stretch with the highest
+// total, as the timeline keeps the highest level. A click on a site (or its legend) shows
+// the stack of its largest allocation.
+std::string SitesOverTime(const SnapshotDevice& d) {
+  static const char* const kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+                                        "#b07aa1", "#ff9da7", "#9c755f", "#86bcb6", "#d37295", "#a0cbe8"};
+  constexpr size_t kColumns = 600;
+  const std::vector<SiteSeries>& series = d.site_timeline;
+  const size_t n = d.timeline.size();
+  if (series.empty() || n == 0) return "";
+  std::vector<size_t> pick;  // the point each column shows
+  for (size_t i = 0; i < n; ++i) {
+    const size_t column = i * kColumns / n;
+    if (pick.size() <= column) {
+      pick.push_back(i);
+    } else if (d.timeline[i].allocated_bytes > d.timeline[pick.back()].allocated_bytes) {
+      pick.back() = i;
+    }
+  }
+  std::vector<AreaPoint> spans;
+  for (size_t c = 0; c < pick.size(); ++c) {
+    const size_t first = c * n / kColumns;  // the column's first point: where it starts
+    const int64_t start = d.timeline[std::min(first, n - 1)].time_us * 1000;
+    const int64_t end = c + 1 < pick.size() ? d.timeline[std::min((c + 1) * n / kColumns, n - 1)].time_us * 1000
+                                            : d.timeline.back().time_us * 1000 + 1000;
+    spans.push_back({start, std::max(end, start + 1), 0});
+  }
+  for (size_t c = 0; c < spans.size(); ++c) {  // no gap nor overlap between columns
+    if (c + 1 < spans.size()) spans[c].end_ns = std::max(spans[c].start_ns + 1, spans[c + 1].start_ns);
+  }
+  std::vector<StackSeries> stacked;
+  std::string legend, json = "[";
+  for (size_t j = 0; j < series.size(); ++j) {
+    const SiteSeries& s = series[j];
+    const bool other = s.site == kOtherSites, before = s.site == kBeforeWindow;
+    const std::string color = other ? "#c9ccd3" : before ? "#e3e3e8" : kColors[j % std::size(kColors)];
+    StackSeries x;
+    x.color = color;
+    x.title = s.site + ": " + Bytes(s.peak_bytes) + " at the peak";
+    for (const size_t i : pick) x.values.push_back(s.bytes[i]);
+    stacked.push_back(std::move(x));
+    legend += "<button type=\"button\" data-i=\"" + std::to_string(j) + "\"><i style=\"background:" + color +
+              "\"></i>" + Html(FrameLabel(s.site)) + " <span>" + Html(Bytes(s.peak_bytes)) + "</span></button>";
+    Json site;
+    site.String(s.site);
+    json += (j ? ",{" : "{") + std::string("\"site\":") + site.out + ",\"peak\":" + std::to_string(s.peak_bytes) +
+            ",\"stack\":[";
+    for (size_t k = 0; k < s.stack.size(); ++k) {
+      Json frame;
+      frame.String(FrameLabel(s.stack[k]));  // as the tables write names
+      json += (k ? "," : "") + frame.out;
+    }
+    json += "]}";
+  }
+  json += "]";
+  const int64_t origin = d.timeline.front().time_us * 1000;
+  return "<div class=\"sites\">" +
+         Note("Allocated bytes by the code that allocated them (the peak table's sites; the " +
+              std::to_string(kSiteSeries) +
+              " holding most at the peak, then the others together, then what was allocated before the window), "
+              "stacked over the window as torch's _memory_viz Active Memory Timeline stacks them. Click a band or "
+              "a name for the stack of its largest allocation.") +
+         StackedBytesOverTime(spans, stacked, origin, d.peak_time_us * 1000, d.peak_bytes) + "<div class=\"legend\">" +
+         legend + "</div><pre class=\"stack\"></pre><script type=\"application/json\">" + ScriptJson(json) +
+         "</script></div>\n";
+}
+
+}  // namespace
+
 std::string RenderSnapshotHtml(const SnapshotAnalysis& a, const ReportOptions& o) {
   const size_t slash = a.file.find_last_of('/');
   const std::string base = slash == std::string::npos ? a.file : a.file.substr(slash + 1);
@@ -1019,6 +1114,7 @@ std::string RenderSnapshotHtml(const SnapshotAnalysis& a, const ReportOptions& o
   for (const SnapshotDevice& d : a.devices) {
     timeline += "<h3>" + Html(PeakSentence(d)) + "</h3>\n";
     if (d.timeline.empty()) continue;
+    timeline += SitesOverTime(d);
     std::vector<AreaPoint> allocated, reserved;
     int64_t most_reserved = 0, most_reserved_at = 0;
     for (size_t i = 0; i < d.timeline.size(); ++i) {

@@ -55,6 +55,28 @@ std::vector<LevelRow> LevelRows(const SnapshotAnalysis& a) {
   return rows;
 }
 
+std::vector<SeriesRow> SeriesRows(const SnapshotAnalysis& a) {
+  std::vector<SeriesRow> rows;
+  for (const SnapshotDevice& d : a.devices) {
+    for (const SiteSeries& s : d.site_timeline) rows.push_back(SeriesRow{d.device, &s});
+  }
+  return rows;
+}
+
+DataTable<SeriesRow> SiteSeriesTable(const std::vector<SeriesRow>& rows) {
+  return {"site_series",
+          rows,
+          false,
+          {{"device", "device", [](const SeriesRow& r) { return Text(r.device); }},
+           {"site", "site", [](const SeriesRow& r) { return Text(r.series->site); }},
+           {"peak_bytes", "at the peak", [](const SeriesRow& r) { return ByteCount(r.series->peak_bytes); }},
+           {"stack", "largest allocation's stack", [](const SeriesRow& r) {
+              std::string s;
+              for (const std::string& f : r.series->stack) s += (s.empty() ? "" : " <- ") + FrameLabel(f);
+              return Text(s);
+            }}}};
+}
+
 DataTable<SnapshotDevice> DevicesTable(const SnapshotAnalysis& a) {
   return {
       "devices",
@@ -183,6 +205,7 @@ const CsvTable<SnapshotAnalysis> kSnapshotCsvTables[] = {
     {"oom_sites",
      [](const SnapshotAnalysis& a, int rows) { return WriteCsv(SitesTable("oom_sites", OomSiteRows(a), true), rows); }},
     {"timeline", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(TimelineTable(LevelRows(a)), rows); }},
+    {"site_series", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(SiteSeriesTable(SeriesRows(a)), rows); }},
 };
 
 }  // namespace
@@ -252,6 +275,7 @@ std::string RenderSnapshotJson(const SnapshotAnalysis& a, const ReportOptions& o
   WriteJson(j, SitesTable("oom_sites", OomSiteRows(a), true), o.rows);
   const std::vector<LevelRow> levels = LevelRows(a);
   WriteJson(j, TimelineTable(levels), 0);
+  WriteJson(j, SiteSeriesTable(SeriesRows(a)), 0);
   j.Close('}');
   return j.out + "\n";
 }

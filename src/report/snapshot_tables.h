@@ -26,6 +26,10 @@ struct LevelRow {
   std::string device;
   const SnapshotLevel* level = nullptr;
 };
+struct SeriesRow {
+  std::string device;
+  const SiteSeries* series = nullptr;
+};
 
 // A site as people read it: an absolute path in it keeps its last two parts ("step
 // …/cs336_basics/optimizer.py:73"), so that what tells two sites apart stays; JSON and CSV
@@ -41,6 +45,10 @@ DataTable<SnapshotDevice> DevicesTable(const SnapshotAnalysis& a);
 DataTable<SiteRow> SitesTable(const std::string& name, const std::vector<SiteRow>& rows, bool oom);
 DataTable<OomRow> OomsTable(const std::vector<OomRow>& rows);
 DataTable<LevelRow> TimelineTable(const std::vector<LevelRow>& rows);
+// Each device's site series (SnapshotDevice::site_timeline): the site, its bytes at the
+// peak and the stack of its largest allocation; the HTML stacks them over time.
+std::vector<SeriesRow> SeriesRows(const SnapshotAnalysis& a);
+DataTable<SeriesRow> SiteSeriesTable(const std::vector<SeriesRow>& rows);
 
 // "cuda:0: peak 6.53 GiB allocated after ring entry 9966 of 19,136 (+1.2s into the window); ..."
 std::string PeakSentence(const SnapshotDevice& d);

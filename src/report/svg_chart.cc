@@ -183,6 +183,56 @@ std::string ShareBars(const std::vector<ShareBar>& bars) {
   return Svg(height, "shares", body);
 }
 
+namespace {
+
+// The byte scale's grid lines and labels, up to `top`.
+template <typename YFn>
+std::string ByteGrid(double top, double unit, YFn Y) {
+  std::string body;
+  const double grid = NiceStep(top / unit, 4) * unit;
+  const std::string unit_name = unit >= 1024.0 * 1024 * 1024 * 1024 ? " TiB"
+                                : unit >= 1024.0 * 1024 * 1024      ? " GiB"
+                                : unit >= 1024.0 * 1024             ? " MiB"
+                                : unit >= 1024                      ? " KiB"
+                                                                    : " B";
+  for (int i = 0; i <= kMaxTicks && i * grid <= top * 1.0001; ++i) {
+    const double v = i * grid;
+    body += "<line class=\"grid\" x1=\"" + N(kLeft) + "\" x2=\"" + N(kW - kRight) + "\" y1=\"" + N(Y(v)) + "\" y2=\"" +
+            N(Y(v)) + "\"/>";
+    body += Label(kLeft - 6, Y(v) + 4, Printf("%g", v / unit) + unit_name);
+  }
+  return body;
+}
+
+// Time ticks relative to origin_ns, under the chart at y0.
+template <typename XFn>
+std::string TimeTicks(int64_t t0, int64_t t1, int64_t origin_ns, double y0, XFn X) {
+  std::string body;
+  const double tstep = NiceStep(static_cast<double>(t1 - t0), 6);
+  // Ticks by index: far from the origin, adding a small step to a large double would
+  // not move it.
+  const double first = std::ceil(static_cast<double>(t0 - origin_ns) / tstep);
+  for (int i = 0; i <= kMaxTicks && (first + i) * tstep <= static_cast<double>(t1 - origin_ns); ++i) {
+    const double v = (first + i) * tstep;
+    body += Label(X(origin_ns + static_cast<int64_t>(std::llround(v))), y0 + 16, "+" + DurationLabel(v), "middle");
+  }
+  return body;
+}
+
+template <typename XFn, typename YFn>
+std::string PeakMark(int64_t peak_ns, int64_t peak, int64_t origin_ns, XFn X, YFn Y) {
+  const double px = X(peak_ns), py = Y(static_cast<double>(peak));
+  std::string body = "<circle class=\"peak\" cx=\"" + N(px) + "\" cy=\"" + N(py) + "\" r=\"4\"><title>" +
+                     Html("peak " + Bytes(peak) + " at +" + FormatDuration(peak_ns - origin_ns)) + "</title></circle>";
+  const bool right = px > kW * 0.7;
+  body += Label(px + (right ? -8 : 8), std::max(py - 6, kTop + 4),
+                "peak " + Bytes(peak) + " at +" + FormatDuration(peak_ns - origin_ns), right ? "end" : "start",
+                "peak-label");
+  return body;
+}
+
+}  // namespace
+
 std::string BytesOverTime(const std::vector<AreaPoint>& points, int64_t origin_ns, int64_t peak_ns, int64_t peak,
                           const std::vector<int64_t>& marks_ns) {
   const double height = 240, y0 = 200, y1 = kTop + 10;
@@ -195,19 +245,7 @@ std::string BytesOverTime(const std::vector<AreaPoint>& points, int64_t origin_n
     return kLeft + (kW - kLeft - kRight) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
   };
   auto Y = [&](double v) { return y0 - (y0 - y1) * std::max(0.0, v) / top; };
-  std::string body;
-  double grid = NiceStep(top / unit, 4) * unit;
-  for (int i = 0; i <= kMaxTicks && i * grid <= top * 1.0001; ++i) {
-    double v = i * grid;
-    std::string unit_name = unit >= 1024.0 * 1024 * 1024 * 1024 ? " TiB"
-                            : unit >= 1024.0 * 1024 * 1024      ? " GiB"
-                            : unit >= 1024.0 * 1024             ? " MiB"
-                            : unit >= 1024                      ? " KiB"
-                                                                : " B";
-    body += "<line class=\"grid\" x1=\"" + N(kLeft) + "\" x2=\"" + N(kW - kRight) + "\" y1=\"" + N(Y(v)) + "\" y2=\"" +
-            N(Y(v)) + "\"/>";
-    body += Label(kLeft - 6, Y(v) + 4, Printf("%g", v / unit) + unit_name);
-  }
+  std::string body = ByteGrid(top, unit, Y);
   for (int64_t m : marks_ns) {
     if (m < t0 || m > t1) continue;
     body += "<line class=\"mark\" x1=\"" + N(X(m)) + "\" x2=\"" + N(X(m)) + "\" y1=\"" + N(y1) + "\" y2=\"" + N(y0) +
@@ -220,26 +258,50 @@ std::string BytesOverTime(const std::vector<AreaPoint>& points, int64_t origin_n
   }
   poly += " " + N(X(t1)) + "," + N(y0);
   body += "<polygon class=\"area\" points=\"" + poly + "\"/>";
-  // Time ticks relative to the trace's start.
-  double tstep = NiceStep(static_cast<double>(t1 - t0), 6);
-  // Ticks by index: far from the origin, adding a small step to a large double would
-  // not move it.
-  double first = std::ceil(static_cast<double>(t0 - origin_ns) / tstep);
-  for (int i = 0; i <= kMaxTicks && (first + i) * tstep <= static_cast<double>(t1 - origin_ns); ++i) {
-    double v = (first + i) * tstep;
-    double x = X(origin_ns + static_cast<int64_t>(std::llround(v)));
-    body += Label(x, y0 + 16, "+" + DurationLabel(v), "middle");
-  }
-  double px = X(peak_ns), py = Y(static_cast<double>(peak));
-  body += "<circle class=\"peak\" cx=\"" + N(px) + "\" cy=\"" + N(py) + "\" r=\"4\"><title>" +
-          Html("peak " + Bytes(peak) + " at +" + FormatDuration(peak_ns - origin_ns)) + "</title></circle>";
-  bool right = px > kW * 0.7;
-  body += Label(px + (right ? -8 : 8), std::max(py - 6, kTop + 4),
-                "peak " + Bytes(peak) + " at +" + FormatDuration(peak_ns - origin_ns), right ? "end" : "start",
-                "peak-label");
+  body += TimeTicks(t0, t1, origin_ns, y0, X);
+  body += PeakMark(peak_ns, peak, origin_ns, X, Y);
   body += "<line class=\"axis\" x1=\"" + N(kLeft) + "\" x2=\"" + N(kW - kRight) + "\" y1=\"" + N(y0) + "\" y2=\"" +
           N(y0) + "\"/>";
   return Svg(height, "allocated bytes over time", body);
+}
+
+std::string StackedBytesOverTime(const std::vector<AreaPoint>& spans, const std::vector<StackSeries>& series,
+                                 int64_t origin_ns, int64_t peak_ns, int64_t peak) {
+  const double height = 300, y0 = 260, y1 = kTop + 10;
+  if (spans.empty() || series.empty()) return "";
+  const int64_t t0 = spans.front().start_ns, t1 = std::max(spans.back().end_ns, t0 + 1);
+  const double max = static_cast<double>(std::max<int64_t>(peak, 1));
+  const double unit = ByteUnit(max), step = NiceStep(max / unit, 4) * unit;
+  const double top = std::max(step, std::ceil(max / step) * step);
+  auto X = [&](int64_t t) {
+    return kLeft + (kW - kLeft - kRight) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
+  };
+  auto Y = [&](double v) { return y0 - (y0 - y1) * std::max(0.0, v) / top; };
+  std::string body = ByteGrid(top, unit, Y);
+  // Each series between the sum of those before it and that sum plus its own: its top
+  // edge left to right, its bottom edge back.
+  std::vector<int64_t> below(spans.size(), 0);
+  for (size_t j = 0; j < series.size(); ++j) {
+    const StackSeries& s = series[j];
+    std::string points;
+    std::vector<std::string> bottom;  // right to left, once the top edge is done
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const std::string a = N(X(spans[i].start_ns)), b = N(X(spans[i].end_ns));
+      const std::string hi = N(Y(static_cast<double>(below[i] + s.values[i])));
+      const std::string lo = N(Y(static_cast<double>(below[i])));
+      points += (i ? " " : "") + a + "," + hi + " " + b + "," + hi;
+      bottom.push_back(b + "," + lo + " " + a + "," + lo);
+      below[i] += s.values[i];
+    }
+    for (auto it = bottom.rbegin(); it != bottom.rend(); ++it) points += " " + *it;
+    body += "<polygon class=\"site\" data-i=\"" + std::to_string(j) + "\" style=\"fill:" + s.color + "\" points=\"" +
+            points + "\"><title>" + Html(s.title) + "</title></polygon>";
+  }
+  body += TimeTicks(t0, t1, origin_ns, y0, X);
+  body += PeakMark(peak_ns, peak, origin_ns, X, Y);
+  body += "<line class=\"axis\" x1=\"" + N(kLeft) + "\" x2=\"" + N(kW - kRight) + "\" y1=\"" + N(y0) + "\" y2=\"" +
+          N(y0) + "\"/>";
+  return Svg(height, "allocated bytes over time, by site", body);
 }
 
 }  // namespace torch2pprof::report

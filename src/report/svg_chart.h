@@ -41,4 +41,14 @@ struct AreaPoint {
 std::string BytesOverTime(const std::vector<AreaPoint>& points, int64_t origin_ns, int64_t peak_ns, int64_t peak,
                           const std::vector<int64_t>& marks_ns);
 
+// Several series stacked over the same spans (the first at the bottom), each a polygon
+// with class "site" and data-i its index, for the page's script to make clickable.
+struct StackSeries {
+  std::string color;            // CSS
+  std::string title;            // its tooltip
+  std::vector<int64_t> values;  // parallel to the spans
+};
+std::string StackedBytesOverTime(const std::vector<AreaPoint>& spans, const std::vector<StackSeries>& series,
+                                 int64_t origin_ns, int64_t peak_ns, int64_t peak);
+
 }  // namespace torch2pprof::report

@@ -222,6 +222,7 @@ def model(s):
                                    '[before the window; freed at] ' + site(e.get('frames')))
         level = sum(v[0] for v in live.values())
         peak, at_peak = level, dict(live)
+        from_ring, at_peak_ring = set(), set()  # the ring's own allocations, live
         ooms = []
         ok = True
         # Reserved bytes, replayed forwards from before the ring (for the OOMs' causes).
@@ -234,11 +235,13 @@ def model(s):
                 if e['addr'] in live:
                     ok = False
                 live[e['addr']] = (e['size'], stack(e.get('frames')), site(e.get('frames')))
+                from_ring.add(e['addr'])
                 level += e['size']
             elif e['action'] == 'free_completed':
                 if e['addr'] not in live or live[e['addr']][0] != e['size']:
                     ok = False
                 level -= live.pop(e['addr'], (e['size'], None, None))[0]
+                from_ring.discard(e['addr'])
             elif e['action'] == 'oom':
                 # The device had less free than asked: full; more: the allocator's own limit.
                 free = e.get('device_free')
@@ -248,7 +251,7 @@ def model(s):
             else:
                 continue
             if level > peak:
-                peak, at_peak = level, dict(live)
+                peak, at_peak, at_peak_ring = level, dict(live), set(from_ring)
         if {a: v[0] for a, v in live.items()} != {a: v[0] for a, v in dump.items()}:
             ok = False
         # Nor may the peak exceed the most ever reserved (replayed forwards from before the ring).
@@ -268,6 +271,7 @@ def model(s):
             m['inuse_objects'][st] += 1
         m['peak'] = peak
         m['peak_sites'] = sites_of(at_peak)
+        m['peak_ring_sites'] = sites_of({a: at_peak[a] for a in at_peak_ring})
         m['ooms'] = [(size, lv, sites_of(lv_live), rest) for size, lv, lv_live, *rest in ooms]
     return out, disagree
 
@@ -376,6 +380,20 @@ def check_analyze(binary, path, s, want, disagree, tmp):
             diff = sorted(set(sites) ^ set(m['peak_sites']) | {k for k in sites if sites[k] != m['peak_sites'].get(k)})
             problems.append(f'cuda:{d}: peak sites differ, e.g. {diff[0]!r}: {sites.get(diff[0])} vs '
                             f'{m["peak_sites"].get(diff[0])}')
+        # The site series (the HTML's memory over time by site): the 12 sites of the ring's
+        # allocations holding most at the peak, each with the model's bytes there, and
+        # with the others and what came before the window, the whole peak.
+        series = {row['site']: row['peak_bytes'] for row in doc['site_series'] if row['device'] == f'cuda:{d}'}
+        ring_sites = m['peak_ring_sites']
+        top = sorted(ring_sites, key=lambda k: (-ring_sites[k][0], k))[:12]
+        named = {k: v for k, v in series.items() if not k.startswith('[') or k in ring_sites}
+        named.pop('[other sites]', None)
+        named.pop('[allocated before the window]', None)
+        if named != {k: ring_sites[k][0] for k in top if ring_sites[k][0]}:
+            problems.append(f'cuda:{d}: site series {sorted(named.items())[:2]} != the model\'s top sites '
+                            f'{[(k, ring_sites[k][0]) for k in top][:2]}')
+        if sum(series.values()) != m['peak']:
+            problems.append(f'cuda:{d}: the site series hold {sum(series.values())} at the peak, not {m["peak"]}')
         ooms = [o for o in doc['ooms'] if o['device'] == f'cuda:{d}']
         got_ooms = [(o['requested_bytes'], o['allocated_bytes'], [o['reserved_bytes'], o['cause'], o['fragmented']])
                     for o in ooms]
@@ -386,7 +404,8 @@ def check_analyze(binary, path, s, want, disagree, tmp):
                          if row['device'] == f'cuda:{d}' and row['oom_entry'] == o['entry']}
             if got_sites != live:
                 problems.append(f'cuda:{d}: sites at the OOM of entry {o["entry"]} differ')
-    for fmt in (['--format', 'csv', '--table', 'peak_sites'], ['--format', 'csv', '--table', 'timeline'], []):
+    for fmt in (['--format', 'csv', '--table', 'peak_sites'], ['--format', 'csv', '--table', 'timeline'],
+                ['--format', 'csv', '--table', 'site_series'], []):
         r = subprocess.run([binary, 'analyze'] + fmt + [path], capture_output=True, text=True)
         if r.returncode != 0 or not r.stdout:
             problems.append(f'analyze {fmt}: exit {r.returncode}')

@@ -359,6 +359,57 @@ def check_bounded(c, binary, tmp):
     c.report('timeline: 200,000 events in a step drawn as at most 20,000 bars that count them', problems)
 
 
+INSIDE_BAND = r'''(function () {
+  var g = document.querySelector(".sites polygon.site[data-i='0']");
+  g.scrollIntoView({block: "center"});
+  var pts = g.points, n = pts.numberOfItems / 2, best = 0, at = null;
+  for (var i = 0; i + 1 < n; i += 2) {
+    var top = pts.getItem(i), bottom = pts.getItem(pts.numberOfItems - 1 - i);
+    if (bottom.y - top.y > best) { best = bottom.y - top.y; at = [(pts.getItem(i).x + pts.getItem(i + 1).x) / 2, (top.y + bottom.y) / 2]; }
+  }
+  var m = g.getScreenCTM();
+  return [m.a * at[0] + m.c * at[1] + m.e, m.b * at[0] + m.d * at[1] + m.f]; })()'''
+
+
+def check_sites(c, binary, browser, tmp, snapshot):
+    """A snapshot's memory over time by site: a band per series `--format json` lists, and
+    a click on a band or a name shows that site's stack."""
+    name = os.path.basename(snapshot).split('.')[0]
+    r = run(binary, 'analyze', '--format', 'html', snapshot)
+    j = run(binary, 'analyze', '--format', 'json', snapshot)
+    if r.returncode or j.returncode:
+        return c.report(f'sites {name}', [f'exit {r.returncode}/{j.returncode}'])
+    series = json.loads(j.stdout)['site_series']
+    page = os.path.join(tmp, name + '.html')
+    with open(page, 'w') as f:
+        f.write(r.stdout)
+    problems = []
+    with Browser(browser, os.path.join(tmp, 'profile-sites'), width=1400, height=1000) as b:
+        p = b.open('file://' + page)
+        bands = p.eval('document.querySelectorAll(".sites polygon.site").length')
+        if bands != len(series):
+            problems.append(f'{bands} bands, JSON has {len(series)} series')
+        # a point inside the first band (the bottom one): where it is tallest
+        x, y = p.eval(INSIDE_BAND)
+        p.mouse('mouseMoved', x, y)
+        p.mouse('mousePressed', x, y, button='left', buttons=1, clickCount=1)
+        p.mouse('mouseReleased', x, y, button='left', buttons=0, clickCount=1)
+        shown = p.eval('document.querySelector(".sites pre.stack").textContent').split('\n')
+        if shown[0] != series[0]['site']:
+            problems.append(f'a click on the first band shows {shown[0]!r}, not {series[0]["site"]!r}')
+        if series[0]['stack'] and shown[1] != series[0]['stack'].split(' <- ')[0]:
+            problems.append(f'its stack starts {shown[1]!r}, JSON {series[0]["stack"][:80]!r}')
+        if p.eval('document.querySelectorAll(".sites .on").length') != 2:
+            problems.append('the band and its name are not both marked')
+        if len(series) > 2:
+            p.click('.sites .legend button[data-i="2"]')
+            if p.eval('document.querySelector(".sites").dataset.shown') != '2':
+                problems.append('a click on a name did not show its site')
+        if p.console():
+            problems.append(f'console: {p.console()[:2]}')
+    c.report(f'memory by site over time {name}: {len(series)} series', problems)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--binary', required=True)
@@ -380,6 +431,7 @@ def main():
         check_page(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'), a.screenshot)
         for name in ('multistream', 'ddp_gloo_2ranks_rank0'):
             check_page(c, a.binary, browser, tmp, os.path.join(d, name + '.pt.trace.json.gz'))
+        check_sites(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots', 'oom_train.pickle.gz'))
     return c.summary()
 
 

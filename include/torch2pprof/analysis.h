@@ -30,6 +30,21 @@ struct MemoryBucket {
   int64_t max_bytes = 0, end_bytes = 0;
 };
 
+// Allocated bytes by the code that allocated them over time (as torch's _memory_viz
+// "Active Memory Timeline" stacks them): one series per site, parallel to a timeline
+// (SnapshotDevice::timeline, MemoryRow::timeline), each point the site's bytes where the
+// stretch's total is highest, so that the series add up to the timeline's bytes there.
+struct SiteSeries {
+  std::string site;  // a snapshot: as SnapshotSite names it; a trace: the operator; or the constants below
+  std::vector<std::string> stack;  // a snapshot: its largest allocation's stack, innermost first, frames as code
+  std::vector<int64_t> bytes;      // by timeline point
+  int64_t peak_bytes = 0;          // at the device's peak
+};
+inline constexpr const char kOtherSites[] = "[other sites]";
+inline constexpr const char kBeforeWindow[] = "[allocated before the window]";  // a snapshot
+inline constexpr const char kBeforeTrace[] = "[allocated before the trace]";    // a trace
+inline constexpr size_t kSiteSeries = 12;  // sites with a series of their own, at most
+
 struct MemoryRow {
   std::string device;  // "cpu", "cuda:0"
   uint64_t allocations = 0, frees = 0;
@@ -42,6 +57,10 @@ struct MemoryRow {
   // Allocated bytes over time, for charts: kMemoryBuckets equal stretches from the first
   // event to the last; the peak's bucket has max_bytes == peak_bytes.
   std::vector<MemoryBucket> timeline;
+  // By the operator that allocated (top_operators' names): the kSiteSeries holding most at
+  // the peak, the others, what was allocated before the trace; parallel to timeline, each
+  // bucket at its highest total (max_bytes).
+  std::vector<SiteSeries> site_timeline;
 };
 inline constexpr int kMemoryBuckets = 480;
 // A device whose peak is below this (a few CPU scalars) gets a line, not a table or a chart.

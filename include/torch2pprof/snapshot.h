@@ -54,19 +54,6 @@ struct SnapshotLevel {
   int64_t reserved_bytes = 0;
 };
 
-// Allocated bytes by the code that allocated them, over the recorded window (as torch's
-// _memory_viz "Active Memory Timeline" stacks them): one series per site, parallel to
-// SnapshotDevice::timeline, each point the site's bytes where the stretch's total is
-// highest, so that the series add up to the timeline's allocated bytes.
-struct SiteSeries {
-  std::string site;                // as SnapshotSite names it; or kOtherSites, kBeforeWindow
-  std::vector<std::string> stack;  // the stack of its largest allocation, innermost first, frames as code
-  std::vector<int64_t> bytes;      // by timeline point
-  int64_t peak_bytes = 0;          // at the device's peak
-};
-inline constexpr const char kOtherSites[] = "[other sites]";
-inline constexpr const char kBeforeWindow[] = "[allocated before the window]";
-
 struct SnapshotDevice {
   std::string device;  // "cuda:0"
   // At the dump, as torch's _memory_viz segment summary (segsum) counts, except that
@@ -93,7 +80,6 @@ struct SnapshotDevice {
   // and what was allocated before the window; each present only where it holds bytes.
   std::vector<SiteSeries> site_timeline;
 };
-inline constexpr size_t kSiteSeries = 12;
 
 struct SnapshotAnalysis {
   std::string file;

@@ -2,6 +2,7 @@
 // memory samples read too: one peak, one account of what was live before the trace.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "analysis/stages.h"
 
@@ -31,6 +32,76 @@ std::vector<MemoryBucket> Buckets(const Trace& t, const MemoryTimeline& tl) {
     b.end_bytes = level;
   }
   return out;
+}
+
+// The buckets of Buckets by the operator that allocated (MemoryRow::site_timeline): an
+// allocation counts for its operator until a free at its address (never, without one),
+// what the level holds beyond the trace's own allocations is from before the trace.
+std::vector<SiteSeries> SiteBuckets(const Trace& t, const MemoryTimeline& tl, const std::vector<uint32_t>& owners,
+                                    const std::vector<MemoryOperator>& ops, const std::vector<MemoryBucket>& buckets) {
+  if (tl.events.empty() || buckets.empty()) return {};
+  std::vector<SiteSeries> out;
+  std::map<std::string_view, size_t> series_of;
+  for (const MemoryOperator& op : ops) {
+    if (op.live_bytes <= 0 || out.size() == kSiteSeries) break;
+    series_of[op.name] = out.size();
+    out.push_back({op.name, {}, {}, 0});
+  }
+  const size_t other = out.size(), before = other + 1;
+  out.push_back({kOtherSites, {}, {}, 0});
+  out.push_back({kBeforeTrace, {}, {}, 0});
+  for (SiteSeries& x : out) x.bytes.assign(buckets.size(), 0);
+  const std::vector<int64_t> levels = MemoryLevels(t, tl);
+  std::vector<int64_t> held(out.size(), 0);
+  int64_t tracked = 0;
+  std::unordered_map<uint64_t, std::pair<size_t, int64_t>> live;
+  auto apply = [&](size_t k) {
+    const uint32_t i = tl.events[k];
+    const MemoryEvent& e = t.memory[i];
+    if (e.bytes > 0) {
+      auto it = series_of.find(owners[i] == kNoOwner ? std::string_view("(no operator)") : t.strings.Get(owners[i]));
+      const size_t j = it == series_of.end() ? other : it->second;
+      held[j] += e.bytes, tracked += e.bytes;
+      if (e.addr) live[e.addr] = {j, e.bytes};
+    } else if (e.bytes < 0 && e.addr) {
+      auto it = live.find(e.addr);
+      if (it != live.end()) {
+        held[it->second.first] -= it->second.second, tracked -= it->second.second;
+        live.erase(it);
+      }
+    }
+    held[before] = std::max<int64_t>(0, levels[k] - tracked);
+  };
+  auto take = [&](size_t b) {
+    for (size_t j = 0; j < out.size(); ++j) out[j].bytes[b] = held[j];
+  };
+  // As Buckets walks: a bucket starts at the level carried in; an event raising it past
+  // the bucket's highest so far is the one the bucket shows.
+  size_t k = 0;
+  int64_t level = levels.front();
+  apply(0);  // the first event's level is the carried-in level of the first bucket
+  k = 1;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    int64_t best = level;
+    take(b);
+    while (k < levels.size() && t.memory[tl.events[k]].ts_ns < buckets[b].end_ns) {
+      apply(k);
+      level = levels[k];
+      if (level > best) best = level, take(b);
+      if (k == tl.peak) {
+        for (size_t j = 0; j < out.size(); ++j) out[j].peak_bytes = held[j];
+      }
+      ++k;
+    }
+  }
+  if (tl.peak == 0) {
+    for (size_t j = 0; j < out.size(); ++j) out[j].peak_bytes = out[j].bytes.front();
+  }
+  std::vector<SiteSeries> kept;
+  for (SiteSeries& x : out) {
+    if (std::any_of(x.bytes.begin(), x.bytes.end(), [](int64_t v) { return v != 0; })) kept.push_back(std::move(x));
+  }
+  return kept;
 }
 
 }  // namespace
@@ -75,6 +146,7 @@ std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& own
                        return x.live_bytes != y.live_bytes ? x.live_bytes > y.live_bytes : x.bytes > y.bytes;
                      });
     row.timeline = Buckets(t, tl);
+    row.site_timeline = SiteBuckets(t, tl, owners, row.top_operators, row.timeline);
     rows.push_back(std::move(row));
   }
   return rows;

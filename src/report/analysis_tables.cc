@@ -313,6 +313,19 @@ DataTable<MemoryRow> MemoryTable(const Analysis& a, int top) {
       j.Close('}');
     }
     j.Close(']');
+    // By the operator that allocated, parallel to the chart's buckets (the HTML stacks them).
+    j.Key("site_series");
+    j.Open('[');
+    for (const SiteSeries& s : m.site_timeline) {
+      j.Open('{');
+      j.Field("site", s.site), j.FieldInt("peak_bytes", s.peak_bytes);
+      j.Key("bytes");
+      j.Open('[');
+      for (const int64_t v : s.bytes) j.Int(v);
+      j.Close(']');
+      j.Close('}');
+    }
+    j.Close(']');
   };
   return t;
 }

@@ -776,6 +776,84 @@ std::string Idle(const Analysis& a, int top) {
   return out;
 }
 
+// Allocated bytes by site over time (SiteSeries, parallel to `spans`), stacked, at most
+// kColumns wide: a column is the span of its stretch with the highest total, as the
+// timelines keep the highest level. A click on a site (or its legend) shows its stack,
+// where it has one.
+std::string SitesOverTime(const std::vector<SiteSeries>& series, const std::vector<AreaPoint>& all, int64_t origin_ns,
+                          int64_t peak_ns, int64_t peak, const std::string& note) {
+  static const char* const kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+                                        "#b07aa1", "#ff9da7", "#9c755f", "#86bcb6", "#d37295", "#a0cbe8"};
+  constexpr size_t kColumns = 600;
+  const size_t n = all.size();
+  if (series.empty() || n == 0) return "";
+  std::vector<size_t> pick;  // the span each column shows
+  std::vector<AreaPoint> spans;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t column = i * kColumns / n;
+    if (pick.size() <= column) {
+      pick.push_back(i);
+      spans.push_back({all[i].start_ns, all[i].end_ns, 0});
+    } else {
+      if (all[i].value > all[pick.back()].value) pick.back() = i;
+      spans.back().end_ns = all[i].end_ns;
+    }
+  }
+  // What was allocated before the window or the trace (weights, optimizer state) at the
+  // bottom, as it lies under everything the window allocates.
+  std::vector<const SiteSeries*> order;
+  for (int base = 1; base >= 0; --base) {
+    for (const SiteSeries& s : series) {
+      if ((s.site == kBeforeWindow || s.site == kBeforeTrace) == (base == 1)) order.push_back(&s);
+    }
+  }
+  std::vector<StackSeries> stacked;
+  std::string legend, json = "[";
+  for (size_t j = 0; j < order.size(); ++j) {
+    const SiteSeries& s = *order[j];
+    const bool other = s.site == kOtherSites, before = s.site == kBeforeWindow || s.site == kBeforeTrace;
+    const std::string color = other ? "#c9ccd3" : before ? "#e3e3e8" : kColors[j % std::size(kColors)];
+    StackSeries x;
+    x.color = color;
+    x.title = s.site + ": " + Bytes(s.peak_bytes) + " at the peak";
+    for (const size_t i : pick) x.values.push_back(s.bytes[i]);
+    stacked.push_back(std::move(x));
+    legend += "<button type=\"button\" data-i=\"" + std::to_string(j) + "\"><i style=\"background:" + color +
+              "\"></i>" + Html(FrameLabel(s.site)) + " <span>" + Html(Bytes(s.peak_bytes)) + "</span></button>";
+    Json site;
+    site.String(s.site);
+    json += (j ? ",{" : "{") + std::string("\"site\":") + site.out + ",\"peak\":" + std::to_string(s.peak_bytes) +
+            ",\"stack\":[";
+    for (size_t k = 0; k < s.stack.size(); ++k) {
+      Json frame;
+      frame.String(FrameLabel(s.stack[k]));  // as the tables write names
+      json += (k ? "," : "") + frame.out;
+    }
+    json += "]}";
+  }
+  json += "]";
+  return "<div class=\"sites\">" + Note(note) + StackedBytesOverTime(spans, stacked, origin_ns, peak_ns, peak) +
+         "<div class=\"legend\">" + legend + "</div><pre class=\"stack\"></pre><script type=\"application/json\">" +
+         ScriptJson(json) + "</script></div>\n";
+}
+
+// A snapshot device's, over the ring's window.
+std::string SitesOverTime(const SnapshotDevice& d) {
+  std::vector<AreaPoint> all;
+  for (size_t i = 0; i < d.timeline.size(); ++i) {
+    const int64_t start = d.timeline[i].time_us * 1000;
+    const int64_t end = i + 1 < d.timeline.size() ? d.timeline[i + 1].time_us * 1000 : start + 1000;
+    all.push_back({start, std::max(end, start + 1), d.timeline[i].allocated_bytes});
+  }
+  if (all.empty()) return "";
+  return SitesOverTime(d.site_timeline, all, all.front().start_ns, d.peak_time_us * 1000, d.peak_bytes,
+                       "Allocated bytes by the code that allocated them (the peak table's sites; the " +
+                           std::to_string(kSiteSeries) +
+                           " holding most at the peak, then the others together, then what was allocated before the "
+                           "window), stacked over the window as torch's _memory_viz Active Memory Timeline stacks "
+                           "them. Click a band or a name for the stack of its largest allocation.");
+}
+
 std::string Memory(const Analysis& a, int top) {
   if (a.memory.empty()) return Note("(no [memory] events: profile with profile_memory=True)");
   std::vector<int64_t> marks;
@@ -790,6 +868,11 @@ std::string Memory(const Analysis& a, int top) {
     std::vector<AreaPoint> points;
     for (const MemoryBucket& b : m.timeline) points.push_back({b.start_ns, b.end_ns, b.max_bytes});
     out += BytesOverTime(points, a.trace.start_ns, m.peak_ns, m.peak_bytes, marks);
+    out +=
+        SitesOverTime(m.site_timeline, points, a.trace.start_ns, m.peak_ns, m.peak_bytes,
+                      "The same by the operator that allocated (the table below; the " + std::to_string(kSiteSeries) +
+                          " holding most at the peak, then the others together, then what was allocated before "
+                          "the trace), stacked. Click a band or a name to mark it.");
     if (m.before_trace_bytes > 0) {
       out += Note(Bytes(m.before_trace_bytes) +
                   " of the peak was allocated before the trace began (weights, optimizer state): no operator in the "
@@ -1016,78 +1099,6 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
           (a.steps.empty() ? Note("(no steps)") : HtmlTable("alignment-table", AlignmentTable(a), o.top, true)));
   return out + PageEnd();
 }
-
-namespace {
-
-// A device's allocated bytes by site over the window (SnapshotDevice::site_timeline),
-// stacked, at most kColumns wide: a column is the point of its stretch with the highest
-// total, as the timeline keeps the highest level. A click on a site (or its legend) shows
-// the stack of its largest allocation.
-std::string SitesOverTime(const SnapshotDevice& d) {
-  static const char* const kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-                                        "#b07aa1", "#ff9da7", "#9c755f", "#86bcb6", "#d37295", "#a0cbe8"};
-  constexpr size_t kColumns = 600;
-  const std::vector<SiteSeries>& series = d.site_timeline;
-  const size_t n = d.timeline.size();
-  if (series.empty() || n == 0) return "";
-  std::vector<size_t> pick;  // the point each column shows
-  for (size_t i = 0; i < n; ++i) {
-    const size_t column = i * kColumns / n;
-    if (pick.size() <= column) {
-      pick.push_back(i);
-    } else if (d.timeline[i].allocated_bytes > d.timeline[pick.back()].allocated_bytes) {
-      pick.back() = i;
-    }
-  }
-  std::vector<AreaPoint> spans;
-  for (size_t c = 0; c < pick.size(); ++c) {
-    const size_t first = c * n / kColumns;  // the column's first point: where it starts
-    const int64_t start = d.timeline[std::min(first, n - 1)].time_us * 1000;
-    const int64_t end = c + 1 < pick.size() ? d.timeline[std::min((c + 1) * n / kColumns, n - 1)].time_us * 1000
-                                            : d.timeline.back().time_us * 1000 + 1000;
-    spans.push_back({start, std::max(end, start + 1), 0});
-  }
-  for (size_t c = 0; c < spans.size(); ++c) {  // no gap nor overlap between columns
-    if (c + 1 < spans.size()) spans[c].end_ns = std::max(spans[c].start_ns + 1, spans[c + 1].start_ns);
-  }
-  std::vector<StackSeries> stacked;
-  std::string legend, json = "[";
-  for (size_t j = 0; j < series.size(); ++j) {
-    const SiteSeries& s = series[j];
-    const bool other = s.site == kOtherSites, before = s.site == kBeforeWindow;
-    const std::string color = other ? "#c9ccd3" : before ? "#e3e3e8" : kColors[j % std::size(kColors)];
-    StackSeries x;
-    x.color = color;
-    x.title = s.site + ": " + Bytes(s.peak_bytes) + " at the peak";
-    for (const size_t i : pick) x.values.push_back(s.bytes[i]);
-    stacked.push_back(std::move(x));
-    legend += "<button type=\"button\" data-i=\"" + std::to_string(j) + "\"><i style=\"background:" + color +
-              "\"></i>" + Html(FrameLabel(s.site)) + " <span>" + Html(Bytes(s.peak_bytes)) + "</span></button>";
-    Json site;
-    site.String(s.site);
-    json += (j ? ",{" : "{") + std::string("\"site\":") + site.out + ",\"peak\":" + std::to_string(s.peak_bytes) +
-            ",\"stack\":[";
-    for (size_t k = 0; k < s.stack.size(); ++k) {
-      Json frame;
-      frame.String(FrameLabel(s.stack[k]));  // as the tables write names
-      json += (k ? "," : "") + frame.out;
-    }
-    json += "]}";
-  }
-  json += "]";
-  const int64_t origin = d.timeline.front().time_us * 1000;
-  return "<div class=\"sites\">" +
-         Note("Allocated bytes by the code that allocated them (the peak table's sites; the " +
-              std::to_string(kSiteSeries) +
-              " holding most at the peak, then the others together, then what was allocated before the window), "
-              "stacked over the window as torch's _memory_viz Active Memory Timeline stacks them. Click a band or "
-              "a name for the stack of its largest allocation.") +
-         StackedBytesOverTime(spans, stacked, origin, d.peak_time_us * 1000, d.peak_bytes) + "<div class=\"legend\">" +
-         legend + "</div><pre class=\"stack\"></pre><script type=\"application/json\">" + ScriptJson(json) +
-         "</script></div>\n";
-}
-
-}  // namespace
 
 std::string RenderSnapshotHtml(const SnapshotAnalysis& a, const ReportOptions& o) {
   const size_t slash = a.file.find_last_of('/');

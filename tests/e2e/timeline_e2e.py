@@ -359,8 +359,8 @@ def check_bounded(c, binary, tmp):
     c.report('timeline: 200,000 events in a step drawn as at most 20,000 bars that count them', problems)
 
 
-INSIDE_BAND = r'''(function () {
-  var g = document.querySelector(".sites polygon.site[data-i='0']");
+INSIDE_BAND = r'''(function (i) {
+  var g = document.querySelector(".sites polygon.site[data-i='" + i + "']");
   g.scrollIntoView({block: "center"});
   var pts = g.points, n = pts.numberOfItems / 2, best = 0, at = null;
   for (var i = 0; i + 1 < n; i += 2) {
@@ -368,7 +368,7 @@ INSIDE_BAND = r'''(function () {
     if (bottom.y - top.y > best) { best = bottom.y - top.y; at = [(pts.getItem(i).x + pts.getItem(i + 1).x) / 2, (top.y + bottom.y) / 2]; }
   }
   var m = g.getScreenCTM();
-  return [m.a * at[0] + m.c * at[1] + m.e, m.b * at[0] + m.d * at[1] + m.f]; })()'''
+  return [m.a * at[0] + m.c * at[1] + m.e, m.b * at[0] + m.d * at[1] + m.f]; })'''
 
 
 def check_sites(c, binary, browser, tmp, snapshot):
@@ -389,16 +389,21 @@ def check_sites(c, binary, browser, tmp, snapshot):
         bands = p.eval('document.querySelectorAll(".sites polygon.site").length')
         if bands != len(series):
             problems.append(f'{bands} bands, JSON has {len(series)} series')
-        # a point inside the first band (the bottom one): where it is tallest
-        x, y = p.eval(INSIDE_BAND)
+        shown_sites = p.eval('JSON.parse(document.querySelector(".sites script").textContent)')
+        if sorted(x['site'] for x in shown_sites) != sorted(x['site'] for x in series):
+            problems.append('the page\'s sites are not the JSON\'s')
+        # a point inside the band of the site holding most at the peak, where it is tallest
+        want = max(series, key=lambda x: (not x['site'].startswith('['), x['peak_bytes']))
+        i = [x['site'] for x in shown_sites].index(want['site'])
+        x, y = p.eval(INSIDE_BAND + f'({i})')
         p.mouse('mouseMoved', x, y)
         p.mouse('mousePressed', x, y, button='left', buttons=1, clickCount=1)
         p.mouse('mouseReleased', x, y, button='left', buttons=0, clickCount=1)
         shown = p.eval('document.querySelector(".sites pre.stack").textContent').split('\n')
-        if shown[0] != series[0]['site']:
-            problems.append(f'a click on the first band shows {shown[0]!r}, not {series[0]["site"]!r}')
-        if series[0]['stack'] and shown[1] != series[0]['stack'].split(' <- ')[0]:
-            problems.append(f'its stack starts {shown[1]!r}, JSON {series[0]["stack"][:80]!r}')
+        if shown[0] != want['site']:
+            problems.append(f'a click on the band of {want["site"]!r} shows {shown[0]!r}')
+        if want['stack'] and shown[1] != want['stack'].split(' <- ')[0]:
+            problems.append(f'its stack starts {shown[1]!r}, JSON {want["stack"][:80]!r}')
         if p.eval('document.querySelectorAll(".sites .on").length') != 2:
             problems.append('the band and its name are not both marked')
         if len(series) > 2:
@@ -408,6 +413,53 @@ def check_sites(c, binary, browser, tmp, snapshot):
         if p.console():
             problems.append(f'console: {p.console()[:2]}')
     c.report(f'memory by site over time {name}: {len(series)} series', problems)
+
+
+def check_trace_sites(c, binary, trace):
+    """A trace's memory by operator over time, at the peak, against a replay of the trace's
+    [memory] events: the operators' series hold the trace's own allocations live there
+    (frees matched by address, one without an address never freed), the series from
+    before the trace the rest of Total Allocated; the named series are the memory table's
+    operators holding most at the peak."""
+    name = os.path.basename(trace).split('.')[0]
+    j = run(binary, 'analyze', '--format', 'json', trace)
+    doc = json.loads(j.stdout)
+    problems = []
+    by_device = collections.defaultdict(list)
+    for e in read_events(trace):
+        a = e.get('args') if isinstance(e.get('args'), dict) else {}
+        if e.get('ph') == 'i' and e.get('name') == '[memory]' and 'Bytes' in a:
+            by_device[(a.get('Device Type'), a.get('Device Id'))].append((ns(e['ts']), a))
+    for m in doc['memory']:
+        dev = m['device']
+        key = (0, -1) if dev == 'cpu' else (1, int(dev.split(':')[1]))
+        evs = sorted(by_device.get(key) or by_device.get((0, 0), []) if dev == 'cpu' else by_device[key],
+                     key=lambda x: x[0])
+        if not evs:
+            continue
+        live, tracked, peak, at_peak = {}, 0, None, None
+        for ts, a in evs:
+            b, addr = int(a['Bytes']), a.get('Addr')
+            if b > 0:
+                if addr:
+                    live[addr] = b
+                tracked += b
+            elif b < 0 and addr in live:
+                tracked -= live.pop(addr)
+            level = int(a['Total Allocated'])
+            if peak is None or level > peak:
+                peak, at_peak = level, tracked
+        series = {s['site']: s['peak_bytes'] for s in m['site_series']}
+        before = series.pop('[allocated before the trace]', 0)
+        if peak != m['peak_bytes'] or sum(series.values()) != at_peak or before != peak - at_peak:
+            problems.append(f'{dev}: peak {m["peak_bytes"]} (replay {peak}), the trace\'s own '
+                            f'{sum(series.values())} (replay {at_peak}), before {before} (replay {peak - at_peak})')
+        series.pop('[other sites]', None)
+        ops = {o['name']: o['live_bytes'] for o in m['top_operators'] if o['live_bytes'] > 0}
+        top = sorted(ops, key=lambda k: -ops[k])[:12]
+        if series != {k: ops[k] for k in top}:
+            problems.append(f'{dev}: series {sorted(series.items())[:3]} != the table\'s {[(k, ops[k]) for k in top][:3]}')
+    c.report(f'memory by operator over time {name}: {len(doc["memory"])} devices', problems)
 
 
 def main():
@@ -432,6 +484,8 @@ def main():
         for name in ('multistream', 'ddp_gloo_2ranks_rank0'):
             check_page(c, a.binary, browser, tmp, os.path.join(d, name + '.pt.trace.json.gz'))
         check_sites(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots', 'oom_train.pickle.gz'))
+        for name in ('lm_train', 'resnet50_dl'):
+            check_trace_sites(c, a.binary, os.path.join(d, name + '.pt.trace.json.gz'))
     return c.summary()
 
 

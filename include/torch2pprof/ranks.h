@@ -32,6 +32,9 @@ struct CollectiveCall {
 
 struct RankSummary {
   std::string file;
+  // The rank's profile as a flame graph, device time and host work (AnalyzeRanksOptions::
+  // flame_graph, from its trace; a summary file carries none).
+  FlameGraph flame;
   int64_t rank = -1, world_size = -1;  // distributedInfo; -1 when absent
   std::string backend;
   std::vector<StepRow> steps;  // the analysed steps and their breakdown
@@ -169,6 +172,8 @@ struct RanksAnalysis {
   // What to change across the ranks, largest saving per step first: the straggler,
   // communication and what limits it, ranks whose steps are slower (docs/reference.md).
   std::vector<RankRecommendation> recommendations;
+  // The ranks' flame graphs under one root, a frame "rank N" each (those with one).
+  FlameGraph flame;
 };
 
 }  // namespace torch2pprof

@@ -154,6 +154,9 @@ struct AnalyzeRanksOptions {
   bool strict = false;
   bool allow_truncated = false;
   double threshold = 0.05;  // stragglers: this fraction above the median of ranks
+  // Also each rank's profile (from its trace) under one root (RanksAnalysis::flame): what
+  // the HTML report draws.
+  bool flame_graph = false;
   Progress* progress = nullptr;
 };
 struct AnalyzeRanksResult {

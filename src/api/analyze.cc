@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include "analysis/analyzer.h"
@@ -26,13 +27,79 @@ namespace torch2pprof {
 namespace api {
 namespace {
 
-// One rank's trace reduced to its summary, as analyze over ranks and summarize both do.
-RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages) {
-  stages.Begin("model");
-  TraceModel model = BuildModel(trace, ex);
+// One rank's trace reduced to its summary, as analyze over ranks and summarize both do;
+// with `flame`, its profile as a flame graph of at most max_nodes frames too.
+RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, bool flame = false, size_t max_nodes = 0) {
+  if (!flame) {
+    stages.Begin("model");
+    TraceModel model = BuildModel(trace, ex);
+    stages.Begin("analyze");
+    Analysis analysis = Analyze(trace, model, AnalysisOptions{}, ex);
+    return SummarizeRank(trace, model, analysis);
+  }
+  stages.Begin("model and stacks");
+  ModelAndStacks built = BuildModelBesideStacks(trace, ex);
+  stages.Begin("profile");
+  AggregateOptions aggregate;
+  aggregate.labels = false;
+  aggregate.step_labels = StepLabels::kOff;
+  FlameGraph graph =
+      FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), {"gpu", "work"}, 0.002, max_nodes);
   stages.Begin("analyze");
-  Analysis analysis = Analyze(trace, model, AnalysisOptions{}, ex);
-  return SummarizeRank(trace, model, analysis);
+  Analysis analysis = Analyze(trace, built.model, std::move(built.lanes), AnalysisOptions{}, ex);
+  RankSummary out = SummarizeRank(trace, built.model, analysis);
+  out.flame = std::move(graph);
+  return out;
+}
+
+// The ranks' graphs under one root: a frame "rank N" each, its tree below (the types of
+// the first rank with a graph; a rank without one of them counts 0 there).
+FlameGraph RanksFlame(const RanksAnalysis& a) {
+  FlameGraph out;
+  for (const RankSummary& r : a.ranks) {
+    if (!r.flame.empty()) {
+      out.types = r.flame.types, out.units = r.flame.units;
+      break;
+    }
+  }
+  if (out.types.empty()) return out;
+  out.names = {""};
+  out.parent = {0};
+  out.name = {0};
+  out.total.assign(out.types.size(), std::vector<int64_t>{0});
+  std::map<std::string, uint32_t> names;
+  auto name_id = [&](const std::string& n) {
+    auto [it, added] = names.try_emplace(n, static_cast<uint32_t>(out.names.size()));
+    if (added) out.names.push_back(n);
+    return it->second;
+  };
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    const FlameGraph& f = a.ranks[i].flame;
+    if (f.empty()) continue;
+    const int64_t rank = a.ranks[i].rank >= 0 ? a.ranks[i].rank : static_cast<int64_t>(i);
+    const uint32_t top = static_cast<uint32_t>(out.parent.size());
+    out.parent.push_back(0);
+    out.name.push_back(name_id("rank " + std::to_string(rank)));
+    std::vector<int> column(out.types.size(), -1);
+    for (size_t t = 0; t < out.types.size(); ++t) {
+      for (size_t k = 0; k < f.types.size(); ++k) {
+        if (f.types[k] == out.types[t]) column[t] = static_cast<int>(k);
+      }
+      const int64_t v = column[t] < 0 ? 0 : f.total[static_cast<size_t>(column[t])][0];
+      out.total[t].push_back(v);
+      out.total[t][0] += v;
+    }
+    for (size_t n = 1; n < f.parent.size(); ++n) {
+      out.parent.push_back(top + f.parent[n]);  // f's node k is top + k here, its root the rank's frame
+      out.name.push_back(name_id(f.names[f.name[n]]));
+      for (size_t t = 0; t < out.types.size(); ++t) {
+        out.total[t].push_back(column[t] < 0 ? 0 : f.total[static_cast<size_t>(column[t])][n]);
+      }
+    }
+    out.folded += f.folded;
+    out.fold_share = std::max(out.fold_share, f.fold_share);
+  }
+  return out;
 }
 
 SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, bool flame, Stages& stages,
@@ -55,7 +122,7 @@ SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, bool fla
 // input order, so that a report from summaries is the report from their traces.
 RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const std::vector<std::string>& names,
                                  const LoadSettings& base, double threshold, Executor& ex, Stages& stages,
-                                 std::vector<std::string>* all_warnings) {
+                                 std::vector<std::string>* all_warnings, bool flame = false) {
   const size_t n = inputs.size();
   std::vector<RankSummary> ranks(n);
   std::vector<std::vector<std::string>> warnings(n);
@@ -85,7 +152,8 @@ RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const s
       NeedEvents(in.trace);
       stages.Loaded(in.trace.stats);
       warnings[slot] = LoadWarnings(in.trace);
-      ranks[slot] = SummarizeTrace(in.trace, ex, stages);
+      // A page holds about 20,000 frames over all ranks.
+      ranks[slot] = SummarizeTrace(in.trace, ex, stages, flame, std::max<size_t>(500, 20000 / n));
     }
     stages.Begin("read and parse");
   });
@@ -95,6 +163,7 @@ RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const s
   stages.Begin("across ranks");
   RanksAnalysis analysis = AnalyzeAcrossRanks(std::move(ranks), threshold);
   if (analysis.ranks_are_positions) all_warnings->push_back(kRanksArePositions);
+  if (flame) analysis.flame = RanksFlame(analysis);
   return analysis;
 }
 
@@ -232,7 +301,7 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
         const api::LoadSettings settings = api::SettingsOf(1, options.strict, options.allow_truncated,
                                                            api::TrackProgress(options.progress, options.inputs));
         result.analysis = api::AnalyzeRanksStages(options.inputs, options.names, settings, options.threshold, ex,
-                                                  stages, &result.warnings);
+                                                  stages, &result.warnings, options.flame_graph);
       });
 }
 

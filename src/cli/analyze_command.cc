@@ -57,6 +57,7 @@ int RunAcrossRanks(const AnalyzeArgs& args, const DirectoryInputs& expanded, std
   options.strict = args.in.strict;
   options.allow_truncated = args.in.allow_truncated;
   options.threshold = args.straggler_threshold / 100.0;
+  options.flame_graph = args.format == "html";
   AnalyzeRanksResult result = WithProgress(options, args.in, [](const auto& o) { return AnalyzeRanks(o); });
   result.warnings.insert(result.warnings.begin(), expanded.notes.begin(), expanded.notes.end());
   PrintWarnings(result.warnings, args.in, err);

@@ -380,6 +380,14 @@ document.querySelectorAll(".flame").forEach(function (box) {
   search.addEventListener("input", draw);
   if (chains) chains.addEventListener("change", draw);
   reset.addEventListener("click", function () { root = 0; search.value = ""; draw(); });
+  // Links elsewhere on the page to a frame under the root ("rank 2"): zoom there.
+  document.querySelectorAll("a.flame-root").forEach(function (a) {
+    a.addEventListener("click", function () {
+      kids[0].forEach(function (c) { if (name(c) === a.dataset.frame) root = c; });
+      if (sandwich) sandwich.checked = false;
+      draw();
+    });
+  });
   box.querySelector(".tools").hidden = false;
   draw();
 });
@@ -1036,13 +1044,23 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   if (n > 0 && a.ranks[0].world_size > 0) title += " (world size " + std::to_string(a.ranks[0].world_size) + ")";
   std::string out = PageStart("torch2pprof: " + title, "torch2pprof analyze: " + title,
                               n ? a.ranks.front().file + (n > 1 ? " … " + a.ranks.back().file : "") : "");
-  out +=
-      "<nav><a href=\"#advice\">Recommendations</a><a href=\"#straggler\">Straggler</a><a href=\"#ranks\">Ranks</a>"
-      "<a href=\"#slow\">Slow ranks</a>"
-      "<a href=\"#collectives\">Collectives</a><a href=\"#alignment\">Step alignment</a></nav>\n<main>\n";
+  out += "<nav><a href=\"#advice\">Recommendations</a><a href=\"#straggler\">Straggler</a>" +
+         std::string(a.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +
+         "<a href=\"#ranks\">Ranks</a>"
+         "<a href=\"#slow\">Slow ranks</a>"
+         "<a href=\"#collectives\">Collectives</a><a href=\"#alignment\">Step alignment</a></nav>\n<main>\n";
   const std::string pct = std::to_string(static_cast<int>(100 * a.threshold + 0.5)) + "%";
   std::string late;
-  for (const Straggler& l : a.stragglers) late += "<p class=\"late\">" + Html(LateSentence(a, l, "; ")) + "</p>\n";
+  // Each straggler's line links to its frame in the profile below (the script zooms there).
+  auto profile_link = [&](size_t i) {
+    if (a.flame.empty() || a.ranks[i].flame.empty()) return std::string();
+    const int64_t rank = a.ranks[i].rank >= 0 ? a.ranks[i].rank : static_cast<int64_t>(i);
+    return " <a href=\"#profile\" class=\"flame-root\" data-frame=\"rank " + std::to_string(rank) +
+           "\">its profile</a>";
+  };
+  for (const Straggler& l : a.stragglers) {
+    late += "<p class=\"late\">" + Html(LateSentence(a, l, "; ")) + profile_link(l.rank) + "</p>\n";
+  }
   if (a.stragglers.empty()) late = Note(NoLateRank(a));
   if (n <= kManyRanks) {
     // Each rank's mean step, part by part: the late rank's own part stands out, and the
@@ -1080,6 +1098,20 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   out += Section("advice", "Recommendations", advice);
   out += Section("straggler", "Straggler (the rank the others wait for in collectives)",
                  late + (a.stragglers.empty() ? "" : HtmlTable("late-table", StragglersTable(a), o.top, false)));
+  if (!a.flame.empty()) {
+    size_t with = 0;
+    for (const RankSummary& r : a.ranks) with += !r.flame.empty();
+    out += Section(
+        "profile", "Profile: each rank's time by the code that caused it",
+        FlameBody(a.flame,
+                  "Each rank's profile (device time, host work) under a frame of its own: click "
+                  "a rank to compare its code with the others', search to find a layer in "
+                  "all of them." +
+                      (with < a.ranks.size() ? " " + std::to_string(a.ranks.size() - with) +
+                                                   " ranks came as summaries, which carry no profile: analyze their "
+                                                   "traces for theirs."
+                                             : std::string())));
+  }
   std::string ranks = Note(
       "Per step: steps, their median and maximum, each part's mean, wait and transfer in collectives. Over the whole "
       "trace, as HTA defines them: GPU utilization, compute, idle, overlap. Click a heading to sort.");

@@ -339,6 +339,45 @@ def sandwich(tally, binary, browser, tmp, trace):
     tally.report(f'sandwich: aten::mm over all its callers ({rows} frames)', problems)
 
 
+def ranks_flame(tally, binary, browser, tmp, traces):
+    """The multi-rank report's flame graph: a frame per rank holding that rank's device
+    time (its kernel, memcpy and memset durations in the trace text), and the straggler's
+    link zooms into its frame (a click through the DevTools protocol)."""
+    from cdp import Browser
+    from e2e_common import ns, read_events
+    problems = []
+    r = subprocess.run([binary, 'analyze', '--quiet', '--format', 'html'] + traces, capture_output=True, text=True)
+    page = os.path.join(tmp, 'ranks.html')
+    with open(page, 'w') as f:
+        f.write(r.stdout)
+    want = {}
+    for t in traces:
+        evs = read_events(t)
+        with_rank = json.loads(subprocess.run([binary, 'analyze', '--format', 'json', t], capture_output=True,
+                                              text=True).stdout)['trace'].get('rank')
+        want[f'rank {with_rank}'] = sum(ns(e['dur']) for e in evs if e.get('ph') == 'X' and e.get('dur') is not None
+                                       and e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset'))
+    with Browser(browser, os.path.join(tmp, 'cdp-ranks'), width=WIDTH, height=1200) as b:
+        p = b.open('file://' + page)
+        data = p.eval('JSON.parse(document.querySelector(".flame script").textContent)')
+        gpu = data['types'].index('gpu')
+        got = {data['names'][data['name'][i]]: data['total'][gpu][i] for i in range(1, len(data['parent']))
+               if data['parent'][i] == 0}
+        if got != want:
+            problems.append(f'rank frames {got} != the traces\' device time {want}')
+        link = p.eval('(function () { var a = document.querySelector("a.flame-root"); return a ? a.dataset.frame : null; })()')
+        if link is None:
+            problems.append('no link from the straggler to its profile')
+        else:
+            p.click('a.flame-root')
+            root = p.eval('document.querySelector(".flame .graph").dataset.root')
+            if root in (None, '0') or data['names'][data['name'][int(root)]] != link:
+                problems.append(f'the link to {link!r} zoomed to node {root}')
+        if p.console():
+            problems.append(f'console: {p.console()[:2]}')
+    tally.report(f'ranks: a frame per rank ({len(traces)}), the straggler linked to its own', problems)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--binary', required=True)
@@ -355,6 +394,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         hostile_names(c, a.binary, browser, tmp)
         sandwich(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'))
+        ranks_flame(c, a.binary, browser, tmp,
+                    [os.path.join(d, f'ddp_gloo_4ranks_late2_rank{r}.pt.trace.json.gz') for r in range(4)])
         check(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'), screenshot=a.screenshot)
         check(c, a.binary, browser, tmp, os.path.join(d, 'resnet50_dl.pt.trace.json.gz'))
         check(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots',

@@ -59,6 +59,8 @@ def check(c, binary, browser, tmp, base, new, snapshot=False, screenshot=None):
         first = p.eval('document.querySelector("main section").id')
         if first != 'verdict':
             problems.append(f'the page opens with {first}, not the verdict')
+        if screenshot:  # as it opens
+            p.screenshot(screenshot)
         data = p.eval('JSON.parse(document.querySelector(".flame script").textContent)')
         if snapshot:
             want = {'inuse_space': (sum(d['base_peak_bytes'] for d in report['devices']),
@@ -127,9 +129,6 @@ def check(c, binary, browser, tmp, base, new, snapshot=False, screenshot=None):
                 problems.append(f'sites-table: {n} rows, JSON {len(report["sites"])}')
         if p.console():
             problems.append(f'console: {p.console()[:2]}')
-        if screenshot:
-            p.eval('window.scrollTo(0, 0)')
-            p.screenshot(screenshot)
     c.report(f'compare html {name}', problems)
 
 

@@ -189,9 +189,11 @@ class Checks(Tally):
                 problems.append(f'filter count: {dom.body.get("data-filtered-count")!r}')
             if dom.body.get('data-shown-all') != str(len(matching)):
                 problems.append(f'show all: {dom.body.get("data-shown-all")} rows, {len(matching)} match')
-        # A chart per device whose memory peak is 1 MiB or more; a few CPU scalars get a heading.
+        # Two charts per device whose memory peak is 1 MiB or more (its level, and by operator where it
+        # has site series); a few CPU scalars get a heading.
         charts = 1 + (1 if report['gpu'] else 0) + (1 if report['idle_time'] else 0) + \
-            (1 if report['copies'] else 0) + sum(1 for m in report['memory'] if m['peak_bytes'] >= 1 << 20)
+            (1 if report['copies'] else 0) + sum(1 + (1 if m['site_series'] else 0) for m in report['memory']
+                                                 if m['peak_bytes'] >= 1 << 20)
         # Copies by kind: the JSON's bytes and bandwidth, row by row.
         copies = [[c[1], c[3], c[5]] for h, c in dom.tables.get('copies-table', [])]
         want_copies = [[r['kind'], str(r['bytes']), str(r.get('gb_per_s', ''))] for r in report['copies']]
@@ -252,8 +254,10 @@ class Checks(Tally):
         peak = [(c[0], h) for h, c in dom.tables.get('peak-table', [])]
         if len(peak) != len(report['peak_sites']) or any(h for _, h in peak[:TOP]):
             problems.append(f'peak table: {len(peak)} rows, JSON {len(report["peak_sites"])}')
-        if dom.charts != 2 * len(report['devices']):
-            problems.append(f'{dom.charts} charts, want {2 * len(report["devices"])}')
+        # allocated and reserved, and by site where the device has site series
+        want_charts = 2 * len(report['devices']) + len({r['device'] for r in report['site_series']})
+        if dom.charts != want_charts:
+            problems.append(f'{dom.charts} charts, want {want_charts}')
         self.report(name, problems)
 
     def check_ranks(self, name, inputs):

@@ -19,7 +19,8 @@ The HTML timeline in headless Chromium, driven through the DevTools protocol (cd
 - a user's actions: the wheel zooms in around the pointer, a drag pans, hovering a bar
   names it, a click on a lane's name shows all its rows, the buttons zoom and reset,
   the keyboard picks another step; no console message, no error.
-With --screenshot PNG, lm_train's timeline is written there (the README's picture).
+With --screenshot PNG, lm_train's timeline is written there, with --sites-screenshot a
+snapshot's memory by site (the README's pictures).
 
 Prints one line per check and 'N passed, N failed' last.
 """
@@ -308,6 +309,8 @@ def check_page(c, binary, browser, tmp, trace, screenshot=None):
         info = p.eval('document.querySelector(".timeline .info").textContent')
         if s0['names'][bars[first + 4]] not in info:
             problems.append(f'hovering {s0["names"][bars[first + 4]]!r} says {info!r}')
+        if screenshot:  # the whole step, as it opens
+            p.screenshot(screenshot, selector='#timeline', full_width=True)
         # a click on a deep lane's name shows all its rows
         deep = [i for i, lane in enumerate(s0['lanes']) if lane[2] > 6]
         if deep:
@@ -318,8 +321,6 @@ def check_page(c, binary, browser, tmp, trace, screenshot=None):
             h1 = p.eval('document.querySelector(".timeline canvas").clientHeight')
             if h1 - h0 != (s0['lanes'][deep[0]][2] - 6) * 14:
                 problems.append(f'a click on {s0["lanes"][deep[0]][0]!r} grew the lanes {h0} -> {h1} px')
-        if screenshot:
-            p.screenshot(screenshot, selector='#timeline', full_width=True)
         if len(steps) > 1:
             p.select('.timeline select', 1)
             if p.eval('document.querySelector(".timeline").dataset.step') != steps[1]['step']:
@@ -371,7 +372,7 @@ INSIDE_BAND = r'''(function (i) {
   return [m.a * at[0] + m.c * at[1] + m.e, m.b * at[0] + m.d * at[1] + m.f]; })'''
 
 
-def check_sites(c, binary, browser, tmp, snapshot):
+def check_sites(c, binary, browser, tmp, snapshot, screenshot=None):
     """A snapshot's memory over time by site: a band per series `--format json` lists, and
     a click on a band or a name shows that site's stack."""
     name = os.path.basename(snapshot).split('.')[0]
@@ -412,6 +413,8 @@ def check_sites(c, binary, browser, tmp, snapshot):
                 problems.append('a click on a name did not show its site')
         if p.console():
             problems.append(f'console: {p.console()[:2]}')
+        if screenshot:
+            p.screenshot(screenshot, selector='.sites', full_width=True)
     c.report(f'memory by site over time {name}: {len(series)} series', problems)
 
 
@@ -467,6 +470,7 @@ def main():
     ap.add_argument('--binary', required=True)
     ap.add_argument('--testdata', required=True)
     ap.add_argument('--screenshot', help="a PNG of lm_train's timeline")
+    ap.add_argument('--sites-screenshot', help="a PNG of a snapshot's memory by site over time")
     a = ap.parse_args()
     c = Tally()
     browser = chromium()
@@ -483,7 +487,8 @@ def main():
         check_page(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'), a.screenshot)
         for name in ('multistream', 'ddp_gloo_2ranks_rank0'):
             check_page(c, a.binary, browser, tmp, os.path.join(d, name + '.pt.trace.json.gz'))
-        check_sites(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots', 'oom_train.pickle.gz'))
+        check_sites(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots', 'oom_train.pickle.gz'),
+                    a.sites_screenshot)
         for name in ('lm_train', 'resnet50_dl'):
             check_trace_sites(c, a.binary, os.path.join(d, name + '.pt.trace.json.gz'))
     return c.summary()

@@ -54,7 +54,7 @@ _torch2pprof() {
         queue_length copies tensor_cores kernels_by_operator synchronizations annotations collective_sizes memory modules
         module_classes python_functions
         ranks spreads stragglers slow_ranks collectives step_alignment
-        devices peak_sites ooms oom_sites timeline" -- "$cur"))
+        devices peak_sites ooms oom_sites timeline site_series" -- "$cur"))
       return ;;
     --group-by | -group-by)
       COMPREPLY=($(compgen -W "name shape" -- "$cur")); return ;;

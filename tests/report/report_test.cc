@@ -180,12 +180,12 @@ TEST(Report, HtmlTablesCarryTheExactNumbersAndHideRowsPastTop) {
     EXPECT_EQ(ops[i].cells[2], FormatMicros(a.operators[i].host_total_ns)) << i;
   }
   EXPECT_EQ(HtmlRows(html, "kernels-table").size(), a.kernels.size());
-  // One chart per device's memory, the step chart with a bar per step, the GPU's, the
-  // idle time's and the copies'.
-  size_t charts = 0;
+  // Per device's memory its level and, where it has site series, the same by operator;
+  // the step chart with a bar per step, the GPU's, the idle time's and the copies'.
+  size_t charts = 0, memory = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++charts;
-  EXPECT_EQ(charts,
-            1 + (a.gpu.empty() ? 0 : 1) + (a.idle_time.empty() ? 0 : 1) + (a.copies.empty() ? 0 : 1) + a.memory.size());
+  for (const MemoryRow& m : a.memory) memory += 1 + (m.site_timeline.empty() ? 0 : 1);
+  EXPECT_EQ(charts, 1 + (a.gpu.empty() ? 0 : 1) + (a.idle_time.empty() ? 0 : 1) + (a.copies.empty() ? 0 : 1) + memory);
 }
 
 TEST(Report, HtmlEscapesNamesAndFetchesNothing) {

@@ -43,12 +43,15 @@ inline Cell Fraction(double r, bool defined) {
   if (!defined) return {Cell::kNumber, "0", "-"};
   return {Cell::kNumber, Printf("%.6g", r), PercentOf(r)};
 }
-// A mean of nanoseconds as microseconds with 3 decimals.
+// A mean of nanoseconds to the nearest nanosecond (half away from zero), as microseconds
+// with 3 decimals for scripts and formatted for people: the same number in both (the
+// page's script formats the one scripts read, and must get what people read).
 inline Cell MeanMicros(int64_t total_ns, uint64_t n) {
   if (n == 0) return {Cell::kNumber, "0", "0ns"};
-  int64_t mean = total_ns / static_cast<int64_t>(n);
-  return {Cell::kNumber, Printf("%.3f", static_cast<double>(total_ns) / static_cast<double>(n) / 1000.0),
-          FormatDuration(mean)};
+  const auto d = static_cast<__int128>(n);
+  const __int128 t = total_ns;
+  const auto mean = static_cast<int64_t>(t >= 0 ? (2 * t + d) / (2 * d) : -((-2 * t + d) / (2 * d)));
+  return {Cell::kNumber, FormatMicros(mean), FormatDuration(mean)};
 }
 
 template <typename Row>

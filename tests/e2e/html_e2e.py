@@ -310,6 +310,56 @@ class Checks(Tally):
         self.report(name, problems)
 
 
+SAME_NUMBERS = r'''(function () {
+  var bad = [], n = 0;
+  document.querySelectorAll('td.num[data-v]').forEach(function (td) {
+    var v = td.dataset.v, text = td.textContent, want = null;
+    if (v === '') return;
+    if (/^-?[0-9.]+(ns|us|ms|s)$/.test(text)) {
+      if (!/^-?[0-9]+(\.[0-9]{1,3})?$/.test(v)) return;  // a mean: the cell formats its whole ns, not v
+      want = t2pDuration(Math.round(parseFloat(v) * 1000));
+    }
+    else if (/^-?[0-9.]+ (B|KiB|MiB|GiB|TiB)$/.test(text)) want = t2pBytes(parseInt(v, 10));
+    else return;
+    n++;
+    var th = td.closest('table').tHead.rows[0].cells[td.cellIndex];
+    if (want !== text) bad.push(text + ' vs ' + want + ' (' + (th.dataset.key || th.textContent) + ')');
+  });
+  return [n, bad.slice(0, 5)]; })()'''
+
+
+def same_numbers(c, binary, browser, work, trace):
+    """The page's script formats durations and sizes as the C++ writes the cells of the same
+    page (format.js against report/format.cc): every duration and size cell of the tables
+    (data-v, the exact value) formatted again in the browser, with exact ties (1,125 ns:
+    printf rounds to even, toFixed up) in a trace made for it."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from cdp import Browser
+    ties = os.path.join(work, 'ties.json')
+    evs = [{'ph': 'X', 'name': 'ProfilerStep#1', 'cat': 'user_annotation', 'pid': 1, 'tid': 1, 'ts': 0, 'dur': 100000}]
+    for k, dur in enumerate(['1.125', '2.375', '10.25', '10.75', '1125.5', '12.5', '0.5', '999.995', '1.015']):
+        evs.append({'ph': 'X', 'name': f'aten::tie{k}', 'cat': 'cpu_op', 'pid': 1, 'tid': 1, 'ts': 10 + k * 2000,
+                    'dur': float(dur)})
+    with open(ties, 'w') as f:
+        json.dump({'schemaVersion': 1, 'traceEvents': evs}, f)
+    problems, total = [], 0
+    with Browser(browser, os.path.join(work, 'cdp-numbers'), width=WIDTH, height=1000) as b:
+        for t in (trace, ties):
+            page = os.path.join(work, 'numbers.html')
+            r = subprocess.run([binary, 'analyze', '--quiet', '--format', 'html', '-top', '0', t],
+                               capture_output=True, text=True)
+            with open(page, 'w') as f:
+                f.write(r.stdout)
+            p = b.open('file://' + page)
+            n, bad = p.eval(SAME_NUMBERS)
+            total += n
+            if not n:
+                problems.append(f'{os.path.basename(t)}: no number cells found')
+            if bad:
+                problems.append(f'{os.path.basename(t)}: the page\'s script writes {bad}')
+    c.report(f'the page\'s script formats {total} cells\' numbers as the C++ does', problems)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--binary', required=True)
@@ -330,6 +380,7 @@ def main():
                 c.check(t)
             except Exception as e:  # a crash of a check is a failure too
                 c.report(os.path.basename(t), [f'{type(e).__name__}: {e}'])
+        same_numbers(c, a.binary, browser, work, os.path.join(d, 'resnet50_dl.pt.trace.json.gz'))
         for snapshot in ('oom_train.pickle.gz', 'cs336__medium_ctx128_training_step.pickle.gz'):
             try:
                 c.check_snapshot(os.path.join(a.testdata, 'snapshots', snapshot))

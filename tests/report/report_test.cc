@@ -118,7 +118,7 @@ TEST(Report, CsvTablesAndQuoting) {
   std::string csv = RenderCsv(a, ReportOptions{0, 0, "kernels"});
   EXPECT_EQ(csv,
             "name,calls,total_us,mean_us,min_us,max_us,blocks_per_sm,occupancy\n"
-            "\"void k<float, 2>(int, \"\"x\"\")\",2,3.5,1.750,1,2.5,,\n");
+            "\"void k<float, 2>(int, \"\"x\"\")\",2,3.5,1.75,1,2.5,,\n");
   EXPECT_THROW(RenderCsv(a, ReportOptions{0, 0, "bogus"}), Error);
   for (const std::string& t : CsvTables()) EXPECT_NO_THROW(RenderCsv(Shared(), ReportOptions{3, 3, t})) << t;
 }

@@ -30,10 +30,12 @@ struct CollectiveCall {
   int64_t start_ns = 0, dur_ns = 0;
 };
 
+inline constexpr size_t kRankProfileNodes = 1000;
 struct RankSummary {
   std::string file;
-  // The rank's profile as a flame graph, device time and host work (AnalyzeRanksOptions::
-  // flame_graph, from its trace; a summary file carries none).
+  // The rank's profile as a flame graph, device time and host work, at most
+  // kRankProfileNodes frames (summarize writes it; AnalyzeRanksOptions::flame_graph makes it
+  // from a trace).
   FlameGraph flame;
   int64_t rank = -1, world_size = -1;  // distributedInfo; -1 when absent
   std::string backend;

@@ -277,6 +277,46 @@ std::string EncodeSummary(const SummaryFile& f) {
     o += '}';
   }
   o += ']';
+  // The rank's profile as a flame graph (RankSummary::flame): what the HTML report over
+  // ranks draws, so that a report from summaries is the one from their traces.
+  if (!r.flame.empty()) {
+    const FlameGraph& g = r.flame;
+    Key(o, "profile");
+    o += '{';
+    auto strings = [&](const char* key, const std::vector<std::string>& v, bool comma) {
+      if (comma) o += ',';
+      o += '"';
+      o += key;
+      o += "\":[";
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) o += ',';
+        Str(o, v[i]);
+      }
+      o += ']';
+    };
+    auto numbers = [&](const auto& v) {
+      o += '[';
+      for (size_t i = 0; i < v.size(); ++i) o += (i ? "," : "") + std::to_string(v[i]);
+      o += ']';
+    };
+    strings("types", g.types, false);
+    strings("units", g.units, true);
+    strings("names", g.names, true);
+    o += ",\"parent\":";
+    numbers(g.parent);
+    o += ",\"name\":";
+    numbers(g.name);
+    o += ",\"total\":[";
+    for (size_t t = 0; t < g.total.size(); ++t) {
+      if (t) o += ',';
+      numbers(g.total[t]);
+    }
+    o += "],\"folded\":" + std::to_string(g.folded);
+    auto [share_end, share_ec] = std::to_chars(number, number + sizeof number, g.fold_share);
+    o += ",\"share\":";
+    o.append(number, share_ec == std::errc() ? share_end : number);
+    o += '}';
+  }
   // [collective, start_ns, dur_ns]: the list that grows with steps, so without keys.
   Key(o, "calls");
   o += '[';
@@ -371,6 +411,73 @@ void ReadCalls(Reader& in, const std::string& what, RankSummary* r, int64_t* max
 
 }  // namespace
 
+// "profile": the flame graph EncodeSummary writes, checked so that the page's script can
+// trust it: a tree (each node's parent before it), names and values in range, at most
+// kMaxProfileNodes nodes.
+constexpr size_t kMaxProfileNodes = 100000;
+FlameGraph ReadProfile(Reader& in, const std::string& what) {
+  JsonPull& json = in.in();
+  FlameGraph g;
+  auto strings = [&](const std::string& where, std::vector<std::string>* out) {
+    in.Array(where);
+    while (json.NextElement()) {
+      out->push_back(in.String(where + "'s elements"));
+      if (out->size() > kMaxProfileNodes) in.Fail(where + " holds more than " + std::to_string(kMaxProfileNodes));
+    }
+  };
+  auto wholes = [&](const std::string& where, auto* out, int64_t hi) {
+    in.Array(where);
+    while (json.NextElement()) {
+      out->push_back(static_cast<typename std::decay_t<decltype(*out)>::value_type>(in.Whole(0, hi, where)));
+      if (out->size() > kMaxProfileNodes) in.Fail(where + " holds more than " + std::to_string(kMaxProfileNodes));
+    }
+  };
+  in.Object(what);
+  in.Fields(what, {"types", "units", "names", "parent", "name", "total", "folded", "share"}, [&](const std::string& k) {
+    const std::string where = what + "'s \"" + k + "\"";
+    if (k == "types") {
+      strings(where, &g.types);
+    } else if (k == "units") {
+      strings(where, &g.units);
+    } else if (k == "names") {
+      strings(where, &g.names);
+    } else if (k == "parent") {
+      wholes(where, &g.parent, static_cast<int64_t>(kMaxProfileNodes));
+    } else if (k == "name") {
+      wholes(where, &g.name, static_cast<int64_t>(kMaxProfileNodes));
+    } else if (k == "total") {
+      in.Array(where);
+      while (json.NextElement()) {
+        g.total.emplace_back();
+        wholes(where, &g.total.back(), kMaxValue);
+        if (g.total.size() > 16) in.Fail(where + " holds more than 16 types");
+      }
+    } else if (k == "folded") {
+      g.folded = static_cast<uint64_t>(in.Int(where));
+    } else if (k == "share") {
+      g.fold_share = in.Double(where);
+    } else {
+      return false;
+    }
+    return true;
+  });
+  const size_t n = g.parent.size();
+  if (g.units.size() != g.types.size() || g.total.size() != g.types.size()) {
+    in.Fail(what + ": \"types\", \"units\" and \"total\" differ in length");
+  }
+  if (g.name.size() != n || n == 0 || g.parent[0] != 0) in.Fail(what + ": \"parent\" and \"name\" are no tree");
+  for (size_t i = 1; i < n; ++i) {
+    if (g.parent[i] >= i) in.Fail(what + ": node " + std::to_string(i) + "'s parent does not come before it");
+  }
+  for (const uint32_t k : g.name) {
+    if (k >= g.names.size()) in.Fail(what + ": a name index is out of range");
+  }
+  for (const std::vector<int64_t>& t : g.total) {
+    if (t.size() != n) in.Fail(what + ": a \"total\" is not one value a node");
+  }
+  return g;
+}
+
 SummaryFile ReadSummary(ByteSource& source) {
   Reader in(source);
   JsonPull& json = in.in();
@@ -457,6 +564,8 @@ SummaryFile ReadSummary(ByteSource& source) {
       ReadCollectives(in, what, &r);
     } else if (k == "calls") {
       ReadCalls(in, what, &r, &max_collective, &max_at);
+    } else if (k == "profile") {
+      r.flame = ReadProfile(in, "the summary's " + what);
     } else {
       return false;
     }

@@ -29,7 +29,7 @@ namespace {
 
 // One rank's trace reduced to its summary, as analyze over ranks and summarize both do;
 // with `flame`, its profile as a flame graph of at most max_nodes frames too.
-RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, bool flame = false, size_t max_nodes = 0) {
+RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, bool flame = false) {
   if (!flame) {
     stages.Begin("model");
     TraceModel model = BuildModel(trace, ex);
@@ -44,7 +44,7 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, boo
   aggregate.labels = false;
   aggregate.step_labels = StepLabels::kOff;
   FlameGraph graph =
-      FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), {"gpu", "work"}, 0.002, max_nodes);
+      FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), {"gpu", "work"}, 0.002, kRankProfileNodes);
   stages.Begin("analyze");
   Analysis analysis = Analyze(trace, built.model, std::move(built.lanes), AnalysisOptions{}, ex);
   RankSummary out = SummarizeRank(trace, built.model, analysis);
@@ -53,9 +53,20 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, boo
 }
 
 // The ranks' graphs under one root: a frame "rank N" each, its tree below (the types of
-// the first rank with a graph; a rank without one of them counts 0 there).
+// the first rank with a graph; a rank without one of them counts 0 there). At most
+// kProfileRanks ranks, so that the page stays small: the stragglers, the slow ranks, then
+// the others in rank order.
 FlameGraph RanksFlame(const RanksAnalysis& a) {
+  constexpr size_t kProfileRanks = 16;
   FlameGraph out;
+  std::vector<bool> shown(a.ranks.size(), false);
+  size_t taken = 0;
+  auto take = [&](size_t i) {
+    if (i < shown.size() && !shown[i] && taken < kProfileRanks && !a.ranks[i].flame.empty()) shown[i] = true, ++taken;
+  };
+  for (const Straggler& l : a.stragglers) take(l.rank);
+  for (const SlowRank& r : a.slow_ranks) take(r.rank);
+  for (size_t i = 0; i < a.ranks.size(); ++i) take(i);
   for (const RankSummary& r : a.ranks) {
     if (!r.flame.empty()) {
       out.types = r.flame.types, out.units = r.flame.units;
@@ -75,7 +86,7 @@ FlameGraph RanksFlame(const RanksAnalysis& a) {
   };
   for (size_t i = 0; i < a.ranks.size(); ++i) {
     const FlameGraph& f = a.ranks[i].flame;
-    if (f.empty()) continue;
+    if (!shown[i]) continue;
     const int64_t rank = a.ranks[i].rank >= 0 ? a.ranks[i].rank : static_cast<int64_t>(i);
     const uint32_t top = static_cast<uint32_t>(out.parent.size());
     out.parent.push_back(0);
@@ -152,8 +163,7 @@ RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const s
       NeedEvents(in.trace);
       stages.Loaded(in.trace.stats);
       warnings[slot] = LoadWarnings(in.trace);
-      // A page holds about 20,000 frames over all ranks.
-      ranks[slot] = SummarizeTrace(in.trace, ex, stages, flame, std::max<size_t>(500, 20000 / n));
+      ranks[slot] = SummarizeTrace(in.trace, ex, stages, flame);
     }
     stages.Begin("read and parse");
   });
@@ -261,7 +271,7 @@ void SummarizeStages(const SummarizeOptions& options, Stages& stages, SummarizeR
   NeedEvents(trace);
   stages.Loaded(trace.stats);
   result.warnings = LoadWarnings(trace);
-  result.summary = SummarizeTrace(trace, ex, stages);
+  result.summary = SummarizeTrace(trace, ex, stages, true);  // with its profile: the HTML over ranks draws it
   stages.Begin("write");
   WriteOptions write;
   write.inputs = {options.input};

@@ -526,16 +526,19 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
   if (!a.flame.empty()) {
     size_t with = 0;
     for (const RankSummary& r : a.ranks) with += !r.flame.empty();
-    out += Section(
-        "profile", "Profile: each rank's time by the code that caused it",
-        FlameBody(a.flame,
-                  "Each rank's profile (device time, host work) under a frame of its own: click "
-                  "a rank to compare its code with the others', search to find a layer in "
-                  "all of them." +
-                      (with < a.ranks.size() ? " " + std::to_string(a.ranks.size() - with) +
-                                                   " ranks came as summaries, which carry no profile: analyze their "
-                                                   "traces for theirs."
-                                             : std::string())));
+    size_t drawn = 0;
+    for (size_t i = 1; i < a.flame.parent.size(); ++i) drawn += a.flame.parent[i] == 0;
+    std::string note =
+        "Each rank's profile (device time, host work) under a frame of its own: click a rank to compare its code "
+        "with the others', search to find a layer in all of them.";
+    if (drawn < with) {
+      note += " The " + std::to_string(drawn) + " drawn of " + std::to_string(with) +
+              " ranks: the stragglers and slow ranks first, then by rank.";
+    }
+    if (with < a.ranks.size()) {
+      note += " " + std::to_string(a.ranks.size() - with) + " ranks have no profile (summaries written without one).";
+    }
+    out += Section("profile", "Profile: each rank's time by the code that caused it", FlameBody(a.flame, note));
   }
   std::string ranks = Note(
       "Per step: steps, their median and maximum, each part's mean, wait and transfer in collectives. Over the whole "

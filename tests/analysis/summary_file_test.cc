@@ -39,6 +39,12 @@ SummaryFile Full() {
   r.calls = {{0, -5, 100}, {1, 1'790'857'026'000'000'000, 0}, {0, 7, 250}};
   r.wall_clock = true, r.wall_clock_offset_ns = -4'551'175'426'518'934;
   f.warnings = {"warning: 3 events skipped", "ünïcode"};
+  FlameGraph& g = r.flame;  // all -> a -> b, all -> c
+  g.types = {"gpu", "work"}, g.units = {"nanoseconds", "nanoseconds"};
+  g.names = {"", "a \"q\"", "b", "c"};
+  g.parent = {0, 0, 1, 0}, g.name = {0, 1, 2, 3};
+  g.total = {{30, 20, 5, 10}, {7, 3, 1, 4}};
+  g.folded = 9, g.fold_share = 0.002;
   return f;
 }
 
@@ -79,6 +85,14 @@ void ExpectSame(const RankSummary& a, const RankSummary& b) {
     EXPECT_EQ(a.collectives[i].calls, b.collectives[i].calls);
     EXPECT_EQ(a.collectives[i].total_ns, b.collectives[i].total_ns);
   }
+  EXPECT_EQ(a.flame.types, b.flame.types);
+  EXPECT_EQ(a.flame.units, b.flame.units);
+  EXPECT_EQ(a.flame.names, b.flame.names);
+  EXPECT_EQ(a.flame.parent, b.flame.parent);
+  EXPECT_EQ(a.flame.name, b.flame.name);
+  EXPECT_EQ(a.flame.total, b.flame.total);
+  EXPECT_EQ(a.flame.folded, b.flame.folded);
+  EXPECT_EQ(a.flame.fold_share, b.flame.fold_share);
   ASSERT_EQ(a.calls.size(), b.calls.size());
   for (size_t i = 0; i < a.calls.size(); ++i) {
     EXPECT_EQ(a.calls[i].collective, b.calls[i].collective);
@@ -145,6 +159,12 @@ TEST(SummaryFile, AnythingElseIsAnErrorThatSaysWhat) {
   // the fuzzer: it escaped as an uncaught exception).
   EXPECT_NE(ErrorOf(replaced("\"gpu_idle_ns\":32", "\"gpu_idle_ns\":1E999")).find("beyond a double's range"),
             std::string::npos);
+  // A profile that is no tree, or names what it does not hold, never reaches the page.
+  EXPECT_NE(ErrorOf(replaced("\"parent\":[0,0,1,0]", "\"parent\":[0,0,3,0]")).find("does not come before it"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(replaced("\"name\":[0,1,2,3]", "\"name\":[0,1,2,9]")).find("name index"), std::string::npos);
+  EXPECT_NE(ErrorOf(replaced("[30,20,5,10]", "[30,20,5]")).find("one value a node"), std::string::npos);
+  EXPECT_NE(ErrorOf(replaced("[30,20,5,10]", "[30,-20,5,10]")).find("out of range"), std::string::npos);
   // Sums that could pass 64 bits in the reduce are refused here.
   EXPECT_NE(ErrorOf(replaced("[0,7,250]", "[0,7,1125899906842624]")).find("sum past"), std::string::npos);
 }

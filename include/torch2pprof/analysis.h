@@ -208,7 +208,8 @@ struct StepTimeline {
   std::vector<TimelineBar> bars;       // by lane, depth, start
   std::vector<TimelineSpan> critical;  // the critical path, in time order, tiling the step
   std::vector<TimelineSpan> gaps;      // device streams' idle stretches between their work
-  uint64_t events = 0, merged = 0;     // events drawn; of them, drawn merged into a bar that counts them
+  uint64_t events = 0, merged = 0;     // events in the step; of them, drawn merged into a bar that counts them
+  uint64_t lanes_left_out = 0;         // lanes with events in the step not drawn (past 256: the fewest events)
 };
 
 // The findings' changes replayed together on every analysed step's graph: what the steps

@@ -17,6 +17,8 @@ namespace {
 // The step's length over this is the shortest bar drawn alone: at the page's closest zoom
 // (the step 20 times a 2,000-pixel lane) a pixel.
 constexpr int64_t kResolution = 40000;
+// Lanes a step's timeline draws at most.
+constexpr size_t kMaxLanes = 256;
 
 struct Item {
   int64_t start, end;
@@ -124,19 +126,33 @@ StepTimeline Timelines::Of(size_t step, const StepCriticalPath& path, size_t max
     for (size_t k = 0; k < ls.pieces.size(); ++k) {
       const Piece& p = ls.pieces[k];
       if (p.end_ns <= w.start || p.start_ns >= w.end) continue;
-      events.push_back(p.interval);
+      events.push_back(p.interval);  // drawn or not: `events` counts the step's
       by_lane[ls.lane].push_back({std::max(p.start_ns, w.start) - w.start, std::min(p.end_ns, w.end) - w.start,
                                   depth_[i][k], names.Of(EventAt(t, p.interval).name)});
     }
   }
+  // The lanes drawn: those the critical path runs on, then those with most events, at
+  // most kMaxLanes (a trace of a million threads makes no page of a million lanes).
+  std::vector<char> on_path(t.lanes.size(), 0), keep(t.lanes.size(), 0);
+  for (const CriticalSegment& s : path.segments) on_path[s.lane] = 1;
+  std::vector<uint32_t> candidates;
+  for (uint32_t l = 0; l < t.lanes.size(); ++l) {
+    if (!by_lane[l].empty() || on_path[l]) candidates.push_back(l);
+  }
+  if (candidates.size() > kMaxLanes) {
+    std::stable_sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_tuple(-on_path[a], -static_cast<int64_t>(by_lane[a].size())) <
+             std::make_tuple(-on_path[b], -static_cast<int64_t>(by_lane[b].size()));
+    });
+    out.lanes_left_out = candidates.size() - kMaxLanes;
+    candidates.resize(kMaxLanes);
+  }
+  for (const uint32_t l : candidates) keep[l] = 1;
   std::vector<int64_t> lane_of(t.lanes.size(), -1);
   std::vector<uint32_t> shown;
   for (int device = 0; device < 2; ++device) {
     for (uint32_t l = 0; l < t.lanes.size(); ++l) {
-      if (m.lanes[l].device != (device == 1)) continue;
-      bool on_path = false;
-      for (const CriticalSegment& s : path.segments) on_path |= s.lane == l;
-      if (by_lane[l].empty() && !on_path) continue;
+      if (m.lanes[l].device != (device == 1) || !keep[l]) continue;
       lane_of[l] = static_cast<int64_t>(out.lanes.size());
       shown.push_back(l);
       TimelineLane lane;
@@ -193,6 +209,27 @@ StepTimeline Timelines::Of(size_t step, const StepCriticalPath& path, size_t max
     }
     out.critical.push_back({a, b, lane, kind, name, 1});
     longest = b - a;
+  }
+  // Bounded as the bars are: past max_bars stretches (a path that changes lanes at every
+  // short event), consecutive ones shorter than a doubling resolution become one, on the
+  // lane of the longest, whatever their lanes.
+  for (int64_t coarse = res * 2; out.critical.size() > max_bars && coarse <= out.length_ns; coarse *= 2) {
+    std::vector<TimelineSpan> merged;
+    int64_t longest_here = 0;
+    for (const TimelineSpan& c : out.critical) {
+      const int64_t len = c.end_ns - c.start_ns;
+      if (!merged.empty() && len < coarse && merged.back().end_ns - merged.back().start_ns < coarse &&
+          merged.back().end_ns == c.start_ns) {
+        TimelineSpan& last = merged.back();
+        last.end_ns = c.end_ns;
+        last.count += c.count;
+        if (len > longest_here) longest_here = len, last.lane = c.lane, last.kind = c.kind, last.name = c.name;
+        continue;
+      }
+      merged.push_back(c);
+      longest_here = len;
+    }
+    out.critical = std::move(merged);
   }
   // Each stream's gaps between its work in the step, by IdleRow's rule; with the event the
   // critical path held longest meanwhile (what the step waited on instead).

@@ -38,7 +38,8 @@ std::string TimelineJson(const Analysis& a) {
     const StepTimeline& s = a.timelines[k];
     out += (k ? ",{" : "{") + std::string("\"step\":") + Quoted(s.step) + ",\"start\":" + std::to_string(s.start_ns) +
            ",\"length\":" + std::to_string(s.length_ns) + ",\"events\":" + std::to_string(s.events) +
-           ",\"merged\":" + std::to_string(s.merged) + ",\"lanes\":[";
+           ",\"merged\":" + std::to_string(s.merged) + ",\"left_out\":" + std::to_string(s.lanes_left_out) +
+           ",\"lanes\":[";
     for (size_t i = 0; i < s.lanes.size(); ++i) {
       out += (i ? ",[" : "[") + Quoted(s.lanes[i].name) + "," + (s.lanes[i].device ? "1" : "0") + "," +
              std::to_string(s.lanes[i].depth) + "]";

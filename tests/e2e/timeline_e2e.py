@@ -357,7 +357,39 @@ def check_bounded(c, binary, tmp):
             problems.append(f'{bars} bars counting {counted} events, said {s["events"]}, merged {s["merged"]}')
         if len(r.stdout) > 8 << 20:
             problems.append(f'the page is {len(r.stdout)} bytes')
-    c.report('timeline: 200,000 events in a step drawn as at most 20,000 bars that count them', problems)
+    # 2,000 threads with an event each in the step: 256 lanes drawn, the rest counted.
+    evs = [{'ph': 'X', 'name': 'ProfilerStep#1', 'cat': 'user_annotation', 'pid': 1, 'tid': 1, 'ts': 0, 'dur': 1000}]
+    evs += [{'ph': 'X', 'name': 'aten::op', 'cat': 'cpu_op', 'pid': 1, 'tid': 10 + k, 'ts': 1, 'dur': 5}
+            for k in range(2000)]
+    with open(trace, 'w') as f:
+        json.dump({'schemaVersion': 1, 'traceEvents': evs}, f)
+    r = run(binary, 'analyze', '--format', 'html', trace)
+    start = r.stdout.index('<script type="application/json">', r.stdout.index('<div class="timeline">')) + 32
+    s = json.loads(r.stdout[start:r.stdout.index('</script>', start)])['steps'][0]
+    if len(s['lanes']) != 256 or s['left_out'] != 2001 - 256:
+        problems.append(f'{len(s["lanes"])} lanes drawn, {s["left_out"]} said left out of 2,001')
+    # 40,000 launches and their kernels: the critical path's stretches and the gaps bounded
+    # too, and the path still tiles the step.
+    evs = [{'ph': 'X', 'name': 'ProfilerStep#1', 'cat': 'user_annotation', 'pid': 1, 'tid': 1, 'ts': 0, 'dur': 200000}]
+    for k in range(40000):
+        evs.append({'ph': 'X', 'name': 'cudaLaunchKernel', 'cat': 'cuda_runtime', 'pid': 1, 'tid': 1, 'ts': 1 + k * 5,
+                    'dur': 2, 'args': {'correlation': k + 1}})
+        evs.append({'ph': 'X', 'name': 'kern', 'cat': 'kernel', 'pid': 0, 'tid': 7, 'ts': 3.5 + k * 5, 'dur': 2,
+                    'args': {'correlation': k + 1, 'device': 0, 'stream': 7}})
+    with open(trace, 'w') as f:
+        json.dump({'schemaVersion': 1, 'traceEvents': evs}, f)
+    r = run(binary, 'analyze', '--format', 'html', trace)
+    start = r.stdout.index('<script type="application/json">', r.stdout.index('<div class="timeline">')) + 32
+    s = json.loads(r.stdout[start:r.stdout.index('</script>', start)])['steps'][0]
+    cr = s['critical']
+    spans = [(cr[i + 1], cr[i + 2]) for i in range(0, len(cr), 6)]
+    if len(spans) > 20000 or len(s['gaps']) // 5 > 20000 or spans[0][0] != 0 or spans[-1][1] != s['length'] or \
+            any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
+        problems.append(f'{len(spans)} critical stretches, {len(s["gaps"]) // 5} gaps; tiling the step: '
+                        f'{all(a[1] == b[0] for a, b in zip(spans, spans[1:]))}')
+    c.report('timeline: 200,000 events in a step drawn as at most 20,000 bars that count them; 256 of 2,001 lanes; '
+             '40,000 launches: 20,000 stretches and gaps at most',
+             problems)
 
 
 INSIDE_BAND = r'''(function (i) {

@@ -29,6 +29,7 @@ document.querySelectorAll('.timeline').forEach(function(box) {
     }
     box.dataset.step = s.step;
     scope.textContent = s.step + ': ' + fmt(s.length) + ', ' + s.events + ' events on ' + s.lanes.length + ' lanes' +
+        (s.left_out ? ' (' + s.left_out + ' more lanes with the fewest events not drawn)' : '') +
         (s.merged ? '; ' + s.merged +
                  ' events too short to see at the closest zoom are drawn merged, a bar that says how many' :
                     '');

@@ -63,7 +63,7 @@ _torch2pprof() {
     --folded-root)
       COMPREPLY=($(compgen -W "auto thread device rank none" -- "$cur")); return ;;
     --sample-type)
-      COMPREPLY=($(compgen -W "work wall calls gpu alloc_objects alloc_space inuse_objects inuse_space" -- "$cur"))
+      COMPREPLY=($(compgen -W "calls wall work gpu critical alloc_objects alloc_space inuse_objects inuse_space dump_space dump_objects" -- "$cur"))
       return ;;
     --fail-on)
       COMPREPLY=($(compgen -W "step_time> kernel_time> comm_time> memory_peak> gpu_util< op: kernel:" -- "$cur"))

@@ -15,6 +15,20 @@ struct ValueType {
   std::string unit;  // e.g. "nanoseconds"
 };
 
+// The sample types convert writes, in each profile's order: the one list --help, the
+// completion, the man page and docs/reference.md are checked against (e2e_lists).
+struct SampleTypeName {
+  const char* type;
+  const char* unit;
+};
+inline constexpr SampleTypeName kTraceSampleTypes[] = {
+    {"calls", "count"},       {"wall", "nanoseconds"},     {"work", "nanoseconds"},
+    {"gpu", "nanoseconds"},   {"critical", "nanoseconds"}, {"alloc_objects", "count"},
+    {"alloc_space", "bytes"}, {"inuse_objects", "count"},  {"inuse_space", "bytes"}};
+inline constexpr SampleTypeName kSnapshotSampleTypes[] = {{"inuse_space", "bytes"}, {"inuse_objects", "count"},
+                                                          {"dump_space", "bytes"},  {"dump_objects", "count"},
+                                                          {"alloc_space", "bytes"}, {"alloc_objects", "count"}};
+
 // One stack frame: a pprof Function and its Location. Every output reads its names from
 // here, decided once (MakeFrame); only the pprof writer adapts name to pprof's display.
 struct Frame {

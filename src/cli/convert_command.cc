@@ -80,9 +80,13 @@ CLI::App* AddConvert(CLI::App& app, ConvertArgs* args) {
                    "speedscope); pstats (python -m pstats, snakeviz). Default from the output's name: .folded, "
                    ".prof or .pstats, else pprof")
       ->check(CLI::IsMember({"pprof", "folded", "pstats"}));
+  std::vector<std::string> trace_types, snapshot_types;
+  for (const SampleTypeName& t : kTraceSampleTypes) trace_types.push_back(t.type);
+  for (const SampleTypeName& t : kSnapshotSampleTypes) snapshot_types.push_back(t.type);
   conv->add_option("--sample-type", args->sample_type,
                    "The value written by folded stacks and pstats (default: the profile's default, work); for "
-                   "pprof, the sample type pprof shows first");
+                   "pprof, the sample type pprof shows first. A trace's: " +
+                       Joined(trace_types) + "; a memory snapshot's: " + Joined(snapshot_types));
   conv->add_option("--folded-root", args->folded_root,
                    "Root frame of each folded stack: thread, device, rank or none; default auto: the device for "
                    "--sample-type gpu (a layer's forward and backward together), else the thread; with -o, rank first")

@@ -113,9 +113,7 @@ struct Aggregator::State {
 };
 Aggregator::Aggregator(const AggregateOptions& options) : s_(std::make_unique<State>(options)) {
   s_->b.set_labels(options.labels);
-  s_->p.sample_types = {{"calls", "count"},       {"wall", "nanoseconds"},     {"work", "nanoseconds"},
-                        {"gpu", "nanoseconds"},   {"critical", "nanoseconds"}, {"alloc_objects", "count"},
-                        {"alloc_space", "bytes"}, {"inuse_objects", "count"},  {"inuse_space", "bytes"}};
+  for (const SampleTypeName& t : kTraceSampleTypes) s_->p.sample_types.push_back({t.type, t.unit});
 }
 Aggregator::~Aggregator() = default;
 Aggregator::Aggregator(Aggregator&&) noexcept = default;

@@ -1,5 +1,7 @@
 #include "convert/snapshot_profile.h"
 
+#include <iterator>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -22,8 +24,8 @@ enum SampleType { kInuseSpace, kInuseObjects, kDumpSpace, kDumpObjects, kAllocSp
 class Builder {
  public:
   Builder(const MemorySnapshot& s, const SnapshotProfileOptions& o, Profile* p) : s_(s), o_(o), p_(*p) {
-    p_.sample_types = {{"inuse_space", "bytes"},  {"inuse_objects", "count"}, {"dump_space", "bytes"},
-                       {"dump_objects", "count"}, {"alloc_space", "bytes"},   {"alloc_objects", "count"}};
+    for (const SampleTypeName& t : kSnapshotSampleTypes) p_.sample_types.push_back({t.type, t.unit});
+    static_assert(std::size(kSnapshotSampleTypes) == kTypes, "SampleType indexes kSnapshotSampleTypes");
     p_.default_sample_type = "inuse_space";
     p_.period_type = {"space", "bytes"};
     p_.period = 1;

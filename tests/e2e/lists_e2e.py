@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The lists a user reads outside --help say what the binary does: the CSV tables that
 analyze --help offers (the report's one registry) are exactly those the bash completion
-offers for --table and those the man page names; each of them is written by the binary."""
+offers for --table and those the man page names; each of them is written by the binary.
+The same for the sample types convert --help lists (profile.h's registry): the completion
+offers them, the man page and docs/reference.md name each, and the profiles convert
+writes of a trace and of a snapshot hold exactly them."""
 import argparse
 import os
 import re
@@ -50,9 +53,39 @@ def main():
                            text=True)
         if r.returncode != 0 or not r.stdout.strip():
             problems.append(f'--table {t}: exit {r.returncode}: {r.stderr.strip()[:200]}')
+    # Sample types: convert --help's two lists (a trace's; a memory snapshot's).
+    out = ' '.join(subprocess.run([a.binary, 'convert', '--help'], capture_output=True, text=True,
+                                  check=True).stdout.split())
+    m = re.search(r"A trace's: (.*?); a memory snapshot's: (.*?)(?: --|$)", out)
+    trace_types = m.group(1).split(', ') if m else []
+    snapshot_types = m.group(2).split(', ') if m else []
+    types = sorted(set(trace_types) | set(snapshot_types))
+    if len(trace_types) < 9 or len(snapshot_types) < 6:
+        problems.append(f'convert --help lists sample types {trace_types} and {snapshot_types}')
+    m = re.search(r'--sample-type\)\s*COMPREPLY=\(\$\(compgen -W "([^"]*)"', comp)
+    if sorted(m.group(1).split() if m else []) != types:
+        problems.append(f'bash completion --sample-type: {m.group(1) if m else None}, --help {types}')
+    m = re.search(r'\.BI \\-\\-sample\\-type " TYPE"\n(.*?)\n\.TP', man, re.S)
+    para = set(re.findall(r'[a-z_]+', m.group(1) if m else ''))
+    if [t for t in types if t not in para]:
+        problems.append(f'man page --sample-type: missing {[t for t in types if t not in para]}')
+    reference = open(os.path.join(a.source, 'docs', 'reference.md')).read()
+    if [t for t in types if f'`{t}`' not in reference]:
+        problems.append(f'docs/reference.md: missing {[t for t in types if f"`{t}`" not in reference]}')
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        snapshot = os.path.join(a.source, 'testdata', 'snapshots', 'oom_train.pickle.gz')
+        for source, want in ((trace, trace_types), (snapshot, snapshot_types)):
+            out_pb = os.path.join(tmp, 'p.pb.gz')
+            subprocess.run([a.binary, 'convert', '--quiet', '--critical', source, out_pb], check=True)
+            r = subprocess.run(['go', 'tool', 'pprof', '-raw', out_pb], capture_output=True, text=True, check=True)
+            m = re.search(r'Samples:\n(.*?)\n', r.stdout)
+            got = [x.split('/')[0] for x in m.group(1).split()] if m else []
+            if got != want:
+                problems.append(f'{os.path.basename(source)}: the profile holds {got}, --help says {want}')
     for p in problems:
         print('FAIL', p)
-    print(f'{len(tables)} tables checked, {len(problems)} problems')
+    print(f'{len(tables)} tables and {len(types)} sample types checked, {len(problems)} problems')
     return 1 if problems else 0
 
 

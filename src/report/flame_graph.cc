@@ -9,6 +9,37 @@
 
 namespace torch2pprof {
 
+namespace {
+
+// A profile's inclusive value of `type` at each node (empty: the profile lacks it), and its unit.
+std::vector<int64_t> Totals(const Profile& p, const std::string& type, std::string* unit) {
+  size_t column = p.sample_types.size();
+  for (size_t i = 0; i < p.sample_types.size(); ++i) {
+    if (p.sample_types[i].type == type) column = i;
+  }
+  if (column == p.sample_types.size() || p.tree.empty()) return {};
+  *unit = p.sample_types[column].unit;
+  std::vector<int64_t> total(p.tree.size(), 0);
+  for (const Sample& s : p.samples) {
+    if (s.node < total.size() && column < s.values.size()) total[s.node] += s.values[column];
+  }
+  for (size_t i = total.size() - 1; i > 0; --i) total[p.tree[i].parent] += total[i];
+  return total;
+}
+
+// The smallest share from fold_share up (doubling) at which at most max_nodes nodes hold
+// it (`holds(i, share)`), the root counted: what both graphs fold at.
+template <typename Holds>
+double FoldShare(size_t n, double fold_share, size_t max_nodes, Holds holds) {
+  for (double share = fold_share;; share *= 2) {
+    size_t kept = 1;
+    for (size_t i = 1; i < n; ++i) kept += holds(i, share);
+    if (kept <= max_nodes || share >= 1) return share;
+  }
+}
+
+}  // namespace
+
 FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, double fold_share, size_t max_nodes) {
   FlameGraph f;
   const size_t n = p.tree.size();
@@ -17,19 +48,11 @@ FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, doub
   // (a parent's index is below its child's: the aggregator adds a node after its parent).
   std::vector<std::vector<int64_t>> totals;
   for (const std::string& type : types) {
-    size_t column = p.sample_types.size();
-    for (size_t i = 0; i < p.sample_types.size(); ++i) {
-      if (p.sample_types[i].type == type) column = i;
-    }
-    if (column == p.sample_types.size()) continue;
-    std::vector<int64_t> total(n, 0);
-    for (const Sample& s : p.samples) {
-      if (s.node < n && column < s.values.size()) total[s.node] += s.values[column];
-    }
-    for (size_t i = n - 1; i > 0; --i) total[p.tree[i].parent] += total[i];
-    if (total[0] <= 0) continue;
+    std::string unit;
+    std::vector<int64_t> total = Totals(p, type, &unit);
+    if (total.empty() || total[0] <= 0) continue;
     f.types.push_back(type);
-    f.units.push_back(p.sample_types[column].unit);
+    f.units.push_back(unit);
     totals.push_back(std::move(total));
   }
   if (totals.empty()) return f;
@@ -41,14 +64,7 @@ FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, doub
     }
     return false;
   };
-  for (double share = fold_share;; share *= 2) {
-    size_t kept = 1;
-    for (size_t i = 1; i < n; ++i) kept += holds(i, share);
-    if (kept <= max_nodes || share >= 1) {
-      f.fold_share = share;
-      break;
-    }
-  }
+  f.fold_share = FoldShare(n, fold_share, max_nodes, holds);
   std::vector<uint32_t> index(n, UINT32_MAX);
   std::vector<int32_t> name_of(p.frames.size(), -1);
   index[0] = 0;
@@ -77,26 +93,6 @@ FlameGraph FlameOf(const Profile& p, const std::vector<std::string>& types, doub
   if (f.names.empty()) f.names.push_back("");
   return f;
 }
-
-namespace {
-
-// A profile's inclusive value of `type` at each node (empty: the profile lacks it), and its unit.
-std::vector<int64_t> Totals(const Profile& p, const std::string& type, std::string* unit) {
-  size_t column = p.sample_types.size();
-  for (size_t i = 0; i < p.sample_types.size(); ++i) {
-    if (p.sample_types[i].type == type) column = i;
-  }
-  if (column == p.sample_types.size() || p.tree.empty()) return {};
-  *unit = p.sample_types[column].unit;
-  std::vector<int64_t> total(p.tree.size(), 0);
-  for (const Sample& s : p.samples) {
-    if (s.node < total.size() && column < s.values.size()) total[s.node] += s.values[column];
-  }
-  for (size_t i = total.size() - 1; i > 0; --i) total[p.tree[i].parent] += total[i];
-  return total;
-}
-
-}  // namespace
 
 FlameGraph DiffFlameOf(const Profile& base, const Profile& next, const std::vector<std::string>& types,
                        double fold_share, size_t max_nodes) {
@@ -142,14 +138,7 @@ FlameGraph DiffFlameOf(const Profile& base, const Profile& next, const std::vect
     }
     return false;
   };
-  for (double share = fold_share;; share *= 2) {
-    size_t kept = 1;
-    for (size_t i = 1; i < n; ++i) kept += holds(i, share);
-    if (kept <= max_nodes || share >= 1) {
-      f.fold_share = share;
-      break;
-    }
-  }
+  f.fold_share = FoldShare(n, fold_share, max_nodes, holds);
   std::vector<uint32_t> out(n, UINT32_MAX);
   std::map<std::string, uint32_t> names;
   out[0] = 0;

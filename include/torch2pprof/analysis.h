@@ -132,11 +132,49 @@ struct HostWaitEvidence {
   std::vector<NamedTime> code;      // where the largest ran, up to 2
 };
 
+// Every finding analyze makes about one trace, in the order of kFindingIds. A new finding
+// is a value here, its id there, the rule that decides it (analysis/advice.cc) and its
+// title and sentence (a row of report/recommendation_text.cc's table, which fails to
+// compile without one).
+enum class Finding : uint8_t {
+  kPageableCopies,
+  kSynchronizations,
+  kTensorCores,
+  kLaunchBound,
+  kHostBound,
+  kFusedOptimizer,
+  kDataLoader,
+  kSleep,
+  kWarmup,
+  kFsdpSingleRank,
+  kCommunicationWait,
+  kThreadWait,
+  kGlooCuda,
+  kCommunication,
+  kWithStack,
+  kCount
+};
+// Each finding's id: the stable key of JSON, CSV and summaries, by Finding.
+inline constexpr std::string_view kFindingIds[] = {
+    "pageable_copies",    "synchronizations", "tensor_cores", "launch_bound",  "host_bound",
+    "fused_optimizer",    "dataloader",       "sleep",        "warmup",        "fsdp_single_rank",
+    "communication_wait", "thread_wait",      "gloo_cuda",    "communication", "with_stack"};
+static_assert(std::size(kFindingIds) == static_cast<size_t>(Finding::kCount));
+inline std::string_view FindingId(Finding f) { return kFindingIds[static_cast<size_t>(f)]; }
+// The finding with that id; Finding::kCount where none has it (a newer writer's summary).
+inline Finding FindingOf(std::string_view id) {
+  for (size_t i = 0; i < std::size(kFindingIds); ++i) {
+    if (kFindingIds[i] == id) return static_cast<Finding>(i);
+  }
+  return Finding::kCount;
+}
+
 // A finding of one trace: the evidence its sentence is written from (report.h's
 // RecommendationText writes it, with the Analysis's views: copies, synchronizations,
 // launches, steps, context). docs/reference.md, "Recommendations", has each rule.
 struct Recommendation {
-  std::string id;  // stable key, e.g. "dataloader"
+  Finding finding = Finding::kWithStack;
+  std::string_view id() const { return FindingId(finding); }  // its stable key: "dataloader"
   // What acting on it saves a step (the mean over the analysed steps): the steps' dependency
   // graph replayed without the cause (`what_if`) against the graph replayed as recorded.
   // 0: a finding that explains (its cause_ns) with no change to simulate. Recommendations

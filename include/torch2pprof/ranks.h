@@ -67,7 +67,7 @@ struct RankSummary {
   int64_t bus_bytes = 0, bus_time_ns = 0;
   // The rank's own largest finding with a saving (its what-if, a step): what the straggler
   // does with its extra time. "" where it has none.
-  std::string top_finding;       // its id: "sleep", "dataloader", ...
+  std::string top_finding;       // its id (kFindingIds): "sleep", "dataloader", ...
   std::string top_finding_code;  // where, its first code (cut at 256 bytes)
   int64_t top_finding_ns = 0;
 };
@@ -138,8 +138,14 @@ struct RankSpread {
 // A finding across ranks: the straggler (RanksAnalysis::stragglers[index]), the link
 // (communication), a slow rank (slow_ranks[index]; with index -1, `more` others). Its
 // evidence; report.h's RankRecommendationText writes the sentence.
+enum class RankFinding : uint8_t { kStraggler, kCommunication, kSlowRank, kCount };
+// Each one's id: the stable key of JSON and CSV, by RankFinding.
+inline constexpr std::string_view kRankFindingIds[] = {"straggler", "communication", "slow_rank"};
+static_assert(std::size(kRankFindingIds) == static_cast<size_t>(RankFinding::kCount));
+
 struct RankRecommendation {
-  std::string id;         // "straggler", "communication", "slow_rank"
+  RankFinding finding = RankFinding::kStraggler;
+  std::string_view id() const { return kRankFindingIds[static_cast<size_t>(finding)]; }
   int64_t saving_ns = 0;  // per step at most, as Recommendation::saving_ns
   int64_t index = -1;     // straggler, slow_rank: its row
   uint64_t more = 0;      // slow_rank without a row: how many more ranks

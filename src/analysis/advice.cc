@@ -10,15 +10,12 @@
 #include <map>
 
 #include "analysis/stages.h"
+#include "base/percent.h"
 #include "model/frame_names.h"
 
 namespace torch2pprof::analysis {
 
 namespace {
-
-double Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
-}
 
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -119,23 +116,23 @@ namespace {
 struct Lever {
   uint32_t change;
   const char* what_if;  // the change's id in JSON
-  const char* id;       // the finding's
-  const char* cause;    // the cause's id in JSON
+  Finding finding;
+  const char* cause;  // the cause's id in JSON
   Cause causes[2];
 };
 constexpr Lever kLevers[] = {
-    {kWhatIfPinned, "pinned", "pageable_copies", "pageable_copy", {kPageableCopy, kCauses}},
-    {kWhatIfNoSync, "no_sync", "synchronizations", "synchronization", {kSyncWait, kCauses}},
-    {kWhatIfTf32, "tf32", "tensor_cores", "fp32_matmul", {kTensorCores, kCauses}},
-    {kWhatIfGraphs, "cuda_graphs", "launch_bound", "launch_and_python", {kLaunchOverhead, kPythonOverhead}},
-    {kWhatIfNoPython, "no_python", "launch_bound", "launch_and_python", {kPythonOverhead, kLaunchOverhead}},
-    {kWhatIfFewerHostOps, "fewer_host_ops", "host_bound", "host_operators", {kHostOps, kCauses}},
-    {kWhatIfFusedOptimizer, "fused_optimizer", "fused_optimizer", "optimizer", {kOptimizer, kCauses}},
-    {kWhatIfNoDataLoader, "no_dataloader_wait", "dataloader", "dataloader", {kDataLoaderWait, kCauses}},
-    {kWhatIfNoSleep, "no_sleep", "sleep", "sleep", {kSleep, kCauses}},
-    {kWhatIfNoInit, "no_init", "warmup", "initialisation", {kInit, kCauses}},
-    {kWhatIfNoFsdp, "no_fsdp", "fsdp_single_rank", "fsdp", {kFsdp, kCauses}},
-    {kWhatIfLink, "link_bandwidth", "communication_wait", "communication", {kCommunication, kCauses}},
+    {kWhatIfPinned, "pinned", Finding::kPageableCopies, "pageable_copy", {kPageableCopy, kCauses}},
+    {kWhatIfNoSync, "no_sync", Finding::kSynchronizations, "synchronization", {kSyncWait, kCauses}},
+    {kWhatIfTf32, "tf32", Finding::kTensorCores, "fp32_matmul", {kTensorCores, kCauses}},
+    {kWhatIfGraphs, "cuda_graphs", Finding::kLaunchBound, "launch_and_python", {kLaunchOverhead, kPythonOverhead}},
+    {kWhatIfNoPython, "no_python", Finding::kLaunchBound, "launch_and_python", {kPythonOverhead, kLaunchOverhead}},
+    {kWhatIfFewerHostOps, "fewer_host_ops", Finding::kHostBound, "host_operators", {kHostOps, kCauses}},
+    {kWhatIfFusedOptimizer, "fused_optimizer", Finding::kFusedOptimizer, "optimizer", {kOptimizer, kCauses}},
+    {kWhatIfNoDataLoader, "no_dataloader_wait", Finding::kDataLoader, "dataloader", {kDataLoaderWait, kCauses}},
+    {kWhatIfNoSleep, "no_sleep", Finding::kSleep, "sleep", {kSleep, kCauses}},
+    {kWhatIfNoInit, "no_init", Finding::kWarmup, "initialisation", {kInit, kCauses}},
+    {kWhatIfNoFsdp, "no_fsdp", Finding::kFsdpSingleRank, "fsdp", {kFsdp, kCauses}},
+    {kWhatIfLink, "link_bandwidth", Finding::kCommunicationWait, "communication", {kCommunication, kCauses}},
 };
 
 }  // namespace
@@ -147,12 +144,12 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
   const CriticalResult::WhatIfs& wi = critical.what_ifs;
   const std::array<CauseTime, kCauses>& causes = critical.causes;
   // An explaining finding (no change to simulate) fires where its causes hold this much.
-  auto enough = [&](int64_t ns) { return total > 0 && ns > 0 && Pct(ns, total) >= 5; };
+  auto enough = [&](int64_t ns) { return total > 0 && ns > 0 && Percent(ns, total) >= 5; };
 
   // The stream that waited longest for the host, and what the host did meanwhile: the
   // evidence of the finding for the largest of those activities.
   const HostWait* wait = nullptr;
-  if (!critical.host_waits.empty() && Pct(critical.host_waits[0].ns, total) >= 20) wait = &critical.host_waits[0];
+  if (!critical.host_waits.empty() && Percent(critical.host_waits[0].ns, total) >= 20) wait = &critical.host_waits[0];
   int wait_cause = -1;
   HostWaitEvidence wait_evidence;
   if (wait) {
@@ -173,9 +170,9 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
     for (NamedTime& n : v) n.ns /= steps;
     return v;
   };
-  auto add = [&](const char* id, const char* cause_id, std::initializer_list<Cause> held) -> Recommendation& {
+  auto add = [&](Finding finding, const char* cause_id, std::initializer_list<Cause> held) -> Recommendation& {
     Recommendation r;
-    r.id = id;
+    r.finding = finding;
     r.cause = cause_id;
     std::map<std::string, int64_t> names, where;
     for (const Cause c : held) {
@@ -197,10 +194,10 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
   for (const Lever& l : kLevers) {
     if (!(wi.together & l.change)) continue;
     const int c = __builtin_ctz(l.change);
-    Recommendation& r = add(l.id, l.cause, {l.causes[0], l.causes[1]});
+    Recommendation& r = add(l.finding, l.cause, {l.causes[0], l.causes[1]});
     r.what_if = l.what_if;
     r.saving_ns = wi.saving_ns[static_cast<size_t>(c)] / steps;
-    if (std::string_view(l.id) == "communication_wait") {
+    if (l.finding == Finding::kCommunicationWait) {
       double bytes = 0, ns = 0;
       for (const CollectiveSizeRow& row : a.collective_sizes) {
         if (row.message_bytes < 0 || row.group_size < 2) continue;
@@ -210,7 +207,7 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
       r.bus_gb_per_s = ns > 0 ? bytes / ns : 0;
       r.link_gb_per_s = LinkBusBandwidth(a.collective_sizes);
     }
-    if (std::string_view(l.id) == "launch_bound") {
+    if (l.finding == Finding::kLaunchBound) {
       r.launch_ns = causes[kLaunchOverhead].ns / steps;
       r.python_ns = causes[kPythonOverhead].ns / steps;
       r.names.clear();
@@ -219,7 +216,7 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
 
   // Findings that explain the path with no change to simulate.
   if (enough(causes[kThreadWait].ns)) {
-    Recommendation& r = add("thread_wait", "thread_wait", {kThreadWait});
+    Recommendation& r = add(Finding::kThreadWait, "thread_wait", {kThreadWait});
     r.waited = per_step(Top(wi.waited_threads, 3));
     r.waited_code = per_step(Top(wi.waited_code, 3));
   }
@@ -227,10 +224,10 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
   if (a.trace.backend == "gloo" && device) {
     int64_t comm = 0;
     for (const StepRow& r : a.steps) comm += r.communication_ns;
-    if (enough(comm)) add("gloo_cuda", "host_communication", {kCommunication});
+    if (enough(comm)) add(Finding::kGlooCuda, "host_communication", {kCommunication});
   } else if (enough(causes[kCommunication].ns) && !(wi.together & kWhatIfLink)) {
     // Where the collectives' waits for peers are replayed away, that finding says it.
-    add("communication", "communication", {kCommunication});
+    add(Finding::kCommunication, "communication", {kCommunication});
   }
 
   std::stable_sort(out.begin(), out.end(), [](const Recommendation& x, const Recommendation& y) {
@@ -241,7 +238,7 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
   // A caveat, not a saving: last.
   if (!a.python_functions.empty()) {
     Recommendation r;
-    r.id = "with_stack";
+    r.finding = Finding::kWithStack;
     out.push_back(std::move(r));
   }
   return out;

@@ -50,7 +50,7 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
   }
   for (const Recommendation& f : a.recommendations) {
     if (f.saving_ns <= 0) continue;
-    r.top_finding = f.id;
+    r.top_finding = f.id();
     if (!f.code.empty()) r.top_finding_code = CutText(f.code[0].name, 256);
     r.top_finding_ns = f.saving_ns;
     break;
@@ -252,7 +252,7 @@ void FindRecommendations(RanksAnalysis& out) {
   for (size_t k = 0; k < out.stragglers.size(); ++k) {
     late.push_back(out.stragglers[k].rank);
     RankRecommendation r;
-    r.id = "straggler";
+    r.finding = RankFinding::kStraggler;
     r.saving_ns = out.stragglers[k].waited_ns;
     r.index = static_cast<int64_t>(k);
     out.recommendations.push_back(r);
@@ -272,7 +272,7 @@ void FindRecommendations(RanksAnalysis& out) {
   const int64_t comm_median = Median(comm), total_median = Median(total);
   if (total_median > 0 && comm_median * 10 >= total_median * 3) {
     RankRecommendation r;
-    r.id = "communication";
+    r.finding = RankFinding::kCommunication;
     r.comm_ns = comm_median, r.step_ns = total_median;
     r.wait_ns = wait.empty() ? 0 : Median(wait), r.transfer_ns = transfer.empty() ? 0 : Median(transfer);
     r.bus_bytes = bus_bytes, r.bus_time_ns = bus_time;
@@ -292,14 +292,14 @@ void FindRecommendations(RanksAnalysis& out) {
     }
     ++shown;
     RankRecommendation r;
-    r.id = "slow_rank";
+    r.finding = RankFinding::kSlowRank;
     r.saving_ns = s.value_ns - s.median_ns;
     r.index = static_cast<int64_t>(k);
     out.recommendations.push_back(r);
   }
   if (more > 0) {
     RankRecommendation r;
-    r.id = "slow_rank";
+    r.finding = RankFinding::kSlowRank;
     r.more = more;
     out.recommendations.push_back(r);
   }

@@ -534,6 +534,10 @@ SummaryFile ReadSummary(ByteSource& source) {
       r.memory_device = in.String("the summary's " + what);
     } else if (k == "top_finding") {
       r.top_finding = in.String("the summary's " + what);
+      // Its title is written from its id: one no finding has is no summary this reads.
+      if (!r.top_finding.empty() && FindingOf(r.top_finding) == Finding::kCount) {
+        in.Fail("the summary's " + what + " is no finding's id");
+      }
     } else if (k == "top_finding_code") {
       r.top_finding_code = in.String("the summary's " + what);
     } else if (k == "gpu_utilization") {

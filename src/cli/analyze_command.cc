@@ -8,8 +8,10 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "torch2pprof/analysis.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/output.h"
+#include "torch2pprof/ranks.h"
 #include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"
 
@@ -103,9 +105,15 @@ CLI::App* AddAnalyze(CLI::App& app, AnalyzeArgs* args) {
       ->check(WholeNumber(0, 1000));
   AddInputOptions(an, &args->in);
   AddSnapshotOptions(an, &args->in);
+  std::string findings, rank_findings;
+  for (std::string_view id : kFindingIds) findings += (findings.empty() ? "" : ", ") + std::string(id);
+  for (std::string_view id : kRankFindingIds) rank_findings += (rank_findings.empty() ? "" : ", ") + std::string(id);
   an->footer(
       "Times follow torch-tb-profiler's definitions (docs/tb-semantics.md). JSON times are microseconds exact to the "
       "ns.\n"
+      "Findings (JSON's recommendations[].id): " +
+      findings + "; several ranks: " + rank_findings +
+      ".\n"
       "Examples: torch2pprof analyze -top 50 trace.json.gz\n"
       "          torch2pprof analyze --format csv --table kernels trace.json.gz > kernels.csv\n"
       "          torch2pprof analyze --format html trace.json.gz > report.html\n"

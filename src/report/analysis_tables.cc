@@ -437,7 +437,7 @@ DataTable<Recommendation> RecommendationsTable(const Analysis& a) {
   return {"recommendations",
           a.recommendations,
           false,
-          {{"id", "", [](const Recommendation& r) { return Text(r.id); }},
+          {{"id", "", [](const Recommendation& r) { return Text(std::string(r.id())); }},
            {"saving_us", "", [](const Recommendation& r) { return Micros(r.saving_ns); }},
            {"what_if", "", [](const Recommendation& r) { return Text(r.what_if); }},
            {"cause", "", [](const Recommendation& r) { return Text(r.cause); }},

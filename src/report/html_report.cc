@@ -335,8 +335,8 @@ std::string Advice(const Analysis& a) {
                         "replayed on the steps' dependency graph.") +
                     "<ul class=\"advice\">";
   for (const Recommendation& r : a.recommendations) {
-    out += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\" data-what-if=\"" +
-           Html(r.what_if) + "\">" +
+    out += "<li data-id=\"" + Html(std::string(r.id())) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) +
+           "\" data-what-if=\"" + Html(r.what_if) + "\">" +
            (r.saving_ns > 0 ? "<b>saves " + Html(FormatDuration(r.saving_ns)) + " a step:</b> " : std::string()) +
            Html(RecommendationText(a, r)) + "</li>";
   }
@@ -515,7 +515,8 @@ std::string RenderRanksHtml(const RanksAnalysis& a, const ReportOptions& o) {
                            ? Note("(none: nothing crossed a threshold)")
                            : Note("Per step, largest possible saving first.") + "<ul class=\"advice\">";
   for (const RankRecommendation& r : a.recommendations) {
-    advice += "<li data-id=\"" + Html(r.id) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) + "\">" +
+    advice += "<li data-id=\"" + Html(std::string(r.id())) + "\" data-saving-us=\"" + FormatMicros(r.saving_ns) +
+              "\">" +
               (r.saving_ns > 0 ? "<b>up to " + Html(FormatDuration(r.saving_ns)) + " a step:</b> " : std::string()) +
               Html(RankRecommendationText(a, r)) + "</li>";
   }

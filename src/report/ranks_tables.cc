@@ -70,7 +70,7 @@ DataTable<RankRecommendation> RanksRecommendationsTable(const RanksAnalysis& a) 
   return {"recommendations",
           a.recommendations,
           false,
-          {{"id", "", [](const RankRecommendation& r) { return Text(r.id); }},
+          {{"id", "", [](const RankRecommendation& r) { return Text(std::string(r.id())); }},
            {"saving_us", "", [](const RankRecommendation& r) { return Micros(r.saving_ns); }},
            {"text", "", [&a](const RankRecommendation& r) { return Text(RankRecommendationText(a, r)); }}}};
 }

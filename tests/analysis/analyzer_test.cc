@@ -567,12 +567,12 @@ TEST(Analyzer, RecommendationsCarryTheirNumbers) {
   // and [600, 700), the launch call [700, 705), the DataLoader [0, 600). The kernel ends
   // before the step does: off the path.
   ASSERT_EQ(a.recommendations.size(), 2u);
-  EXPECT_EQ(a.recommendations[0].id, "dataloader");
+  EXPECT_EQ(a.recommendations[0].finding, Finding::kDataLoader);
   EXPECT_EQ(a.recommendations[0].saving_ns, 600 * 1000);
   EXPECT_NE(RecommendationText(a, a.recommendations[0]).find("60.0%"), std::string::npos)
       << RecommendationText(a, a.recommendations[0]);
   EXPECT_NE(RecommendationText(a, a.recommendations[0]).find("Load batches in worker processes"), std::string::npos);
-  EXPECT_EQ(a.recommendations[1].id, "launch_bound");
+  EXPECT_EQ(a.recommendations[1].finding, Finding::kLaunchBound);
   // Replayed without the launch call and the step's own Python: the host reaches the
   // launch at 600 (the DataLoader's end), the kernel starts 5 us after the call's end as
   // it did (its launch latency) and runs its 100: the step ends at 705, 295 sooner. The
@@ -585,7 +585,7 @@ TEST(Analyzer, RecommendationsCarryTheirNumbers) {
       X("cpu_op", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "1", 0, 600),
   }));
   ASSERT_FALSE(w.recommendations.empty());
-  EXPECT_EQ(w.recommendations[0].id, "dataloader");
+  EXPECT_EQ(w.recommendations[0].finding, Finding::kDataLoader);
   EXPECT_NE(RecommendationText(w, w.recommendations[0]).find("already loads in worker processes"), std::string::npos);
   EXPECT_EQ(RecommendationText(w, w.recommendations[0]).find("Load batches in worker processes"), std::string::npos);
 }

@@ -235,7 +235,7 @@ TEST(DeviceTime, CopiesByKindWithBandwidth) {
   // pinned, c1 runs at twice the bandwidth [100, 150), c2 (which began 50 us before c1's
   // end) at 100 for 50: the step ends at 150, not 250.
   const Recommendation* pageable = nullptr;
-  for (const Recommendation& r : a.recommendations) pageable = r.id == "pageable_copies" ? &r : pageable;
+  for (const Recommendation& r : a.recommendations) pageable = r.finding == Finding::kPageableCopies ? &r : pageable;
   ASSERT_NE(pageable, nullptr);
   EXPECT_EQ(pageable->cause_ns, 190 * us);
   EXPECT_EQ(pageable->saving_ns, 100 * us);
@@ -260,9 +260,9 @@ std::string Step(int dur) {
          std::to_string(dur) + "}";
 }
 
-const Recommendation* Finding(const Analysis& a, const std::string& id) {
+const Recommendation* FindingById(const Analysis& a, const std::string& id) {
   for (const Recommendation& r : a.recommendations) {
-    if (r.id == id) return &r;
+    if (r.id() == id) return &r;
   }
   return nullptr;
 }
@@ -314,11 +314,11 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   ASSERT_EQ(a.critical_path.size(), 1u);
   EXPECT_EQ(a.critical_path[0].bound_ns[static_cast<int>(Bound::kCpu)], 1000 * us);
   ASSERT_EQ(a.recommendations.size(), 3u) << RecommendationText(a, a.recommendations[0]);
-  EXPECT_EQ(a.recommendations[0].id, "launch_bound");
+  EXPECT_EQ(a.recommendations[0].finding, Finding::kLaunchBound);
   EXPECT_EQ(a.recommendations[0].saving_ns, 625 * us);
-  EXPECT_EQ(a.recommendations[1].id, "host_bound");
+  EXPECT_EQ(a.recommendations[1].finding, Finding::kHostBound);
   EXPECT_EQ(a.recommendations[1].saving_ns, 102500);
-  EXPECT_EQ(a.recommendations[2].id, "synchronizations");
+  EXPECT_EQ(a.recommendations[2].finding, Finding::kSynchronizations);
   EXPECT_EQ(a.recommendations[2].saving_ns, 80 * us);
   EXPECT_NE(RecommendationText(a, a.recommendations[2]).find("cudaStreamSynchronize under aten::_local_scalar_dense"),
             std::string::npos);
@@ -343,7 +343,7 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   // the host runs 290 us of its own Python [110, 400) beside it. Replayed at half: the
   // matmul ends at 230, the wait (from 410) 10 us after it began as it did, at 420: the
   // step ends 20 us sooner, not 200.
-  const Recommendation* tc_finding = Finding(c, "tensor_cores");
+  const Recommendation* tc_finding = FindingById(c, "tensor_cores");
   ASSERT_NE(tc_finding, nullptr);
   EXPECT_EQ(tc_finding->cause_ns, 400 * us);
   EXPECT_EQ(tc_finding->saving_ns, 20 * us);
@@ -358,12 +358,12 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
   // operator's 60: 485, 515 sooner. Operators at half their time: aten::mm's halves move
   // the kernel 5 us earlier (the wait ends at 435) and the 60 after the wait become 30:
   // 35 sooner.
-  ASSERT_NE(Finding(c, "synchronizations"), nullptr);
-  EXPECT_EQ(Finding(c, "synchronizations")->saving_ns, 30 * us);
-  ASSERT_NE(Finding(c, "launch_bound"), nullptr);
-  EXPECT_EQ(Finding(c, "launch_bound")->saving_ns, 515 * us);
-  ASSERT_NE(Finding(c, "host_bound"), nullptr);
-  EXPECT_EQ(Finding(c, "host_bound")->saving_ns, 35 * us);
+  ASSERT_NE(FindingById(c, "synchronizations"), nullptr);
+  EXPECT_EQ(FindingById(c, "synchronizations")->saving_ns, 30 * us);
+  ASSERT_NE(FindingById(c, "launch_bound"), nullptr);
+  EXPECT_EQ(FindingById(c, "launch_bound")->saving_ns, 515 * us);
+  ASSERT_NE(FindingById(c, "host_bound"), nullptr);
+  EXPECT_EQ(FindingById(c, "host_bound")->saving_ns, 35 * us);
   // Together: 70 us of operators at half (35), no Python, launch or wait: aten::mm's 5
   // puts the kernel at [10, 410); the 5 of aten::_local_scalar_dense before the wait,
   // which now waits for nothing, and the 30 after it end the host at 45; the kernel at
@@ -379,7 +379,7 @@ TEST(DeviceTime, TensorCoresKernelsByOperatorAndSynchronizations) {
       Kernel("sm90_xmma_gemm_bf16bf16", 30, 400, 1) + "," + Op("aten::_local_scalar_dense", 400, 100, 4) + "," +
       Runtime("cudaStreamSynchronize", 410, 30, 4, 4) + "]");
   EXPECT_EQ(b.tensor_cores.tensor_core_ns, 400 * us);
-  EXPECT_EQ(Finding(b, "tensor_cores"), nullptr);
+  EXPECT_EQ(FindingById(b, "tensor_cores"), nullptr);
 }
 
 // Tensor Core kernels by name (each pattern's source: kernel_ops.cc), the ones the H100 and
@@ -426,17 +426,17 @@ TEST(DeviceTime, TensorCoreAdviceFollowsTheComputeCapability) {
                        Runtime("cudaStreamSynchronize", 410, 30, 4, 4) + "]}");
   };
   const Analysis volta = trace("7", "0"), hopper = trace("9", "0");
-  const Recommendation* v100 = Finding(volta, "tensor_cores");
+  const Recommendation* v100 = FindingById(volta, "tensor_cores");
   ASSERT_NE(v100, nullptr);
   EXPECT_NE(RecommendationText(volta, *v100).find("torch.float16"), std::string::npos)
       << RecommendationText(volta, *v100);
   EXPECT_EQ(RecommendationText(volta, *v100).find("bfloat16)"), std::string::npos) << RecommendationText(volta, *v100);
   EXPECT_EQ(RecommendationText(volta, *v100).find("allow_tf32"), std::string::npos) << RecommendationText(volta, *v100);
-  const Recommendation* h100 = Finding(hopper, "tensor_cores");
+  const Recommendation* h100 = FindingById(hopper, "tensor_cores");
   ASSERT_NE(h100, nullptr);
   EXPECT_NE(RecommendationText(hopper, *h100).find("allow_tf32"), std::string::npos)
       << RecommendationText(hopper, *h100);
-  EXPECT_EQ(Finding(trace("6", "1"), "tensor_cores"), nullptr);  // Pascal: no Tensor Cores
+  EXPECT_EQ(FindingById(trace("6", "1"), "tensor_cores"), nullptr);  // Pascal: no Tensor Cores
 }
 
 // Ten launches 100 us apart, each call 10 us and its kernel 2 us (or 20): the device waits
@@ -454,21 +454,22 @@ TEST(DeviceTime, LaunchBoundAndHostBound) {
     return AnalyzeText(t + "]");
   };
   Analysis a = trace(2, false);
-  const Recommendation* l = Finding(a, "launch_bound");
+  const Recommendation* l = FindingById(a, "launch_bound");
   ASSERT_NE(l, nullptr);
   // Replayed without the calls and the Python: each kernel 5 us after its call, one after
   // the other: 5 + 10 x 2 = 25 us remain of the step's 1000.
   EXPECT_EQ(l->saving_ns, 975 * us);
   EXPECT_NE(RecommendationText(a, *l).find("10 of 10 launches"), std::string::npos) << RecommendationText(a, *l);
-  EXPECT_EQ(Finding(a, "host_bound"), nullptr);
+  EXPECT_EQ(FindingById(a, "host_bound"), nullptr);
   // Kernels longer than their calls: the launch statistic is no evidence, and is not said.
   const Analysis many = trace(20, false);
-  EXPECT_EQ(RecommendationText(many, *Finding(many, "launch_bound")).find("launches run shorter"), std::string::npos);
+  EXPECT_EQ(RecommendationText(many, *FindingById(many, "launch_bound")).find("launches run shorter"),
+            std::string::npos);
   Analysis b = trace(2, true);
-  ASSERT_NE(Finding(b, "launch_bound"), nullptr);
-  EXPECT_EQ(Finding(b, "launch_bound")->saving_ns, 800 * us);
+  ASSERT_NE(FindingById(b, "launch_bound"), nullptr);
+  EXPECT_EQ(FindingById(b, "launch_bound")->saving_ns, 800 * us);
   // The operators' own 200 us at half: 100 sooner (the host is the step's bound).
-  const Recommendation* h = Finding(b, "host_bound");
+  const Recommendation* h = FindingById(b, "host_bound");
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->cause_ns, 200 * us);
   EXPECT_EQ(h->saving_ns, 100 * us);
@@ -508,12 +509,12 @@ TEST(DeviceTime, WithStackCaveatAndWorkWithoutALaunch) {
   Analysis a = trace(true);
   ASSERT_GE(a.recommendations.size(), 2u);
   // The host never waits for the 900 us kernel: the Python step after aten::mm is the path.
-  EXPECT_EQ(a.recommendations.front().id, "launch_bound");
-  EXPECT_EQ(a.recommendations.back().id, "with_stack");
+  EXPECT_EQ(a.recommendations.front().finding, Finding::kLaunchBound);
+  EXPECT_EQ(a.recommendations.back().finding, Finding::kWithStack);
   EXPECT_EQ(a.recommendations.back().saving_ns, 0);
-  EXPECT_EQ(Finding(a, "dataloader"), nullptr);
+  EXPECT_EQ(FindingById(a, "dataloader"), nullptr);
   Analysis b = trace(false);
-  EXPECT_EQ(Finding(b, "with_stack"), nullptr);
+  EXPECT_EQ(FindingById(b, "with_stack"), nullptr);
   ASSERT_EQ(b.kernels_by_operator.size(), 2u);
   EXPECT_EQ(b.kernels_by_operator[1].op, "(no operator)");
   EXPECT_EQ(b.kernels_by_operator[1].kernel, "orphan");
@@ -531,13 +532,13 @@ TEST(DeviceTime, GlooWithCudaTensors) {
                        Kernel("k", 610, 300, 1) + "]}");
   };
   const Analysis gloo = trace("gloo"), nccl = trace("nccl");
-  const Recommendation* g = Finding(gloo, "gloo_cuda");
+  const Recommendation* g = FindingById(gloo, "gloo_cuda");
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->saving_ns, 0);
   EXPECT_EQ(g->cause_ns, 400 * us);
   EXPECT_NE(RecommendationText(gloo, *g).find("runs them on the host"), std::string::npos)
       << RecommendationText(gloo, *g);
-  EXPECT_EQ(Finding(nccl, "gloo_cuda"), nullptr);
+  EXPECT_EQ(FindingById(nccl, "gloo_cuda"), nullptr);
 }
 
 std::string Nccl(const char* collective, int ts, int dur, int64_t in, int64_t out, const char* dtype, int group) {

@@ -165,6 +165,9 @@ TEST(SummaryFile, AnythingElseIsAnErrorThatSaysWhat) {
   EXPECT_NE(ErrorOf(replaced("\"name\":[0,1,2,3]", "\"name\":[0,1,2,9]")).find("name index"), std::string::npos);
   EXPECT_NE(ErrorOf(replaced("[30,20,5,10]", "[30,20,5]")).find("one value a node"), std::string::npos);
   EXPECT_NE(ErrorOf(replaced("[30,20,5,10]", "[30,-20,5,10]")).find("out of range"), std::string::npos);
+  // A finding's title is written from its id: an id no finding has is refused, not printed.
+  const std::string top = "\"top_finding\":\"" + Full().summary.top_finding + "\"";
+  EXPECT_NE(ErrorOf(replaced(top, "\"top_finding\":\"no_such_finding\"")).find("no finding's id"), std::string::npos);
   // Sums that could pass 64 bits in the reduce are refused here.
   EXPECT_NE(ErrorOf(replaced("[0,7,250]", "[0,7,1125899906842624]")).find("sum past"), std::string::npos);
 }

@@ -34,16 +34,16 @@ std::string Device(const char* cat, const char* name, int ts, int dur, int corr,
          std::to_string(corr) + "}}";
 }
 
-const Recommendation* Finding(const Analysis& a, const std::string& id) {
+const Recommendation* FindingById(const Analysis& a, const std::string& id) {
   for (const Recommendation& r : a.recommendations) {
-    if (r.id == id) return &r;
+    if (r.id() == id) return &r;
   }
   return nullptr;
 }
 
 std::string All(const Analysis& a) {
   std::string out;
-  for (const Recommendation& r : a.recommendations) out += r.id + ": " + RecommendationText(a, r) + "\n";
+  for (const Recommendation& r : a.recommendations) out += std::string(r.id()) + ": " + RecommendationText(a, r) + "\n";
   return out;
 }
 
@@ -52,17 +52,17 @@ std::string All(const Analysis& a) {
 TEST(WhatIfs, SleepIsItsOwnCauseAndSavesItself) {
   const Analysis a = AnalyzeText("[" + Step(1000) + "," + Python("train.py(12): step", 50, 900) + "," +
                                  Python("<built-in function sleep>", 100, 600) + "," + Op("aten::mm", 800, 100) + "]");
-  const Recommendation* s = Finding(a, "sleep");
+  const Recommendation* s = FindingById(a, "sleep");
   ASSERT_NE(s, nullptr) << All(a);
   EXPECT_EQ(s->saving_ns, 600 * us);
   EXPECT_EQ(s->what_if, "no_sleep");
   EXPECT_EQ(s->cause, "sleep");
   EXPECT_NE(RecommendationText(a, *s).find("step train.py:12"), std::string::npos) << RecommendationText(a, *s);
-  EXPECT_EQ(a.recommendations[0].id, "sleep");
+  EXPECT_EQ(a.recommendations[0].finding, Finding::kSleep);
   for (const Recommendation& r : a.recommendations) {
-    EXPECT_NE(r.id, "launch_bound") << All(a);  // no device: no launch or graph advice
-    EXPECT_NE(r.id, "tensor_cores");
-    EXPECT_NE(r.id, "synchronizations");
+    EXPECT_NE(r.finding, Finding::kLaunchBound) << All(a);  // no device: no launch or graph advice
+    EXPECT_NE(r.finding, Finding::kTensorCores);
+    EXPECT_NE(r.finding, Finding::kSynchronizations);
   }
 }
 
@@ -77,11 +77,11 @@ TEST(WhatIfs, ACopysOwnSynchronizationIsTheCopys) {
   const Analysis a = AnalyzeText("[" + Step(420) + "," + Op("aten::copy_", 100, 300) + "," +
                                  Call("cudaMemcpyAsync", 110, 5, 1) + "," + Call("cudaStreamSynchronize", 116, 274, 2) +
                                  "," + Device("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 120, 260, 1) + "]");
-  const Recommendation* p = Finding(a, "pageable_copies");
+  const Recommendation* p = FindingById(a, "pageable_copies");
   ASSERT_NE(p, nullptr) << All(a);
   EXPECT_EQ(p->what_if, "pinned");
   EXPECT_EQ(p->saving_ns, 170 * us);
-  EXPECT_EQ(Finding(a, "synchronizations"), nullptr) << All(a);
+  EXPECT_EQ(FindingById(a, "synchronizations"), nullptr) << All(a);
 }
 
 // Two all-reduces of two ranks on one stream, the host waiting for both: 64 MiB in 10 ms
@@ -99,11 +99,11 @@ TEST(WhatIfs, CollectivesWaitingForPeersAtTheLinksBandwidth) {
       AnalyzeText("[" + Step(14300) + "," + Call("cudaLaunchKernel", 100, 10, 1) + "," +
                   Call("cudaLaunchKernel", 120, 10, 2) + "," + Call("cudaStreamSynchronize", 200, 14010, 3) + "," +
                   Nccl(200, 10000, 1, 16 << 20) + "," + Nccl(10200, 4000, 2, 32 << 20) + "]");
-  const Recommendation* c = Finding(a, "communication_wait");
+  const Recommendation* c = FindingById(a, "communication_wait");
   ASSERT_NE(c, nullptr) << All(a);
   EXPECT_EQ(c->what_if, "link_bandwidth");
   EXPECT_EQ(c->saving_ns, 8000 * us);
-  EXPECT_EQ(Finding(a, "communication"), nullptr) << All(a);  // said once, by the replay
+  EXPECT_EQ(FindingById(a, "communication"), nullptr) << All(a);  // said once, by the replay
   const std::string text = RecommendationText(a, *c);
   EXPECT_NE(text.find("33.6 GB/s"), std::string::npos) << text;
 }
@@ -114,12 +114,12 @@ TEST(WhatIfs, OneTimeInitialisationIsWarmUp) {
   const Analysis a =
       AnalyzeText("[" + Step(300000) + "," + Call("cudaFree", 100, 250000, 9) + "," +
                   Call("cudaLaunchKernel", 250200, 10, 1) + "," + Device("kernel", "k", 250220, 40000, 1) + "]");
-  const Recommendation* w = Finding(a, "warmup");
+  const Recommendation* w = FindingById(a, "warmup");
   ASSERT_NE(w, nullptr) << All(a);
   EXPECT_EQ(w->what_if, "no_init");
   EXPECT_EQ(w->saving_ns, 250000 * us);
   EXPECT_NE(RecommendationText(a, *w).find("cudaFree"), std::string::npos) << RecommendationText(a, *w);
-  EXPECT_EQ(a.recommendations[0].id, "warmup");
+  EXPECT_EQ(a.recommendations[0].finding, Finding::kWarmup);
 }
 
 // An unfused optimizer step: its host time at a tenth. Host: the step [0, 100), then in
@@ -131,7 +131,7 @@ TEST(WhatIfs, AForeachOptimizerMadeFused) {
       AnalyzeText("[" + Step(1000) + "," + Event("user_annotation", "Optimizer.step#AdamW.step", 100, 800) + "," +
                   Op("aten::_foreach_mul_", 110, 780) + "," + Call("cudaLaunchKernel", 500, 10, 1) + "," +
                   Device("kernel", "multi_tensor_apply_kernel", 520, 10, 1) + "]");
-  const Recommendation* f = Finding(a, "fused_optimizer");
+  const Recommendation* f = FindingById(a, "fused_optimizer");
   ASSERT_NE(f, nullptr) << All(a);
   EXPECT_EQ(f->what_if, "fused_optimizer");
   EXPECT_EQ(f->saving_ns, 720 * us);
@@ -141,7 +141,7 @@ TEST(WhatIfs, AForeachOptimizerMadeFused) {
       AnalyzeText("[" + Step(1000) + "," + Event("user_annotation", "Optimizer.step#AdamW.step", 100, 800) + "," +
                   Op("aten::_fused_adamw_", 110, 780) + "," + Call("cudaLaunchKernel", 500, 10, 1) + "," +
                   Device("kernel", "fused_adam_kernel", 520, 10, 1) + "]");
-  EXPECT_EQ(Finding(fused, "fused_optimizer"), nullptr) << All(fused);
+  EXPECT_EQ(FindingById(fused, "fused_optimizer"), nullptr) << All(fused);
 }
 
 // Where the trace replays CUDA graphs, no finding says to capture them: the host time
@@ -159,7 +159,7 @@ TEST(WhatIfs, NoGraphAdviceWhereGraphsReplay) {
   // The sync [900, 930) waits for the GEMM [620, 920): at half it ends at 770 and the sync
   // 10 us after it began (its own time after the GEMM's end): 910, then the step's own
   // [930, 1000) 70: 980. Saves 20.
-  const Recommendation* tc = Finding(a, "tensor_cores");
+  const Recommendation* tc = FindingById(a, "tensor_cores");
   ASSERT_NE(tc, nullptr) << All(a);
   EXPECT_EQ(tc->saving_ns, 20 * us);
 }

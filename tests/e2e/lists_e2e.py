@@ -4,8 +4,10 @@ analyze --help offers (the report's one registry) are exactly those the bash com
 offers for --table and those the man page names; each of them is written by the binary.
 The same for the sample types convert --help lists (profile.h's registry): the completion
 offers them, the man page and docs/reference.md name each, and the profiles convert
-writes of a trace and of a snapshot hold exactly them."""
+writes of a trace and of a snapshot hold exactly them. The same for the finding ids
+analyze --help lists (analysis.h's and ranks.h's registries) and docs/reference.md."""
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -83,9 +85,42 @@ def main():
             got = [x.split('/')[0] for x in m.group(1).split()] if m else []
             if got != want:
                 problems.append(f'{os.path.basename(source)}: the profile holds {got}, --help says {want}')
+    # Finding ids: analyze --help lists the registry's (kFindingIds, kRankFindingIds);
+    # docs/reference.md's table has a row for each and no other, its JSON line names each,
+    # and the ids the binary writes on the test traces are among them.
+    out = ' '.join(subprocess.run([a.binary, 'analyze', '--help'], capture_output=True, text=True,
+                                  check=True).stdout.split())
+    m = re.search(r"Findings \(JSON's recommendations\[\]\.id\): (.*?); several ranks: (.*?)\.", out)
+    findings = m.group(1).split(', ') if m else []
+    rank_findings = m.group(2).split(', ') if m else []
+    if len(findings) < 15 or len(rank_findings) < 3:
+        problems.append(f'analyze --help lists findings {findings} and {rank_findings}')
+    m = re.search(r'\| id \| evidence it quotes \| remedy \|\n\|[-|]*\|\n(.*?)\n\n', reference, re.S)
+    rows = re.findall(r'^\| `([a-z_0-9]+)` \|', m.group(1) if m else '', re.M)
+    if sorted(rows) != sorted(findings):
+        problems.append(f'docs/reference.md findings table: missing {sorted(set(findings) - set(rows))}, '
+                        f'extra {sorted(set(rows) - set(findings))}')
+    m = re.search(r'^\| `recommendations` \| \[\{`id` \((.*?)\)', reference, re.M)
+    named = re.findall(r'`([a-z_0-9]+)`', m.group(1) if m else '')
+    if sorted(named) != sorted(findings):
+        problems.append(f'docs/reference.md recommendations JSON: missing {sorted(set(findings) - set(named))}, '
+                        f'extra {sorted(set(named) - set(findings))}')
+    m = re.search(r'\*\*Several ranks\*\* \(`analyze rank\*\.json`\):(.*?)\n\n', reference, re.S)
+    named = re.findall(r'`([a-z_]+)` —', m.group(1) if m else '')
+    if sorted(named) != sorted(rank_findings):
+        problems.append(f'docs/reference.md several ranks: {named}, --help {rank_findings}')
+    written = set()
+    for name in ('lm_train', 'resnet50_dl', 'multistream', 'decode_loop'):
+        j = subprocess.run([a.binary, 'analyze', '--quiet', '--format', 'json',
+                            os.path.join(a.source, 'testdata', 'real', 'torch211', name + '.pt.trace.json.gz')],
+                           capture_output=True, text=True, check=True).stdout
+        written |= {r['id'] for r in json.loads(j)['recommendations']}
+    if not written or written - set(findings):
+        problems.append(f'analyze writes findings {sorted(written)}, --help lists {findings}')
     for p in problems:
         print('FAIL', p)
-    print(f'{len(tables)} tables and {len(types)} sample types checked, {len(problems)} problems')
+    print(f'{len(tables)} tables, {len(types)} sample types and {len(findings) + len(rank_findings)} findings '
+          f'checked, {len(problems)} problems')
     return 1 if problems else 0
 
 

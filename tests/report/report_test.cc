@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "analysis/analyzer.h"
@@ -85,6 +86,23 @@ TEST(Report, TextFitsInOneHundredTwentyColumnsAndAgreesWithJson) {
   for (const StepRow& s : a.steps) EXPECT_NE(text.find(s.name), std::string::npos);
 }
 
+// Every finding has its own sentence, never its bare id, and its id is the JSON's.
+TEST(Report, EveryFindingHasASentenceOfItsOwn) {
+  Analysis a;
+  std::set<std::string> sentences;
+  for (size_t i = 0; i < static_cast<size_t>(Finding::kCount); ++i) {
+    Recommendation r;
+    r.finding = static_cast<Finding>(i);
+    r.cause_ns = 1000;
+    const std::string text = RecommendationText(a, r);
+    EXPECT_GT(text.size(), 40u) << r.id();
+    EXPECT_NE(text, std::string(r.id()));
+    EXPECT_TRUE(sentences.insert(text).second) << text;
+    EXPECT_EQ(FindingOf(r.id()), r.finding);
+  }
+  EXPECT_EQ(FindingOf("no_such_finding"), Finding::kCount);
+}
+
 TEST(Report, LongAdviceAndPathsStayWithinTheWidth) {
   Analysis a;
   a.trace.file = "/very/long/" + std::string(200, 'd') + "/trace.json.gz";
@@ -96,7 +114,7 @@ TEST(Report, LongAdviceAndPathsStayWithinTheWidth) {
   std::string words;
   for (int i = 0; i < 60; ++i) words += "word" + std::to_string(i) + " ";
   Recommendation long_names;  // a finding whose evidence names a long run of words
-  long_names.id = "host_bound";
+  long_names.finding = Finding::kHostBound;
   long_names.cause_ns = 1000;
   long_names.names = {{words + "end", 1000}};
   a.recommendations.push_back(long_names);
@@ -194,7 +212,7 @@ TEST(Report, HtmlEscapesNamesAndFetchesNothing) {
   a.operators.push_back(OperatorRow{"</script><script>alert(\"x\")</script>", "", 1, 10, 10, 0, 0, 10, {}, {}});
   a.kernels.push_back(KernelRow{"void k<float, 2>(int, 'x')", 2, 3500, 1000, 2500, -1, -1, {}});
   Recommendation named;
-  named.id = "host_bound";
+  named.finding = Finding::kHostBound;
   named.names = {{"a < b & c", 5}};
   a.recommendations.push_back(named);
   std::string html = RenderHtml(a, ReportOptions{});

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,33 @@ inline constexpr SampleTypeName kTraceSampleTypes[] = {
 inline constexpr SampleTypeName kSnapshotSampleTypes[] = {{"inuse_space", "bytes"}, {"inuse_objects", "count"},
                                                           {"dump_space", "bytes"},  {"dump_objects", "count"},
                                                           {"alloc_space", "bytes"}, {"alloc_objects", "count"}};
+
+// The sample types the HTML pages' flame graphs draw, in their select's order, each one
+// of the registries' above: a trace's (device time, the critical path, host work, memory
+// at the peak); a rank's on the ranks' page (two: its profile travels in its summary); a
+// comparison's (per step, where memory at the peak means nothing); a snapshot's.
+inline constexpr std::string_view kTraceFlameTypes[] = {"gpu", "critical", "work", "inuse_space"};
+inline constexpr std::string_view kRankFlameTypes[] = {"gpu", "work"};
+inline constexpr std::string_view kCompareFlameTypes[] = {"gpu", "critical", "work"};
+inline constexpr std::string_view kSnapshotFlameTypes[] = {"inuse_space", "alloc_space", "dump_space"};
+
+template <size_t N>
+std::vector<std::string> TypeList(const std::string_view (&types)[N]) {
+  return {std::begin(types), std::end(types)};
+}
+
+template <size_t N, size_t M>
+constexpr bool AllRegistered(const std::string_view (&types)[N], const SampleTypeName (&registry)[M]) {
+  for (std::string_view t : types) {
+    bool found = false;
+    for (const SampleTypeName& r : registry) found |= t == r.type;
+    if (!found) return false;
+  }
+  return true;
+}
+static_assert(AllRegistered(kTraceFlameTypes, kTraceSampleTypes) && AllRegistered(kRankFlameTypes, kTraceSampleTypes) &&
+              AllRegistered(kCompareFlameTypes, kTraceSampleTypes) &&
+              AllRegistered(kSnapshotFlameTypes, kSnapshotSampleTypes));
 
 // One stack frame: a pprof Function and its Location. Every output reads its names from
 // here, decided once (MakeFrame); only the pprof writer adapts name to pprof's display.

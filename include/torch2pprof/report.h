@@ -16,7 +16,7 @@ namespace torch2pprof {
 struct ReportOptions {
   int top = 20;       // text, markdown and HTML: the rows shown per table (0: all)
   int rows = 0;       // JSON and CSV: the rows written per list (0: all; the CLI sets it from an explicit -top)
-  std::string table;  // CSV: which table (see CsvTables())
+  std::string table;  // CSV: which table (see CsvTables(); "": the list's default)
 };
 
 std::string RenderText(const Analysis& analysis, const ReportOptions& options);
@@ -24,7 +24,8 @@ std::string RenderJson(const Analysis& analysis, const ReportOptions& options);
 // Throws Error (kind kUsage) for an unknown table.
 std::string RenderCsv(const Analysis& analysis, const ReportOptions& options);
 const std::vector<std::string>& CsvTables();
-// The one check of a --table name: Error (kUsage) unless `table` is one of `tables`
+const std::string& DefaultCsvTable();  // what an empty ReportOptions::table writes
+// The one check of a --table name: Error (kUsage) unless `table` is "" (the default) or one of `tables`
 // ("WHAT--table must be one of a, b, c (got 'x')"), read by the CLI before the work starts.
 void CheckCsvTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what);
 // One self-contained HTML page (inline CSS, SVG charts and script; nothing fetched):
@@ -51,6 +52,7 @@ std::string RenderRanksHtml(const RanksAnalysis& analysis, const ReportOptions& 
 // A finding across ranks as a sentence, from its evidence and the analysis's rows.
 std::string RankRecommendationText(const RanksAnalysis& analysis, const RankRecommendation& finding);
 const std::vector<std::string>& RanksCsvTables();
+const std::string& DefaultRanksCsvTable();
 
 // compare: text, markdown (a table per section, for $GITHUB_STEP_SUMMARY) or one JSON
 // document; options.top limits the operator and kernel rows.
@@ -80,6 +82,7 @@ std::string RenderSnapshotJson(const SnapshotAnalysis& analysis, const ReportOpt
 std::string RenderSnapshotCsv(const SnapshotAnalysis& analysis, const ReportOptions& options);
 std::string RenderSnapshotHtml(const SnapshotAnalysis& analysis, const ReportOptions& options);
 const std::vector<std::string>& SnapshotCsvTables();
+const std::string& DefaultSnapshotCsvTable();
 // compare on two memory snapshots.
 std::string RenderSnapshotCompareText(const SnapshotComparison& comparison, const ReportOptions& options);
 std::string RenderSnapshotCompareMarkdown(const SnapshotComparison& comparison, const ReportOptions& options);

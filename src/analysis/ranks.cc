@@ -493,8 +493,9 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
   } else {
     // Up to the median count: at least half the ranks have each row, so the rows cost at
     // most twice the steps given.
-    std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(n / 2), counts.end());
-    const size_t rows = counts[n / 2];
+    const size_t median = UpperMedianIndex(n);
+    std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(median), counts.end());
+    const size_t rows = counts[median];
     for (size_t k = 0; k < rows; ++k) {
       StepAlignment s;
       s.name = "step " + std::to_string(k + 1) + " of each rank";

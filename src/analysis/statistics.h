@@ -24,6 +24,9 @@ inline size_t NearestRankIndex(size_t n, size_t q) {
   const size_t rank = (n * q + 99) / 100;
   return (rank < 1 ? 1 : rank) - 1;
 }
+// The upper median's index, n / 2: at least half of n sorted values are at or above it
+// (the ranks' step alignment keeps the rows at least half the ranks have).
+inline size_t UpperMedianIndex(size_t n) { return n / 2; }
 template <typename T>
 T NearestRank(const std::vector<T>& sorted, size_t q) {
   return sorted[NearestRankIndex(sorted.size(), q)];

@@ -43,8 +43,8 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, boo
   AggregateOptions aggregate;
   aggregate.labels = false;
   aggregate.step_labels = StepLabels::kOff;
-  FlameGraph graph =
-      FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), {"gpu", "work"}, 0.002, kRankProfileNodes);
+  FlameGraph graph = FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), TypeList(kRankFlameTypes),
+                             0.002, kRankProfileNodes);
   stages.Begin("analyze");
   Analysis analysis = Analyze(trace, built.model, std::move(built.lanes), AnalysisOptions{}, ex);
   RankSummary out = SummarizeRank(trace, built.model, analysis);
@@ -121,7 +121,7 @@ SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, bool fla
   SnapshotAnalysis analysis = AnalyzeMemorySnapshot(snapshot);
   if (flame) {
     const Profile profile = SnapshotProfile(snapshot, DevicePeaks(snapshot), SnapshotProfileOptions{});
-    analysis.flame = FlameOf(profile, {"inuse_space", "alloc_space", "dump_space"});
+    analysis.flame = FlameOf(profile, TypeList(kSnapshotFlameTypes));
   }
   for (const SnapshotDevice& d : analysis.devices) {
     if (!d.consistent) warnings->push_back("warning: " + DisagreeLine(d.device));
@@ -230,8 +230,7 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
     aggregate.labels = false;
     aggregate.critical = true;
     aggregate.step_labels = StepLabels::kOff;
-    flame =
-        FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), {"gpu", "critical", "work", "inuse_space"});
+    flame = FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), TypeList(kTraceFlameTypes));
   }
   // The timeline's file is opened before the work, so that a refused name costs nothing.
   std::optional<OutputFile> timeline;

@@ -116,8 +116,7 @@ void CompareStages(const CompareRunsOptions& options, Stages& stages, CompareRun
     result.snapshots = CompareSnapshots(runs[0].snapshot, runs[1].snapshot, options.compare);
     if (!options.diff_output.empty()) diff = DiffProfile(runs[0].profile, runs[1].profile);
     if (options.flame_graph) {
-      result.snapshots.flame =
-          DiffFlameOf(runs[0].profile, runs[1].profile, {"inuse_space", "alloc_space", "dump_space"});
+      result.snapshots.flame = DiffFlameOf(runs[0].profile, runs[1].profile, TypeList(kSnapshotFlameTypes));
     }
   } else {
     result.comparison = Compare(runs[0].analysis, runs[1].analysis, options.compare);
@@ -127,7 +126,7 @@ void CompareStages(const CompareRunsOptions& options, Stages& stages, CompareRun
       const Profile base = PerStepProfile(std::move(runs[0].profile), steps(runs[0].analysis));
       const Profile next = PerStepProfile(std::move(runs[1].profile), steps(runs[1].analysis));
       if (!options.diff_output.empty()) diff = DiffProfile(base, next);
-      if (options.flame_graph) result.comparison.flame = DiffFlameOf(base, next, {"gpu", "critical", "work"});
+      if (options.flame_graph) result.comparison.flame = DiffFlameOf(base, next, TypeList(kCompareFlameTypes));
     }
   }
   if (!options.diff_output.empty()) {

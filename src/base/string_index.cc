@@ -31,7 +31,8 @@ uint32_t StringIndex::Hash(std::string_view s) {
       std::memcpy(&hi, p + n - 4, 4);
       w = uint64_t{hi} << 32 | lo;
     } else {
-      w = uint64_t{static_cast<unsigned char>(p[0])} | uint64_t{static_cast<unsigned char>(p[n / 2])} << 8 |
+      const unsigned char mid = static_cast<unsigned char>(p[n / 2]);  // one_meaning: not a median (a middle byte)
+      w = uint64_t{static_cast<unsigned char>(p[0])} | uint64_t{mid} << 8 |
           uint64_t{static_cast<unsigned char>(p[n - 1])} << 16;
     }
     h = _mm_crc32_u64(h, w);

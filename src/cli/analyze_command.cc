@@ -38,17 +38,17 @@ DirectoryInputs ExpandInputs(const std::vector<std::string>& inputs) {
 }
 
 // -top limits what people read; JSON and CSV keep every row unless it is given.
-ReportOptions Report(const AnalyzeArgs& args, const char* default_table) {
+ReportOptions Report(const AnalyzeArgs& args) {
   ReportOptions report;
   report.top = args.top < 0 ? kDefaultTop : args.top;
   report.rows = args.top < 0 ? 0 : args.top;
-  report.table = args.table.empty() ? default_table : args.table;
+  report.table = args.table;  // "": the report's default
   return report;
 }
 
 int RunAcrossRanks(const AnalyzeArgs& args, const DirectoryInputs& expanded, std::ostream& out, std::ostream& err) {
   const std::vector<std::string>& inputs = expanded.inputs;
-  ReportOptions report = Report(args, "ranks");
+  ReportOptions report = Report(args);
   if (args.format == "csv") CheckCsvTable(report.table, RanksCsvTables(), "with several ranks, ");
   if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
   if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with one trace");
@@ -88,9 +88,10 @@ CLI::App* AddAnalyze(CLI::App& app, AnalyzeArgs* args) {
                  "text (default), json, csv or html (one self-contained page with charts; opens offline)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
   an->add_option("--table", args->table,
-                 "With --format csv: " + Joined(CsvTables()) +
-                     " (default operators); several ranks: " + Joined(RanksCsvTables()) +
-                     " (default ranks); a memory snapshot: " + Joined(SnapshotCsvTables()) + " (default devices)");
+                 "With --format csv: " + Joined(CsvTables()) + " (default " + DefaultCsvTable() +
+                     "); several ranks: " + Joined(RanksCsvTables()) + " (default " + DefaultRanksCsvTable() +
+                     "); a memory snapshot: " + Joined(SnapshotCsvTables()) + " (default " + DefaultSnapshotCsvTable() +
+                     ")");
   an->add_option("--group-by", args->group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
   an->add_option("--threads", args->threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
@@ -129,7 +130,6 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   const DirectoryInputs expanded = ExpandInputs(args.inputs);
   const std::vector<std::string>& inputs = expanded.inputs;
   if (inputs.size() > 1) return RunAcrossRanks(args, expanded, out, err);
-  const char* default_table[] = {"operators", "devices", "ranks"};
   AnalyzeOptions options;
   options.input = inputs[0];
   options.threads = args.threads;
@@ -145,26 +145,23 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   options.straggler_threshold = args.straggler_threshold / 100.0;
   // What the arguments ask of this kind of input, refused before the work starts.
   options.on_input_kind = [&](InputKind kind) {
-    const ReportOptions report = Report(args, "");
+    const ReportOptions report = Report(args);
     if (kind == InputKind::kSnapshot) {
-      if (args.format == "csv")
-        CheckCsvTable(report.table.empty() ? "devices" : report.table, SnapshotCsvTables(), "for a memory snapshot, ");
+      if (args.format == "csv") CheckCsvTable(report.table, SnapshotCsvTables(), "for a memory snapshot, ");
       if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with a trace");
       if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
     } else if (kind == InputKind::kSummary) {
-      if (args.format == "csv")
-        CheckCsvTable(report.table.empty() ? "ranks" : report.table, RanksCsvTables(), "for a rank summary, ");
+      if (args.format == "csv") CheckCsvTable(report.table, RanksCsvTables(), "for a rank summary, ");
       if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
       if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
     } else if (args.format == "csv") {
-      CheckCsvTable(report.table.empty() ? "operators" : report.table, CsvTables(), "");
+      CheckCsvTable(report.table, CsvTables(), "");
     }
   };
   AnalyzeResult result = WithProgress(options, args.in, [](const auto& o) { return Analyze(o); });
   result.warnings.insert(result.warnings.begin(), expanded.notes.begin(), expanded.notes.end());
   PrintWarnings(result.warnings, args.in, err);
-  const int kind = result.kind == InputKind::kSnapshot ? 1 : result.kind == InputKind::kSummary ? 2 : 0;
-  const ReportOptions report = Report(args, default_table[kind]);
+  const ReportOptions report = Report(args);
   WriteReport(inputs[0], [&] {
     if (result.kind == InputKind::kSnapshot) {
       const SnapshotAnalysis& a = result.snapshot;

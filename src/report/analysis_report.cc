@@ -147,7 +147,7 @@ const CsvTable<Analysis> kCsvTables[] = {
     {"steps", [](const Analysis& a, int rows) { return WriteCsv(StepsTable(a), rows); }},
     {"critical_path", [](const Analysis& a, int rows) { return WriteCsv(CriticalPathTable(a), rows); }},
     {"critical_top", [](const Analysis& a, int rows) { return WriteCsv(CriticalTopTable(a), rows); }},
-    {"operators", [](const Analysis& a, int rows) { return WriteCsv(OperatorsTable(a), rows); }},
+    {"operators", [](const Analysis& a, int rows) { return WriteCsv(OperatorsTable(a), rows); }, kDefault},
     {"kernels", [](const Analysis& a, int rows) { return WriteCsv(KernelsTable(a), rows); }},
     {"gpu", [](const Analysis& a, int rows) { return WriteCsv(GpusTable(a), rows); }},
     {"idle_time", [](const Analysis& a, int rows) { return WriteCsv(IdleTimeTable(a), rows); }},
@@ -172,6 +172,11 @@ const CsvTable<Analysis> kCsvTables[] = {
 const std::vector<std::string>& CsvTables() {
   static const std::vector<std::string> tables = CsvNames(kCsvTables);
   return tables;
+}
+
+const std::string& DefaultCsvTable() {
+  static const std::string table = DefaultName(kCsvTables);
+  return table;
 }
 
 std::string RenderText(const Analysis& a, const ReportOptions& o) {

@@ -38,7 +38,7 @@ std::string LongCsv(const RanksAnalysis& a, const std::string& table, int top) {
 }
 
 const CsvTable<RanksAnalysis> kRanksCsvTables[] = {
-    {"ranks", [](const RanksAnalysis& a, int rows) { return WriteCsv(RanksTable(a), rows); }},
+    {"ranks", [](const RanksAnalysis& a, int rows) { return WriteCsv(RanksTable(a), rows); }, kDefault},
     {"spreads", [](const RanksAnalysis& a, int rows) { return WriteCsv(SpreadTable(a), rows); }},
     {"stragglers", [](const RanksAnalysis& a, int rows) { return WriteCsv(StragglersTable(a), rows); }},
     {"slow_ranks", [](const RanksAnalysis& a, int rows) { return WriteCsv(SlowRanksTable(a), rows); }},
@@ -51,6 +51,11 @@ const CsvTable<RanksAnalysis> kRanksCsvTables[] = {
 const std::vector<std::string>& RanksCsvTables() {
   static const std::vector<std::string> tables = CsvNames(kRanksCsvTables);
   return tables;
+}
+
+const std::string& DefaultRanksCsvTable() {
+  static const std::string table = DefaultName(kRanksCsvTables);
+  return table;
 }
 
 std::string RenderRanksText(const RanksAnalysis& a, const ReportOptions& o) {

@@ -198,7 +198,7 @@ std::string PeakSentence(const SnapshotDevice& d) {
 namespace {
 
 const CsvTable<SnapshotAnalysis> kSnapshotCsvTables[] = {
-    {"devices", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(DevicesTable(a), rows); }},
+    {"devices", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(DevicesTable(a), rows); }, kDefault},
     {"peak_sites", [](const SnapshotAnalysis& a,
                       int rows) { return WriteCsv(SitesTable("peak_sites", PeakSiteRows(a), false), rows); }},
     {"ooms", [](const SnapshotAnalysis& a, int rows) { return WriteCsv(OomsTable(OomRows(a)), rows); }},
@@ -213,6 +213,11 @@ const CsvTable<SnapshotAnalysis> kSnapshotCsvTables[] = {
 const std::vector<std::string>& SnapshotCsvTables() {
   static const std::vector<std::string> tables = CsvNames(kSnapshotCsvTables);
   return tables;
+}
+
+const std::string& DefaultSnapshotCsvTable() {
+  static const std::string table = DefaultName(kSnapshotCsvTables);
+  return table;
 }
 
 std::string RenderSnapshotText(const SnapshotAnalysis& a, const ReportOptions& o) {

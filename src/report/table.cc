@@ -191,7 +191,8 @@ std::string MarkdownTable(const std::vector<std::vector<std::string>>& rows) {
 namespace torch2pprof {
 
 void CheckCsvTable(const std::string& table, const std::vector<std::string>& tables, const std::string& what) {
-  if (std::find(tables.begin(), tables.end(), table) != tables.end()) return;
+  // "" names none: the report writes its default.
+  if (table.empty() || std::find(tables.begin(), tables.end(), table) != tables.end()) return;
   std::string names;
   for (const std::string& n : tables) names += (names.empty() ? "" : ", ") + n;
   throw Error(Error::Kind::kUsage, "", -1, what + "--table must be one of " + names + " (got '" + table + "')");

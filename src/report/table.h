@@ -128,10 +128,13 @@ std::string WriteCsv(const DataTable<Row>& t, int top) {
 // The CSV tables of one kind of report, listed once: their names (CsvTables() and the
 // like, which --help and the CLI's check read) and how each is written come from the same
 // array, so a table is offered exactly when it can be written.
+// The one marked kDefault is what an empty ReportOptions::table writes.
+enum CsvDefault : bool { kNotDefault = false, kDefault = true };
 template <typename Analysis>
 struct CsvTable {
   const char* name;
   std::string (*write)(const Analysis& a, int rows);
+  CsvDefault by_default = kNotDefault;
 };
 
 template <typename Analysis, size_t N>
@@ -141,13 +144,24 @@ std::vector<std::string> CsvNames(const CsvTable<Analysis> (&tables)[N]) {
   return names;
 }
 
-// The named table, or a usage error listing them ("for a memory snapshot, --table must be…").
+// The table marked kDefault (the first, were none marked).
+template <typename Analysis, size_t N>
+std::string DefaultName(const CsvTable<Analysis> (&tables)[N]) {
+  for (const CsvTable<Analysis>& t : tables) {
+    if (t.by_default) return t.name;
+  }
+  return tables[0].name;
+}
+
+// The named table (the default where none is named), or a usage error listing them ("for a memory snapshot, --table
+// must be…").
 template <typename Analysis, size_t N>
 std::string WriteCsvTable(const CsvTable<Analysis> (&tables)[N], const Analysis& a, const ReportOptions& o,
                           const std::string& context) {
-  CheckCsvTable(o.table, CsvNames(tables), context);
+  const std::string table = o.table.empty() ? DefaultName(tables) : o.table;
+  CheckCsvTable(table, CsvNames(tables), context);
   for (const CsvTable<Analysis>& t : tables) {
-    if (o.table == t.name) return t.write(a, o.rows);
+    if (table == t.name) return t.write(a, o.rows);
   }
   return "";  // not reached: CheckCsvTable threw
 }

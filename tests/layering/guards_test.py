@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The guards fail on what they promise to catch: each violation of the review's tables
-(../shared/docs/code-review.md) injected into a scratch copy of the tree, one at a time,
-and layering.py run on it must fail, naming the file; the copy as it is must pass.
+(../shared/docs/code-review.md, section 3) injected into a scratch copy of the tree, one at
+a time, and layering.py or one_meaning.py run on it must fail, naming the file; the copy
+as it is must pass, and so must the injections that are no violation (a rule's text in a
+comment).
 
 Prints one line per injection and 'N passed, N failed' last."""
 import os
@@ -24,6 +26,34 @@ INJECTIONS = [
     ('a folder the order does not know', 'src/extra/README.md', 'May include: `base/`.\n'),
 ]
 
+# one_meaning.py: (what, file, line appended), each a second rule or a second list.
+MEANING = [
+    ('a device name by hand', 'src/analysis/memory.cc', 'auto d = "cuda:" + std::to_string(i);'),
+    ('a device name from its type', 'src/analysis/memory.cc', 'auto d = std::string("cuda") + ":" + std::to_string(i);'),
+    ('a label key in a Label', 'src/convert/aggregator.cc', 'l.push_back(Label{"rank", "", r, true});'),
+    ('a label key in braces', 'src/convert/aggregator.cc', 'v.push_back({"rank", "", r, true});'),
+    ('a second list of CSV tables', 'src/report/snapshot_report.cc',
+     'const char* kNames[] = {"devices", "peak_sites", "timeline"};'),
+    ('gzip magic by index', 'src/write/output_file.cc', 'bool gz = b[0] == 0x1f;'),
+    ('gzip magic in capitals', 'src/write/output_file.cc', 'bool gz = b[0] == 0x1F;'),
+    ('gzip magic as a string', 'src/write/output_file.cc', 'bool gz = b.substr(0, 2) == "\\x1f\\x8b";'),
+    ('a median by size()', 'src/analysis/ranks.cc', 'auto m = v[v.size() / 2];'),
+    ('a median by n', 'src/analysis/ranks.cc', 'auto m = v[n / 2];'),
+    ('a step name compared', 'src/analysis/memory.cc', 'bool s = n.rfind("ProfilerStep#", 0) == 0;'),
+    ('a category compared', 'src/analysis/memory.cc', 'bool c = cat == "gpu_memcpy";'),
+    ('the commonest categories compared', 'src/analysis/memory.cc', 'bool k = c == "kernel" || c == "cpu_op";'),
+    ('a second list of sample types', 'src/analysis/memory.cc', 'const char* kTypes[] = {"gpu", "critical", "work"};'),
+    ('a second list of finding ids', 'src/report/html_report.cc',
+     'const char* kIds[] = {"sleep", "warmup", "dataloader"};'),
+    ('a CSV table check by hand', 'src/cli/analyze_command.cc', 'throw Usage("--table must be one of " + names);'),
+]
+# Appended, these are no violation: one_meaning.py must still pass.
+NOT_MEANING = [
+    ('a rule\'s text in a block comment', 'src/cli/analyze_command.cc',
+     '/* CheckCsvTable says "--table must be one of ..." */'),
+    ('a rule\'s text in a line comment', 'src/analysis/memory.cc', '// never "cuda:" + n: DeviceName'),
+]
+
 
 def inject(root, path, change):
     full = os.path.join(root, path)
@@ -37,8 +67,8 @@ def inject(root, path, change):
             f.write(change)
 
 
-def run(root):
-    return subprocess.run([sys.executable, os.path.join(HERE, 'layering.py'), root], capture_output=True, text=True)
+def run(root, guard='layering.py'):
+    return subprocess.run([sys.executable, os.path.join(HERE, guard), root], capture_output=True, text=True)
 
 
 def main():
@@ -48,22 +78,29 @@ def main():
         clean = os.path.join(tmp, 'clean')
         for part in ('src', 'include', 'docs'):
             shutil.copytree(os.path.join(source, part), os.path.join(clean, part))
-        r = run(clean)
-        if r.returncode:
-            print(f'FAIL the copy as it is: {r.stdout.strip()[-300:]}')
-            failed += 1
-        else:
-            print('ok   the copy as it is passes')
-            passed += 1
-        for what, path, change in INJECTIONS:
+        for guard in ('layering.py', 'one_meaning.py'):
+            r = run(clean, guard)
+            if r.returncode:
+                print(f'FAIL the copy as it is, {guard}: {r.stdout.strip()[-300:]}')
+                failed += 1
+            else:
+                print(f'ok   the copy as it is passes {guard}')
+                passed += 1
+        cases = [(what, path, change, 'layering.py', True) for what, path, change in INJECTIONS]
+        cases += [(what, path, '\n' + line + '\n', 'one_meaning.py', True) for what, path, line in MEANING]
+        cases += [(what, path, '\n' + line + '\n', 'one_meaning.py', False) for what, path, line in NOT_MEANING]
+        for what, path, change, guard, violation in cases:
             scratch = os.path.join(tmp, 'scratch')
             shutil.rmtree(scratch, ignore_errors=True)
             shutil.copytree(clean, scratch)
             inject(scratch, path, change)
-            r = run(scratch)
+            r = run(scratch, guard)
             named = os.path.dirname(path) in r.stdout or path in r.stdout
-            if r.returncode and named:
-                print(f'ok   {what}: caught')
+            if not violation and r.returncode == 0:
+                print(f'ok   {what}: passes {guard}, as it should')
+                passed += 1
+            elif violation and r.returncode and named:
+                print(f'ok   {what}: caught by {guard}')
                 passed += 1
             else:
                 print(f'FAIL {what}: exit {r.returncode}, {r.stdout.strip()[-200:]}')

@@ -74,6 +74,8 @@ std::string FormatMicros(int64_t ns);
 std::string FormatDuration(int64_t ns);
 // For people: 12345 -> "12,345".
 std::string FormatCount(uint64_t n);
+// For people, in binary units as every output writes sizes: 1572864 -> "1.50 MiB".
+std::string FormatBytes(int64_t bytes);
 
 // analyze on a CUDA memory snapshot (AnalyzeSnapshot): devices, the peak, OOMs. CSV
 // tables: SnapshotCsvTables(); HTML: one offline page with the timeline.

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/report.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof::cli {
@@ -23,11 +24,11 @@ void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
   double wall = 0, cpu = 0;
   for (const StageTime& s : stages) wall += s.wall_seconds, cpu += s.cpu_seconds;
   char line[160];
-  err << "torch2pprof: stage              wall      cpu  cpu/wall  peak RSS\n";
+  err << "torch2pprof: stage              wall      cpu  cpu/wall    peak RSS\n";
   for (const StageTime& s : stages) {
-    std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f  %5.0f MB\n", s.stage.c_str(),
-                  s.wall_seconds, s.cpu_seconds, s.wall_seconds > 0 ? s.cpu_seconds / s.wall_seconds : 0.0,
-                  static_cast<double>(s.peak_rss_bytes) / 1e6);
+    std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f  %10s\n", s.stage.c_str(), s.wall_seconds,
+                  s.cpu_seconds, s.wall_seconds > 0 ? s.cpu_seconds / s.wall_seconds : 0.0,
+                  FormatBytes(static_cast<int64_t>(s.peak_rss_bytes)).c_str());
     err << line;
   }
   std::snprintf(line, sizeof line, "torch2pprof: %-16s %7.3fs %7.3fs %8.2f\n", "total", wall, cpu,
@@ -37,11 +38,12 @@ void PrintStats(const std::vector<StageTime>& stages, std::ostream& err) {
     if (s.json_bytes == 0) continue;
     // How much of the text one thread had to cut: gzip, a pipe, text between events or
     // one thread keep it there (docs/design.md: the loader).
+    const double rate = s.wall_seconds > 0 ? static_cast<double>(s.json_bytes) / s.wall_seconds : 0.0;
     std::snprintf(line, sizeof line,
-                  "torch2pprof: %s: %.1f MB of JSON at %.0f MB/s; %.1f%% of it cut into events on the parse "
-                  "workers, the rest on one thread\n",
-                  s.stage.c_str(), static_cast<double>(s.json_bytes) / 1e6,
-                  s.wall_seconds > 0 ? static_cast<double>(s.json_bytes) / 1e6 / s.wall_seconds : 0.0,
+                  "torch2pprof: %s: %s of JSON at %s/s; %.1f%% of it cut into events on the parse workers, the rest "
+                  "on one thread\n",
+                  s.stage.c_str(), FormatBytes(static_cast<int64_t>(s.json_bytes)).c_str(),
+                  FormatBytes(static_cast<int64_t>(rate)).c_str(),
                   100.0 * static_cast<double>(s.cut_on_workers) / static_cast<double>(s.json_bytes));
     err << line;
   }

@@ -4,22 +4,9 @@
 
 #include <cstdio>
 
+#include "torch2pprof/report.h"
+
 namespace torch2pprof::cli {
-
-namespace {
-
-std::string Size(uint64_t bytes) {
-  char b[32];
-  double v = static_cast<double>(bytes);
-  if (v >= 1e9) {
-    std::snprintf(b, sizeof b, "%.2f GB", v / 1e9);
-  } else {
-    std::snprintf(b, sizeof b, "%.0f MB", v / 1e6);
-  }
-  return b;
-}
-
-}  // namespace
 
 bool WantProgress(const InputArgs& in) {
   if (in.quiet || in.hosted) return false;
@@ -27,17 +14,16 @@ bool WantProgress(const InputArgs& in) {
 }
 
 std::string ProgressText(const char* stage, uint64_t read, uint64_t total, double seconds) {
-  std::string s = std::string(stage ? stage : "") + "  " + Size(read);
+  std::string s = std::string(stage ? stage : "") + "  " + FormatBytes(static_cast<int64_t>(read));
   char b[96];
   if (total > 0) {
-    std::snprintf(b, sizeof b, " of %s (%.0f%%)", Size(total).c_str(),
+    std::snprintf(b, sizeof b, " of %s (%.0f%%)", FormatBytes(static_cast<int64_t>(total)).c_str(),
                   100.0 * static_cast<double>(std::min(read, total)) / static_cast<double>(total));
     s += b;
   }
   double rate = seconds > 0 ? static_cast<double>(read) / seconds : 0;
   if (rate > 0) {
-    std::snprintf(b, sizeof b, "  %.0f MB/s", rate / 1e6);
-    s += b;
+    s += "  " + FormatBytes(static_cast<int64_t>(rate)) + "/s";
   }
   if (total > 0 && rate > 0 && read < total) {
     std::snprintf(b, sizeof b, "  ETA %.0fs", static_cast<double>(total - read) / rate);

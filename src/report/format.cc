@@ -70,13 +70,19 @@ std::string Percent(int64_t part, int64_t whole) {
 
 std::string PercentOf(double fraction) { return Printf("%.1f%%", 100.0 * fraction); }
 
-std::string Bytes(int64_t b) {
+std::string Bytes(int64_t b) { return FormatBytes(b); }
+
+}  // namespace report
+
+std::string FormatBytes(int64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(b < 0 ? -b : b);
   int u = 0;
   while (v >= 1024 && u < 4) v /= 1024, ++u;
-  return (b < 0 ? "-" : "") + (u == 0 ? std::to_string(b < 0 ? -b : b) + " B" : Printf("%.2f ", v) + units[u]);
+  return (b < 0 ? "-" : "") + (u == 0 ? std::to_string(b < 0 ? -b : b) + " B" : report::Printf("%.2f ", v) + units[u]);
 }
+
+namespace report {
 
 size_t Columns(const std::string& s) {
   size_t n = 0;

@@ -258,11 +258,12 @@ TEST(Cli, MistypedCommandsAndBadNumbersGetPlainMessages) {
 }
 
 TEST(Cli, ProgressLines) {
-  EXPECT_EQ(ProgressText("read and parse", 512000000, 2050000000, 1.25),
-            "read and parse  512 MB of 2.05 GB (25%)  410 MB/s  ETA 4s");
-  EXPECT_EQ(ProgressText("aggregate", 2050000000, 2050000000, 6.0),
-            "aggregate  2.05 GB of 2.05 GB (100%)  342 MB/s  6.0s");
-  EXPECT_EQ(ProgressText("read and parse", 3000000, 0, 0.5), "read and parse  3 MB  6 MB/s  0.5s");  // stdin
+  // Binary units, as the reports write sizes: 512 MiB of 2 GiB read in 1.25 s.
+  EXPECT_EQ(ProgressText("read and parse", 512 << 20, 2048ull << 20, 1.25),
+            "read and parse  512.00 MiB of 2.00 GiB (25%)  409.60 MiB/s  ETA 4s");
+  EXPECT_EQ(ProgressText("aggregate", 2048ull << 20, 2048ull << 20, 8.0),
+            "aggregate  2.00 GiB of 2.00 GiB (100%)  256.00 MiB/s  8.0s");
+  EXPECT_EQ(ProgressText("read and parse", 3 << 20, 0, 0.5), "read and parse  3.00 MiB  6.00 MiB/s  0.5s");  // stdin
 }
 
 // --stats: a line per stage, then the JSON the load read and how much of it the parse
@@ -276,8 +277,7 @@ TEST(Cli, StatsSayHowMuchJsonWasReadAndWhereItWasCut) {
   }
   json += "]}";
   std::string in = dir.Write("t.json", json);
-  char mb[32];
-  std::snprintf(mb, sizeof mb, "%.1f MB of JSON", static_cast<double>(json.size()) / 1e6);
+  const std::string mb = FormatBytes(static_cast<int64_t>(json.size())) + " of JSON";
   for (const char* threads : {"1", "2"}) {
     Result r = RunArgs({"convert", "--stats", "--threads", threads, in, dir.path() + "/o.pb.gz"});
     EXPECT_EQ(r.status, 0) << r.err;

@@ -14,8 +14,16 @@ enum class InputKind {
   kSummary,   // a rank summary that summarize wrote (JSON whose first key is "torch2pprof_summary")
 };
 
-// As errors and help name it: "a trace", "a memory snapshot", "a pprof profile", "a rank summary".
-const char* InputKindName(InputKind kind);
+// Each kind as users read it, in one table (load/input.cc): its name in errors and help
+// ("a trace", "a memory snapshot", "a pprof profile", "a rank summary") and the files they
+// give for it. What decides the kind is the probe's (ProbeInput), from the first bytes.
+struct InputKindWords {
+  InputKind kind;
+  const char* name;
+  const char* files;  // "Chrome Trace JSON, .json or .json.gz"
+};
+const InputKindWords& WordsOf(InputKind kind);
+const char* InputKindName(InputKind kind);  // WordsOf(kind).name
 
 // The kinds each command reads, in the order its help lists them; help and the router's
 // errors both read this one list.

@@ -10,6 +10,7 @@
 #include "torch2pprof/compare.h"
 #include "torch2pprof/ranks.h"
 #include "torch2pprof/snapshot.h"
+#include "torch2pprof/torch2pprof.h"
 
 namespace torch2pprof {
 
@@ -67,6 +68,13 @@ std::string DescribeRule(const RuleResult& result);
 // A rule that crossed its threshold and did not fire (--noise-aware): why, and what would
 // settle it (how many steps a run would tell such a change from this spread).
 std::string DescribeHeld(const RuleResult& result);
+
+// analyze's report of any kind of input (AnalyzeResult::kind picks the renderers above) in
+// `format`: "text", "json", "csv" or "html".
+std::string RenderReport(const AnalyzeResult& result, const std::string& format, const ReportOptions& options);
+// Before the work: Error (kUsage) unless `table` is "" or one of the CSV tables of the
+// kind's report ("for a memory snapshot, --table must be one of ...").
+void CheckReportTable(InputKind kind, const std::string& table);
 
 // Nanoseconds as exact decimal microseconds: 1712195495519695800 -> "1712195495519695.8".
 std::string FormatMicros(int64_t ns);

@@ -63,13 +63,10 @@ int RunAcrossRanks(const AnalyzeArgs& args, const DirectoryInputs& expanded, std
   AnalyzeRanksResult result = WithProgress(options, args.in, [](const auto& o) { return AnalyzeRanks(o); });
   result.warnings.insert(result.warnings.begin(), expanded.notes.begin(), expanded.notes.end());
   PrintWarnings(result.warnings, args.in, err);
-  WriteReport(inputs[0], [&] {
-    const RanksAnalysis& a = result.analysis;
-    out << (args.format == "json"   ? RenderRanksJson(a, report)
-            : args.format == "csv"  ? RenderRanksCsv(a, report)
-            : args.format == "html" ? RenderRanksHtml(a, report)
-                                    : RenderRanksText(a, report));
-  });
+  AnalyzeResult ranks;  // a report over ranks, as over rank summaries
+  ranks.kind = InputKind::kSummary;
+  ranks.ranks = std::move(result.analysis);
+  WriteReport(inputs[0], [&] { out << RenderReport(ranks, args.format, report); });
   if (args.stats) PrintStats(result.stages, err);
   return kExitOk;
 }
@@ -146,43 +143,20 @@ int RunAnalyze(const AnalyzeArgs& args, std::ostream& out, std::ostream& err) {
   // What the arguments ask of this kind of input, refused before the work starts.
   options.on_input_kind = [&](InputKind kind) {
     const ReportOptions report = Report(args);
-    if (kind == InputKind::kSnapshot) {
-      if (args.format == "csv") CheckCsvTable(report.table, SnapshotCsvTables(), "for a memory snapshot, ");
-      if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with a trace");
-      if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
-    } else if (kind == InputKind::kSummary) {
-      if (args.format == "csv") CheckCsvTable(report.table, RanksCsvTables(), "for a rank summary, ");
-      if (args.group_by != "name") throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
-      if (!args.timeline.empty()) throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
-    } else if (args.format == "csv") {
-      CheckCsvTable(report.table, CsvTables(), "");
+    if (args.format == "csv") CheckReportTable(kind, report.table);
+    // --group-by and --timeline read one trace's events.
+    if (kind != InputKind::kTrace && args.group_by != "name") {
+      throw Error(Error::Kind::kUsage, "", -1, "--group-by goes with one trace");
+    }
+    if (kind != InputKind::kTrace && !args.timeline.empty()) {
+      throw Error(Error::Kind::kUsage, "", -1, "--timeline goes with a trace");
     }
   };
   AnalyzeResult result = WithProgress(options, args.in, [](const auto& o) { return Analyze(o); });
   result.warnings.insert(result.warnings.begin(), expanded.notes.begin(), expanded.notes.end());
   PrintWarnings(result.warnings, args.in, err);
   const ReportOptions report = Report(args);
-  WriteReport(inputs[0], [&] {
-    if (result.kind == InputKind::kSnapshot) {
-      const SnapshotAnalysis& a = result.snapshot;
-      out << (args.format == "json"   ? RenderSnapshotJson(a, report)
-              : args.format == "csv"  ? RenderSnapshotCsv(a, report)
-              : args.format == "html" ? RenderSnapshotHtml(a, report)
-                                      : RenderSnapshotText(a, report));
-    } else if (result.kind == InputKind::kSummary) {
-      const RanksAnalysis& a = result.ranks;
-      out << (args.format == "json"   ? RenderRanksJson(a, report)
-              : args.format == "csv"  ? RenderRanksCsv(a, report)
-              : args.format == "html" ? RenderRanksHtml(a, report)
-                                      : RenderRanksText(a, report));
-    } else {
-      const Analysis& a = result.analysis;
-      out << (args.format == "json"   ? RenderJson(a, report)
-              : args.format == "csv"  ? RenderCsv(a, report)
-              : args.format == "html" ? RenderHtml(a, report)
-                                      : RenderText(a, report));
-    }
-  });
+  WriteReport(inputs[0], [&] { out << RenderReport(result, args.format, report); });
   if (args.stats) PrintStats(result.stages, err);
   return kExitOk;
 }

@@ -25,11 +25,7 @@ void AddInputOptions(CLI::App* cmd, InputArgs* in) {
 std::string Reads(const std::string& command) {
   std::string kinds;
   for (InputKind k : InputsOf(command).kinds) {
-    const char* files = k == InputKind::kTrace      ? " (Chrome Trace JSON, .json or .json.gz)"
-                        : k == InputKind::kSnapshot ? " (.pickle or .pickle.gz)"
-                        : k == InputKind::kProfile  ? " (.pb.gz, written by convert)"
-                                                    : " (.summary.json, written by summarize)";
-    kinds += (kinds.empty() ? "" : ", ") + std::string(InputKindName(k)) + files;
+    kinds += (kinds.empty() ? "" : ", ") + std::string(WordsOf(k).name) + " (" + WordsOf(k).files + ")";
   }
   return "Reads " + kinds + ": " + InputsOf(command).how + ". Each input's kind is told by its first bytes.";
 }

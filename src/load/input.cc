@@ -7,19 +7,25 @@
 
 namespace torch2pprof {
 
-const char* InputKindName(InputKind kind) {
-  switch (kind) {
-    case InputKind::kTrace:
-      return "a trace";
-    case InputKind::kSnapshot:
-      return "a memory snapshot";
-    case InputKind::kProfile:
-      return "a pprof profile";
-    case InputKind::kSummary:
-      return "a rank summary";
+namespace {
+
+constexpr InputKindWords kKindWords[] = {
+    {InputKind::kTrace, "a trace", "Chrome Trace JSON, .json or .json.gz"},
+    {InputKind::kSnapshot, "a memory snapshot", ".pickle or .pickle.gz"},
+    {InputKind::kProfile, "a pprof profile", ".pb.gz, written by convert"},
+    {InputKind::kSummary, "a rank summary", ".summary.json, written by summarize"},
+};
+
+}  // namespace
+
+const InputKindWords& WordsOf(InputKind kind) {
+  for (const InputKindWords& w : kKindWords) {
+    if (w.kind == kind) return w;
   }
-  return "an input";
+  return kKindWords[0];  // not reached: a row per kind
 }
+
+const char* InputKindName(InputKind kind) { return WordsOf(kind).name; }
 
 const std::vector<CommandInputs>& InputsOfCommands() {
   using K = InputKind;

@@ -343,3 +343,45 @@ TEST(Report, EveryOutputReadsOneGpuUtilization) {
 }
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// analyze's one table of renderers: each kind's result in each format is what that kind's
+// renderer writes, --table is checked against that kind's tables, and a kind with no
+// report is refused.
+TEST(ReportKinds, EachKindRendersThroughItsOwnRenderers) {
+  ReportOptions o;
+  AnalyzeResult trace, snapshot, summary, profile;
+  trace.kind = InputKind::kTrace;
+  snapshot.kind = InputKind::kSnapshot;
+  summary.kind = InputKind::kSummary;
+  profile.kind = InputKind::kProfile;
+  EXPECT_EQ(RenderReport(trace, "text", o), RenderText(trace.analysis, o));
+  EXPECT_EQ(RenderReport(trace, "json", o), RenderJson(trace.analysis, o));
+  EXPECT_EQ(RenderReport(trace, "csv", o), RenderCsv(trace.analysis, o));
+  EXPECT_EQ(RenderReport(snapshot, "json", o), RenderSnapshotJson(snapshot.snapshot, o));
+  EXPECT_EQ(RenderReport(snapshot, "csv", o), RenderSnapshotCsv(snapshot.snapshot, o));
+  EXPECT_EQ(RenderReport(snapshot, "html", o), RenderSnapshotHtml(snapshot.snapshot, o));
+  EXPECT_EQ(RenderReport(summary, "text", o), RenderRanksText(summary.ranks, o));
+  EXPECT_EQ(RenderReport(summary, "csv", o), RenderRanksCsv(summary.ranks, o));
+  EXPECT_THROW(RenderReport(profile, "text", o), Error);
+  EXPECT_THROW(RenderReport(trace, "xml", o), Error);
+  // The default table is each registry's marked one.
+  EXPECT_EQ(RenderReport(trace, "csv", o), RenderCsv(trace.analysis, ReportOptions{20, 0, DefaultCsvTable()}));
+  EXPECT_EQ(DefaultCsvTable(), "operators");
+  EXPECT_EQ(DefaultSnapshotCsvTable(), "devices");
+  EXPECT_EQ(DefaultRanksCsvTable(), "ranks");
+  EXPECT_NO_THROW(CheckReportTable(InputKind::kSnapshot, "peak_sites"));
+  EXPECT_NO_THROW(CheckReportTable(InputKind::kSnapshot, ""));
+  EXPECT_THROW(CheckReportTable(InputKind::kSnapshot, "kernels"), Error);
+  EXPECT_THROW(CheckReportTable(InputKind::kSummary, "kernels"), Error);
+  EXPECT_NO_THROW(CheckReportTable(InputKind::kTrace, "kernels"));
+  for (InputKind k : {InputKind::kTrace, InputKind::kSnapshot, InputKind::kProfile, InputKind::kSummary}) {
+    EXPECT_EQ(WordsOf(k).kind, k);
+    EXPECT_STRNE(WordsOf(k).files, "");
+  }
+}
+
+}  // namespace
+}  // namespace torch2pprof

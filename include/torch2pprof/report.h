@@ -72,6 +72,11 @@ std::string DescribeHeld(const RuleResult& result);
 // analyze's report of any kind of input (AnalyzeResult::kind picks the renderers above) in
 // `format`: "text", "json", "csv" or "html".
 std::string RenderReport(const AnalyzeResult& result, const std::string& format, const ReportOptions& options);
+// compare's report of either kind (CompareRunsResult::kind) in "text", "json", "markdown"
+// or "html"; and its --fail-on rules with whether any fired.
+std::string RenderComparisonReport(const CompareRunsResult& result, const std::string& format,
+                                   const ReportOptions& options);
+const std::vector<RuleResult>& RulesOf(const CompareRunsResult& result, bool* regressed);
 // Before the work: Error (kUsage) unless `table` is "" or one of the CSV tables of the
 // kind's report ("for a memory snapshot, --table must be one of ...").
 void CheckReportTable(InputKind kind, const std::string& table);

@@ -86,24 +86,10 @@ int RunCompare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   ReportOptions report;
   report.top = args.top < 0 ? kDefaultTop : args.top;
   report.rows = args.top < 0 ? 0 : args.top;
-  if (result.kind == InputKind::kSnapshot) {
-    const SnapshotComparison& c = result.snapshots;
-    WriteReport(args.inputs[1], [&] {
-      out << (args.format == "json"       ? RenderSnapshotCompareJson(c, report)
-              : args.format == "markdown" ? RenderSnapshotCompareMarkdown(c, report)
-              : args.format == "html"     ? RenderSnapshotCompareHtml(c, report)
-                                          : RenderSnapshotCompareText(c, report));
-    });
-    return Verdict(c.rules, c.regressed, err);
-  }
-  const Comparison& c = result.comparison;
-  WriteReport(args.inputs[1], [&] {
-    out << (args.format == "json"       ? RenderCompareJson(c, report)
-            : args.format == "markdown" ? RenderCompareMarkdown(c, report)
-            : args.format == "html"     ? RenderCompareHtml(c, report)
-                                        : RenderCompareText(c, report));
-  });
-  return Verdict(c.rules, c.regressed, err);
+  WriteReport(args.inputs[1], [&] { out << RenderComparisonReport(result, args.format, report); });
+  bool regressed = false;
+  const std::vector<RuleResult>& rules = RulesOf(result, &regressed);
+  return Verdict(rules, regressed, err);
 }
 
 }  // namespace torch2pprof::cli

@@ -56,7 +56,50 @@ Render ByFormat(const KindReport& k, const std::string& format) {
   throw Error(Error::Kind::kUsage, "", -1, "--format must be one of text, json, csv, html (got '" + format + "')");
 }
 
+// compare's: a row per kind of input it compares.
+using RenderComparison = std::string (*)(const CompareRunsResult&, const ReportOptions&);
+struct KindComparison {
+  InputKind kind;
+  RenderComparison text, json, markdown, html;
+};
+
+template <std::string (*F)(const Comparison&, const ReportOptions&)>
+std::string OfRuns(const CompareRunsResult& r, const ReportOptions& o) {
+  return F(r.comparison, o);
+}
+template <std::string (*F)(const SnapshotComparison&, const ReportOptions&)>
+std::string OfSnapshots(const CompareRunsResult& r, const ReportOptions& o) {
+  return F(r.snapshots, o);
+}
+
+const KindComparison kKindComparisons[] = {
+    {InputKind::kTrace, OfRuns<RenderCompareText>, OfRuns<RenderCompareJson>, OfRuns<RenderCompareMarkdown>,
+     OfRuns<RenderCompareHtml>},
+    {InputKind::kSnapshot, OfSnapshots<RenderSnapshotCompareText>, OfSnapshots<RenderSnapshotCompareJson>,
+     OfSnapshots<RenderSnapshotCompareMarkdown>, OfSnapshots<RenderSnapshotCompareHtml>},
+};
+
 }  // namespace
+
+std::string RenderComparisonReport(const CompareRunsResult& result, const std::string& format,
+                                   const ReportOptions& options) {
+  for (const KindComparison& k : kKindComparisons) {
+    if (k.kind != result.kind) continue;
+    if (format == "json") return k.json(result, options);
+    if (format == "markdown") return k.markdown(result, options);
+    if (format == "html") return k.html(result, options);
+    if (format == "text" || format.empty()) return k.text(result, options);
+    throw Error(Error::Kind::kUsage, "", -1,
+                "--format must be one of text, json, markdown, html (got '" + format + "')");
+  }
+  throw Error(Error::Kind::kUsage, "", -1, std::string("compare writes no report of ") + InputKindName(result.kind));
+}
+
+const std::vector<RuleResult>& RulesOf(const CompareRunsResult& result, bool* regressed) {
+  const bool snapshots = result.kind == InputKind::kSnapshot;
+  *regressed = snapshots ? result.snapshots.regressed : result.comparison.regressed;
+  return snapshots ? result.snapshots.rules : result.comparison.rules;
+}
 
 void CheckReportTable(InputKind kind, const std::string& table) {
   const KindReport& k = ReportOf(kind);

@@ -209,7 +209,7 @@ def check_progress(t, a, work):
             problems.append(f'{name}: progress {"shown" if last >= 0 else "not shown"}: {err[-200:]!r}')
         elif last >= 0 and '\r\x1b[K' not in err[last + 1:]:
             problems.append(f'{name}: the progress line is not cleared at the end: {err[last:][-120:]!r}')
-        elif last >= 0 and not re.search(r'read and parse  \d+ MB  \d+ MB/s  \d+\.\ds\x1b\[K', err[last:]):
+        elif last >= 0 and not re.search(r'read and parse  \d+(\.\d\d)? (B|[KMG]iB)  \d+(\.\d\d)? (B|[KMG]iB)/s  \d+\.\ds\x1b\[K', err[last:]):
             problems.append(f'{name}: no bytes, rate and time in {err[last:][:120]!r}')
     t.report('progress on a terminal or with --progress, never piped or with --quiet', problems)
 

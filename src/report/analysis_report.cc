@@ -142,40 +142,167 @@ void WriteStepAverage(Json& j, const Analysis& a) {
   j.Close('}');
 }
 
-const CsvTable<Analysis> kCsvTables[] = {
-    {"categories", [](const Analysis& a, int rows) { return WriteCsv(CategoriesTable(a), rows); }},
-    {"steps", [](const Analysis& a, int rows) { return WriteCsv(StepsTable(a), rows); }},
-    {"critical_path", [](const Analysis& a, int rows) { return WriteCsv(CriticalPathTable(a), rows); }},
-    {"critical_top", [](const Analysis& a, int rows) { return WriteCsv(CriticalTopTable(a), rows); }},
-    {"operators", [](const Analysis& a, int rows) { return WriteCsv(OperatorsTable(a), rows); }, kDefault},
-    {"kernels", [](const Analysis& a, int rows) { return WriteCsv(KernelsTable(a), rows); }},
-    {"gpu", [](const Analysis& a, int rows) { return WriteCsv(GpusTable(a), rows); }},
-    {"idle_time", [](const Analysis& a, int rows) { return WriteCsv(IdleTimeTable(a), rows); }},
-    // Every launch is a row of its own: the whole table, whatever the row limit.
-    {"kernel_launches",
-     [](const Analysis& a, int) { return WriteCsv(LaunchesTable(LaunchRows(a.kernel_launches)), 0); }},
-    {"queue_length", [](const Analysis& a, int rows) { return WriteCsv(QueueLengthTable(a), rows); }},
-    {"copies", [](const Analysis& a, int rows) { return WriteCsv(CopiesTable(a), rows); }},
-    {"tensor_cores", [](const Analysis& a, int rows) { return WriteCsv(TensorCoreOpsTable(a), rows); }},
-    {"kernels_by_operator", [](const Analysis& a, int rows) { return WriteCsv(KernelsByOperatorTable(a), rows); }},
-    {"synchronizations", [](const Analysis& a, int rows) { return WriteCsv(SynchronizationsTable(a), rows); }},
-    {"annotations", [](const Analysis& a, int rows) { return WriteCsv(AnnotationsTable(a), rows); }},
-    {"collective_sizes", [](const Analysis& a, int rows) { return WriteCsv(CollectiveSizesTable(a), rows); }},
-    {"memory", [](const Analysis& a, int rows) { return WriteCsv(MemoryTable(a, rows), rows); }},
-    {"modules", [](const Analysis& a, int rows) { return WriteCsv(ModulesTable(a), rows); }},
-    {"module_classes", [](const Analysis& a, int rows) { return WriteCsv(ModuleClassesTable(a), rows); }},
-    {"python_functions", [](const Analysis& a, int rows) { return WriteCsv(PythonFunctionsTable(a), rows); }},
+// The trace's overview: the JSON's first object.
+void WriteTraceJson(Json& j, const Analysis& a) {
+  const TraceOverview& t = a.trace;
+  j.Key("trace");
+  j.Open('{');
+  j.Field("file", t.file);
+  j.FieldMicros("start_us", t.start_ns);
+  j.FieldMicros("span_us", t.span_ns);
+  j.FieldInt("wall_clock_start_ns", t.wall_clock_ns);
+  j.FieldInt("events", static_cast<int64_t>(t.events));
+  j.Key("phases");
+  j.Open('{');
+  for (const auto& [ph, n] : t.phases) j.FieldInt(ph, static_cast<int64_t>(n));
+  j.Close('}');
+  j.Key("lanes");
+  j.Open('[');
+  for (const LaneInfo& l : t.lanes) {
+    j.Open('{');
+    j.Field("pid", l.pid), j.Field("tid", l.tid), j.Field("thread", l.name),
+        j.Field("kind", l.device ? "device" : "cpu");
+    j.FieldInt("intervals", static_cast<int64_t>(l.intervals)), j.FieldMicros("busy_us", l.busy_ns);
+    if (l.work_ns < 0) {
+      j.Key("work_us"), j.Raw("null");
+    } else {
+      j.FieldMicros("work_us", l.work_ns);
+    }
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Key("devices");
+  j.Open('[');
+  for (const DeviceInfo& d : t.devices) {
+    j.Open('{');
+    j.FieldInt("id", d.id), j.Field("device", d.device), j.Field("name", d.name);
+    j.FieldInt("total_memory_bytes", d.total_memory);
+    j.FieldInt("sms", d.sms), j.Field("compute_capability", d.compute);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.FieldInt("rank", t.rank), j.FieldInt("world_size", t.world_size), j.Field("backend", t.backend);
+  j.FieldInt("profiler_steps", static_cast<int64_t>(t.profiler_steps));
+  j.Key("skipped");
+  j.Open('{');
+  for (const auto& [k, n] : t.skipped) j.FieldInt(k, static_cast<int64_t>(n));
+  j.Close('}');
+  j.Close('}');
+}
+
+// The findings' changes replayed together: what a step would take, and what remains.
+void WriteWhatIfJson(Json& j, const Analysis& a) {
+  j.Key("what_if");
+  j.Open('{');
+  j.FieldInt("steps", static_cast<int64_t>(a.what_if.steps));
+  j.FieldInt("changes", static_cast<int64_t>(a.what_if.changes));
+  j.FieldMicros("step_us", a.what_if.step_ns);
+  j.FieldMicros("together_us", a.what_if.together_ns);
+  j.FieldMicros("device_us", a.what_if.device_ns);
+  j.Close('}');
+}
+
+// A generation loop, per token (null: none found).
+void WriteGenerationJson(Json& j, const Analysis& a) {
+  j.Key("generation");
+  if (a.context.tokens_per_step > 0 && a.what_if.step_ns > 0) {
+    const int64_t tokens = static_cast<int64_t>(a.context.tokens_per_step);
+    j.Open('{');
+    j.Field("module", a.context.token_module);
+    j.FieldInt("tokens_per_step", tokens);
+    j.FieldMicros("token_us", a.what_if.step_ns / tokens);
+    j.FieldMicros("token_device_us", a.what_if.device_ns / tokens);
+    j.Close('}');
+  } else {
+    j.Raw("null");
+  }
+}
+
+// Each part of analyze's JSON, in its order: its key (also the --table name and the
+// counts key), how JSON writes it, its CSV table and its row count where it has them. A
+// new view is an entry here (and its text and HTML sections, which group views as people
+// read them); CSV, --help, JSON and counts follow.
+struct View {
+  const char* name;
+  void (*json)(Json& j, const Analysis& a, int rows);
+  std::string (*csv)(const Analysis& a, int rows);  // nullptr: no CSV table
+  size_t (*count)(const Analysis& a);               // nullptr: no list to count
+  CsvDefault by_default = kNotDefault;
 };
+
+template <auto Table>
+void JsonOf(Json& j, const Analysis& a, int rows) {
+  WriteJson(j, Table(a), rows);
+}
+template <auto Table>
+std::string CsvOf(const Analysis& a, int rows) {
+  return WriteCsv(Table(a), rows);
+}
+template <auto Field>
+size_t CountOf(const Analysis& a) {
+  return (a.*Field).size();
+}
+
+// A view that is one table of one Analysis field, in JSON and CSV alike.
+template <auto Table, auto Field>
+constexpr View TableView(const char* name, CsvDefault by_default = kNotDefault) {
+  return {name, JsonOf<Table>, CsvOf<Table>, CountOf<Field>, by_default};
+}
+
+const View kViews[] = {
+    {"trace", [](Json& j, const Analysis& a, int) { WriteTraceJson(j, a); }, nullptr, nullptr},
+    TableView<CategoriesTable, &Analysis::categories>("categories"),
+    TableView<StepsTable, &Analysis::steps>("steps"),
+    {"step_average", [](Json& j, const Analysis& a, int) { WriteStepAverage(j, a); }, nullptr, nullptr},
+    TableView<CriticalPathTable, &Analysis::critical_path>("critical_path"),
+    TableView<CriticalTopTable, &Analysis::critical_top>("critical_top"),
+    TableView<OperatorsTable, &Analysis::operators>("operators", kDefault),
+    TableView<KernelsTable, &Analysis::kernels>("kernels"),
+    TableView<GpusTable, &Analysis::gpu>("gpu"),
+    TableView<IdleTimeTable, &Analysis::idle_time>("idle_time"),
+    // Every launch is a row of its own: the whole table, whatever the row limit.
+    {"kernel_launches", [](Json& j, const Analysis& a, int) { WriteLaunchesJson(j, a.kernel_launches); },
+     [](const Analysis& a, int) { return WriteCsv(LaunchesTable(LaunchRows(a.kernel_launches)), 0); }, nullptr},
+    TableView<QueueLengthTable, &Analysis::queue_length>("queue_length"),
+    TableView<CopiesTable, &Analysis::copies>("copies"),
+    {"tensor_cores", [](Json& j, const Analysis& a, int rows) { WriteTensorCoresJson(j, a, rows); },
+     [](const Analysis& a, int rows) { return WriteCsv(TensorCoreOpsTable(a), rows); }, nullptr},
+    TableView<KernelsByOperatorTable, &Analysis::kernels_by_operator>("kernels_by_operator"),
+    TableView<SynchronizationsTable, &Analysis::synchronizations>("synchronizations"),
+    TableView<AnnotationsTable, &Analysis::annotations>("annotations"),
+    TableView<CollectiveSizesTable, &Analysis::collective_sizes>("collective_sizes"),
+    // The memory rows carry their top operators, cut to the row limit too.
+    {"memory", [](Json& j, const Analysis& a, int rows) { WriteJson(j, MemoryTable(a, rows), rows); },
+     [](const Analysis& a, int rows) { return WriteCsv(MemoryTable(a, rows), rows); }, CountOf<&Analysis::memory>},
+    TableView<ModulesTable, &Analysis::modules>("modules"),
+    TableView<ModuleClassesTable, &Analysis::module_classes>("module_classes"),
+    TableView<PythonFunctionsTable, &Analysis::python_functions>("python_functions"),
+    {"recommendations", JsonOf<RecommendationsTable>, nullptr, CountOf<&Analysis::recommendations>},
+    {"what_if", [](Json& j, const Analysis& a, int) { WriteWhatIfJson(j, a); }, nullptr, nullptr},
+    {"generation", [](Json& j, const Analysis& a, int) { WriteGenerationJson(j, a); }, nullptr, nullptr},
+};
+
+// The views with a CSV table, in the views' order: the registry --table and --help read.
+const std::vector<CsvTable<Analysis>>& CsvViews() {
+  static const std::vector<CsvTable<Analysis>> tables = [] {
+    std::vector<CsvTable<Analysis>> v;
+    for (const View& view : kViews) {
+      if (view.csv) v.push_back({view.name, view.csv, view.by_default});
+    }
+    return v;
+  }();
+  return tables;
+}
 
 }  // namespace
 
 const std::vector<std::string>& CsvTables() {
-  static const std::vector<std::string> tables = CsvNames(kCsvTables);
+  static const std::vector<std::string> tables = CsvNames(CsvViews());
   return tables;
 }
 
 const std::string& DefaultCsvTable() {
-  static const std::string table = DefaultName(kCsvTables);
+  static const std::string table = DefaultName(CsvViews());
   return table;
 }
 
@@ -259,122 +386,19 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
 
 std::string RenderJson(const Analysis& a, const ReportOptions& o) {
   Json j;
-  const TraceOverview& t = a.trace;
   j.Open('{');
-  j.Key("trace");
-  j.Open('{');
-  j.Field("file", t.file);
-  j.FieldMicros("start_us", t.start_ns);
-  j.FieldMicros("span_us", t.span_ns);
-  j.FieldInt("wall_clock_start_ns", t.wall_clock_ns);
-  j.FieldInt("events", static_cast<int64_t>(t.events));
-  j.Key("phases");
-  j.Open('{');
-  for (const auto& [ph, n] : t.phases) j.FieldInt(ph, static_cast<int64_t>(n));
-  j.Close('}');
-  j.Key("lanes");
-  j.Open('[');
-  for (const LaneInfo& l : t.lanes) {
-    j.Open('{');
-    j.Field("pid", l.pid), j.Field("tid", l.tid), j.Field("thread", l.name),
-        j.Field("kind", l.device ? "device" : "cpu");
-    j.FieldInt("intervals", static_cast<int64_t>(l.intervals)), j.FieldMicros("busy_us", l.busy_ns);
-    if (l.work_ns < 0) {
-      j.Key("work_us"), j.Raw("null");
-    } else {
-      j.FieldMicros("work_us", l.work_ns);
-    }
-    j.Close('}');
-  }
-  j.Close(']');
-  j.Key("devices");
-  j.Open('[');
-  for (const DeviceInfo& d : t.devices) {
-    j.Open('{');
-    j.FieldInt("id", d.id), j.Field("device", d.device), j.Field("name", d.name);
-    j.FieldInt("total_memory_bytes", d.total_memory);
-    j.FieldInt("sms", d.sms), j.Field("compute_capability", d.compute);
-    j.Close('}');
-  }
-  j.Close(']');
-  j.FieldInt("rank", t.rank), j.FieldInt("world_size", t.world_size), j.Field("backend", t.backend);
-  j.FieldInt("profiler_steps", static_cast<int64_t>(t.profiler_steps));
-  j.Key("skipped");
-  j.Open('{');
-  for (const auto& [k, n] : t.skipped) j.FieldInt(k, static_cast<int64_t>(n));
-  j.Close('}');
-  j.Close('}');
   // Every list whole unless -top was given; counts says how many rows each has in all.
-  WriteJson(j, CategoriesTable(a), o.rows);
-  WriteJson(j, StepsTable(a), o.rows);
-  WriteStepAverage(j, a);
-  WriteJson(j, CriticalPathTable(a), o.rows);
-  WriteJson(j, CriticalTopTable(a), o.rows);
-  WriteJson(j, OperatorsTable(a), o.rows);
-  WriteJson(j, KernelsTable(a), o.rows);
-  WriteJson(j, GpusTable(a), o.rows);
-  WriteJson(j, IdleTimeTable(a), o.rows);
-  WriteLaunchesJson(j, a.kernel_launches);
-  WriteJson(j, QueueLengthTable(a), o.rows);
-  WriteJson(j, CopiesTable(a), o.rows);
-  WriteTensorCoresJson(j, a, o.rows);
-  WriteJson(j, KernelsByOperatorTable(a), o.rows);
-  WriteJson(j, SynchronizationsTable(a), o.rows);
-  WriteJson(j, AnnotationsTable(a), o.rows);
-  WriteJson(j, CollectiveSizesTable(a), o.rows);
-  WriteJson(j, MemoryTable(a, o.rows), o.rows);
-  WriteJson(j, ModulesTable(a), o.rows);
-  WriteJson(j, ModuleClassesTable(a), o.rows);
-  WriteJson(j, PythonFunctionsTable(a), o.rows);
-  WriteJson(j, RecommendationsTable(a), o.rows);
-  // The findings' changes replayed together: what a step would take, and what remains.
-  j.Key("what_if");
-  j.Open('{');
-  j.FieldInt("steps", static_cast<int64_t>(a.what_if.steps));
-  j.FieldInt("changes", static_cast<int64_t>(a.what_if.changes));
-  j.FieldMicros("step_us", a.what_if.step_ns);
-  j.FieldMicros("together_us", a.what_if.together_ns);
-  j.FieldMicros("device_us", a.what_if.device_ns);
-  j.Close('}');
-  // A generation loop, per token (null: none found).
-  j.Key("generation");
-  if (a.context.tokens_per_step > 0 && a.what_if.step_ns > 0) {
-    const int64_t tokens = static_cast<int64_t>(a.context.tokens_per_step);
-    j.Open('{');
-    j.Field("module", a.context.token_module);
-    j.FieldInt("tokens_per_step", tokens);
-    j.FieldMicros("token_us", a.what_if.step_ns / tokens);
-    j.FieldMicros("token_device_us", a.what_if.device_ns / tokens);
-    j.Close('}');
-  } else {
-    j.Raw("null");
-  }
+  for (const View& v : kViews) v.json(j, a, o.rows);
   j.Key("counts");
   j.Open('{');
-  j.FieldInt("categories", static_cast<int64_t>(a.categories.size()));
-  j.FieldInt("steps", static_cast<int64_t>(a.steps.size()));
-  j.FieldInt("critical_path", static_cast<int64_t>(a.critical_path.size()));
-  j.FieldInt("critical_top", static_cast<int64_t>(a.critical_top.size()));
-  j.FieldInt("operators", static_cast<int64_t>(a.operators.size()));
-  j.FieldInt("kernels", static_cast<int64_t>(a.kernels.size()));
-  j.FieldInt("gpu", static_cast<int64_t>(a.gpu.size()));
-  j.FieldInt("idle_time", static_cast<int64_t>(a.idle_time.size()));
-  j.FieldInt("queue_length", static_cast<int64_t>(a.queue_length.size()));
-  j.FieldInt("copies", static_cast<int64_t>(a.copies.size()));
-  j.FieldInt("kernels_by_operator", static_cast<int64_t>(a.kernels_by_operator.size()));
-  j.FieldInt("synchronizations", static_cast<int64_t>(a.synchronizations.size()));
-  j.FieldInt("annotations", static_cast<int64_t>(a.annotations.size()));
-  j.FieldInt("collective_sizes", static_cast<int64_t>(a.collective_sizes.size()));
-  j.FieldInt("memory", static_cast<int64_t>(a.memory.size()));
-  j.FieldInt("modules", static_cast<int64_t>(a.modules.size()));
-  j.FieldInt("module_classes", static_cast<int64_t>(a.module_classes.size()));
-  j.FieldInt("python_functions", static_cast<int64_t>(a.python_functions.size()));
-  j.FieldInt("recommendations", static_cast<int64_t>(a.recommendations.size()));
+  for (const View& v : kViews) {
+    if (v.count) j.FieldInt(v.name, static_cast<int64_t>(v.count(a)));
+  }
   j.Close('}');
   j.Close('}');
   return j.out + "\n";
 }
 
-std::string RenderCsv(const Analysis& a, const ReportOptions& o) { return WriteCsvTable(kCsvTables, a, o, ""); }
+std::string RenderCsv(const Analysis& a, const ReportOptions& o) { return WriteCsvTable(CsvViews(), a, o, ""); }
 
 }  // namespace torch2pprof

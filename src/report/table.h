@@ -137,30 +137,29 @@ struct CsvTable {
   CsvDefault by_default = kNotDefault;
 };
 
-template <typename Analysis, size_t N>
-std::vector<std::string> CsvNames(const CsvTable<Analysis> (&tables)[N]) {
+template <typename Tables>
+std::vector<std::string> CsvNames(const Tables& tables) {
   std::vector<std::string> names;
-  for (const CsvTable<Analysis>& t : tables) names.emplace_back(t.name);
+  for (const auto& t : tables) names.emplace_back(t.name);
   return names;
 }
 
 // The table marked kDefault (the first, were none marked).
-template <typename Analysis, size_t N>
-std::string DefaultName(const CsvTable<Analysis> (&tables)[N]) {
-  for (const CsvTable<Analysis>& t : tables) {
+template <typename Tables>
+std::string DefaultName(const Tables& tables) {
+  for (const auto& t : tables) {
     if (t.by_default) return t.name;
   }
-  return tables[0].name;
+  return std::begin(tables)->name;
 }
 
 // The named table (the default where none is named), or a usage error listing them ("for a memory snapshot, --table
 // must be…").
-template <typename Analysis, size_t N>
-std::string WriteCsvTable(const CsvTable<Analysis> (&tables)[N], const Analysis& a, const ReportOptions& o,
-                          const std::string& context) {
+template <typename Tables, typename Analysis>
+std::string WriteCsvTable(const Tables& tables, const Analysis& a, const ReportOptions& o, const std::string& context) {
   const std::string table = o.table.empty() ? DefaultName(tables) : o.table;
   CheckCsvTable(table, CsvNames(tables), context);
-  for (const CsvTable<Analysis>& t : tables) {
+  for (const auto& t : tables) {
     if (table == t.name) return t.write(a, o.rows);
   }
   return "";  // not reached: CheckCsvTable threw

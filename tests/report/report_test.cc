@@ -385,3 +385,26 @@ TEST(ReportKinds, EachKindRendersThroughItsOwnRenderers) {
 
 }  // namespace
 }  // namespace torch2pprof
+
+namespace torch2pprof {
+namespace {
+
+// JSON, CSV and counts come from one list of views: every CSV table is a JSON key, and
+// every count is its list's length.
+TEST(ReportViews, CsvTablesAndCountsAreTheJsonsOwnKeys) {
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(RenderJson(Shared(), ReportOptions{}));
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys.front(), "trace");
+  EXPECT_EQ(keys.back(), "counts");
+  for (const std::string& t : CsvTables()) EXPECT_TRUE(j.contains(t)) << t;
+  ASSERT_GE(j["counts"].size(), 15u);
+  for (auto it = j["counts"].begin(); it != j["counts"].end(); ++it) {
+    ASSERT_TRUE(j.contains(it.key())) << it.key();
+    ASSERT_TRUE(j[it.key()].is_array()) << it.key();
+    EXPECT_EQ(j[it.key()].size(), it.value().get<size_t>()) << it.key();
+  }
+}
+
+}  // namespace
+}  // namespace torch2pprof

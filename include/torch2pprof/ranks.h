@@ -138,6 +138,10 @@ struct RankSpread {
 // A finding across ranks: the straggler (RanksAnalysis::stragglers[index]), the link
 // (communication), a slow rank (slow_ranks[index]; with index -1, `more` others). Its
 // evidence; report.h's RankRecommendationText writes the sentence.
+// A straggler's others wait, and a slow rank's median step exceeds the ranks' median, by
+// more than this fraction of the median step (--straggler-threshold's default, 5%).
+inline constexpr double kDefaultStragglerThreshold = 0.05;
+
 enum class RankFinding : uint8_t { kStraggler, kCommunication, kSlowRank, kCount };
 // Each one's id: the stable key of JSON and CSV, by RankFinding.
 inline constexpr std::string_view kRankFindingIds[] = {"straggler", "communication", "slow_rank"};
@@ -158,7 +162,7 @@ struct RankRecommendation {
 struct RanksAnalysis {
   std::vector<RankSummary> ranks;    // by rank
   bool ranks_are_positions = false;  // RanksOrPositions replaced given ranks
-  double threshold = 0.05;
+  double threshold = kDefaultStragglerThreshold;
   int64_t median_step_ns = 0, median_compute_ns = 0;  // medians over ranks
   std::vector<CollectiveWait> waits;                  // by rank
   // Waits from arrival times: every rank's trace has a wall clock, and in every matched

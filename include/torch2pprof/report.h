@@ -14,10 +14,13 @@
 
 namespace torch2pprof {
 
+// Rows per table people read, where -top is not given.
+inline constexpr int kDefaultTop = 20;
+
 struct ReportOptions {
-  int top = 20;       // text, markdown and HTML: the rows shown per table (0: all)
-  int rows = 0;       // JSON and CSV: the rows written per list (0: all; the CLI sets it from an explicit -top)
-  std::string table;  // CSV: which table (see CsvTables(); "": the list's default)
+  int top = kDefaultTop;  // text, markdown and HTML: the rows shown per table (0: all)
+  int rows = 0;           // JSON and CSV: the rows written per list (0: all; the CLI sets it from an explicit -top)
+  std::string table;      // CSV: which table (see CsvTables(); "": the list's default)
 };
 
 std::string RenderText(const Analysis& analysis, const ReportOptions& options);

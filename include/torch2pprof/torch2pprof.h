@@ -94,10 +94,10 @@ struct AnalyzeOptions {
   int threads = 0;
   bool strict = false;
   bool allow_truncated = false;
-  bool group_by_shape = false;        // operators by name and Input Dims
-  bool per_step = false;              // per-step operator and kernel times (what Compare needs)
-  uint64_t max_snapshot_items = 0;    // as ConvertOptions::max_snapshot_items
-  double straggler_threshold = 0.05;  // a rank summary: as AnalyzeRanksOptions::threshold
+  bool group_by_shape = false;                              // operators by name and Input Dims
+  bool per_step = false;                                    // per-step operator and kernel times (what Compare needs)
+  uint64_t max_snapshot_items = 0;                          // as ConvertOptions::max_snapshot_items
+  double straggler_threshold = kDefaultStragglerThreshold;  // a rank summary: as AnalyzeRanksOptions::threshold
   // Also convert's profile as a flame graph (Analysis::flame, SnapshotAnalysis::flame):
   // what the HTML report draws.
   bool flame_graph = false;
@@ -153,7 +153,7 @@ struct AnalyzeRanksOptions {
   int threads = 0;
   bool strict = false;
   bool allow_truncated = false;
-  double threshold = 0.05;  // stragglers: this fraction above the median of ranks
+  double threshold = kDefaultStragglerThreshold;  // stragglers: this fraction above the median of ranks
   // Also each rank's profile (from its trace) under one root (RanksAnalysis::flame): what
   // the HTML report draws.
   bool flame_graph = false;

@@ -22,6 +22,6 @@ std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced
 
 // The ranks side by side, ranks by RanksOrPositions. threshold: a straggler's median step
 // (or compute) time exceeds the median over ranks by more than this fraction.
-RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold = 0.05);
+RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold = kDefaultStragglerThreshold);
 
 }  // namespace torch2pprof

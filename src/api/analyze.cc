@@ -132,16 +132,16 @@ SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, bool fla
 // Ranks: traces are summarised as they load, summaries read as they are, each kept in
 // input order, so that a report from summaries is the report from their traces.
 RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const std::vector<std::string>& names,
-                                 const LoadSettings& base, double threshold, Executor& ex, Stages& stages,
+                                 const LoadOptions& base, double threshold, Executor& ex, Stages& stages,
                                  std::vector<std::string>* all_warnings, bool flame = false) {
   const size_t n = inputs.size();
   std::vector<RankSummary> ranks(n);
   std::vector<std::vector<std::string>> warnings(n);
-  LoadSettings settings = base;
-  settings.threads = 1;  // the traces load side by side; each is analysed on what is left
-  settings.details = true;
-  std::vector<LoadOptions> loads;
-  for (const std::string& input : inputs) loads.push_back(LoadOf(input, settings));
+  std::vector<LoadOptions> loads(n, base);
+  for (size_t i = 0; i < n; ++i) {
+    loads[i].path = inputs[i];
+    loads[i].threads = 1;  // the traces load side by side; each is analysed on what is left
+  }
   auto check = [&](const Input& in) {
     in.Expect("analyze");
     if (n > 1 && in.kind() == InputKind::kSnapshot) {
@@ -160,9 +160,7 @@ RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const s
       if (slot < names.size() && !names[slot].empty()) ranks[slot].file = names[slot];
       warnings[slot] = std::move(s.warnings);
     } else {
-      NeedEvents(in.trace);
-      stages.Loaded(in.trace.stats);
-      warnings[slot] = LoadWarnings(in.trace);
+      AcceptTrace(in.trace, stages, &warnings[slot]);
       ranks[slot] = SummarizeTrace(in.trace, ex, stages, flame);
     }
     stages.Begin("read and parse");
@@ -175,16 +173,6 @@ RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const s
   if (analysis.ranks_are_positions) all_warnings->push_back(kRanksArePositions);
   if (flame) analysis.flame = RanksFlame(analysis);
   return analysis;
-}
-
-LoadSettings SettingsOf(int threads, bool strict, bool allow_truncated, std::atomic<uint64_t>* bytes_read) {
-  LoadSettings s;
-  s.threads = threads;
-  s.details = true;
-  s.strict = strict;
-  s.allow_truncated = allow_truncated;
-  s.bytes_read = bytes_read;
-  return s;
 }
 
 void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult& result) {
@@ -213,13 +201,9 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
     if (result.ranks.ranks_are_positions) result.warnings.push_back(kRanksArePositions);
     return;
   }
-  stages.Begin("read and parse");
-  Trace trace = LoadTrace(
-      input.source(),
-      LoadOf(options.input, SettingsOf(ex.threads(), options.strict, options.allow_truncated, bytes_read)), ex);
-  NeedEvents(trace);
-  stages.Loaded(trace.stats);
-  result.warnings = LoadWarnings(trace);
+  Trace trace = LoadTraceInCall(
+      input, LoadOptionsOf(options.input, ex.threads(), options.strict, options.allow_truncated, bytes_read), ex,
+      stages, &result.warnings);
   stages.Begin("model and stacks");
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
   for (std::string& w : ModelWarnings(built.model)) result.warnings.push_back(std::move(w));
@@ -263,13 +247,9 @@ void SummarizeStages(const SummarizeOptions& options, Stages& stages, SummarizeR
   std::atomic<uint64_t>* bytes_read = TrackProgress(options.progress, {options.input});
   Input input(options.input, bytes_read);
   input.Expect("summarize");
-  stages.Begin("read and parse");
-  Trace trace = LoadTrace(
-      input.source(),
-      LoadOf(options.input, SettingsOf(ex.threads(), options.strict, options.allow_truncated, bytes_read)), ex);
-  NeedEvents(trace);
-  stages.Loaded(trace.stats);
-  result.warnings = LoadWarnings(trace);
+  Trace trace = LoadTraceInCall(
+      input, LoadOptionsOf(options.input, ex.threads(), options.strict, options.allow_truncated, bytes_read), ex,
+      stages, &result.warnings);
   result.summary = SummarizeTrace(trace, ex, stages, true);  // with its profile: the HTML over ranks draws it
   stages.Begin("write");
   WriteOptions write;
@@ -307,8 +287,8 @@ AnalyzeRanksResult AnalyzeRanks(const AnalyzeRanksOptions& options) {
         if (options.inputs.empty()) throw Error(Error::Kind::kUsage, "", -1, "analyze needs an input");
         Executor ex(api::Threads(options.threads));
         api::CheckDistinctInputs(options.inputs);
-        const api::LoadSettings settings = api::SettingsOf(1, options.strict, options.allow_truncated,
-                                                           api::TrackProgress(options.progress, options.inputs));
+        const LoadOptions settings = api::LoadOptionsOf("", 1, options.strict, options.allow_truncated,
+                                                        api::TrackProgress(options.progress, options.inputs));
         result.analysis = api::AnalyzeRanksStages(options.inputs, options.names, settings, options.threshold, ex,
                                                   stages, &result.warnings, options.flame_graph);
       });

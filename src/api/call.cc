@@ -122,16 +122,30 @@ void NeedEvents(const Trace& trace) {
 
 int Threads(int threads) { return threads > 0 ? threads : DefaultThreads(); }
 
-LoadOptions LoadOf(const std::string& path, const LoadSettings& s) {
+LoadOptions LoadOptionsOf(const std::string& path, int threads, bool strict, bool allow_truncated,
+                          std::atomic<uint64_t>* bytes_read) {
   LoadOptions o;
   o.path = path;
-  o.threads = s.threads;
-  o.details = s.details;
-  o.strict = s.strict;
-  o.allow_truncated = s.allow_truncated;
-  o.max_depth = s.max_depth;
-  o.bytes_read = s.bytes_read;
+  o.threads = threads;
+  o.details = true;
+  o.strict = strict;
+  o.allow_truncated = allow_truncated;
+  o.bytes_read = bytes_read;
   return o;
+}
+
+void AcceptTrace(const Trace& trace, Stages& stages, std::vector<std::string>* warnings) {
+  NeedEvents(trace);
+  stages.Loaded(trace.stats);
+  for (std::string& w : LoadWarnings(trace)) warnings->push_back(std::move(w));
+}
+
+Trace LoadTraceInCall(Input& input, const LoadOptions& options, Executor& ex, Stages& stages,
+                      std::vector<std::string>* warnings) {
+  stages.Begin("read and parse");
+  Trace trace = LoadTrace(input.source(), options, ex);
+  AcceptTrace(trace, stages, warnings);
+  return trace;
 }
 
 // The model is one more part for the lane builder's threads, not a thread of its own: the

@@ -74,16 +74,16 @@ void NeedEvents(const Trace& trace);
 // The executor of a call: `threads`, or all cores for 0.
 int Threads(int threads);
 
-// The load options of a call, fields by name.
-struct LoadSettings {
-  int threads = 1;
-  bool details = false;
-  bool strict = false;
-  bool allow_truncated = false;
-  uint32_t max_depth = kDefaultMaxDepth;
-  std::atomic<uint64_t>* bytes_read = nullptr;
-};
-LoadOptions LoadOf(const std::string& path, const LoadSettings& s);
+// How a call loads a trace: with details (arguments, zero-length and [memory] events) for
+// analyze, compare and summarize; convert sets details false and its max_depth.
+LoadOptions LoadOptionsOf(const std::string& path, int threads, bool strict, bool allow_truncated,
+                          std::atomic<uint64_t>* bytes_read);
+// What every call does with a trace it loaded: an error where it has nothing to show, the
+// load's numbers for --stats, its warnings after `warnings`.
+void AcceptTrace(const Trace& trace, Stages& stages, std::vector<std::string>* warnings);
+// One trace loaded in a call: "read and parse", then AcceptTrace.
+Trace LoadTraceInCall(Input& input, const LoadOptions& options, Executor& ex, Stages& stages,
+                      std::vector<std::string>* warnings);
 
 struct ModelAndStacks {
   TraceModel model;

@@ -28,17 +28,9 @@ struct Run {
 Run TraceRun(const CompareRunsOptions& options, Input& input, std::atomic<uint64_t>* bytes_read, Executor& ex,
              Stages& stages, std::vector<std::string>* warnings) {
   Run run;
-  LoadSettings settings;
-  settings.threads = ex.threads();
-  settings.details = true;
-  settings.strict = options.strict;
-  settings.allow_truncated = options.allow_truncated;
-  settings.bytes_read = bytes_read;
-  stages.Begin("read and parse");
-  Trace trace = LoadTrace(input.source(), LoadOf(input.name(), settings), ex);
-  NeedEvents(trace);
-  stages.Loaded(trace.stats);
-  for (std::string& w : LoadWarnings(trace)) warnings->push_back(std::move(w));
+  Trace trace = LoadTraceInCall(
+      input, LoadOptionsOf(input.name(), ex.threads(), options.strict, options.allow_truncated, bytes_read), ex, stages,
+      warnings);
   stages.Begin("model and stacks");
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
   for (std::string& w : ModelWarnings(built.model)) warnings->push_back(std::move(w));

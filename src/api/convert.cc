@@ -143,14 +143,12 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
   aggregate.critical = options.critical || options.sample_type == "critical";
   Aggregator aggregator(aggregate);
   std::vector<int64_t> ranks;
-  LoadSettings settings;
-  settings.threads = ex.threads();
-  settings.strict = options.strict;
-  settings.allow_truncated = options.allow_truncated;
-  settings.max_depth = options.max_depth;
-  settings.bytes_read = bytes_read;
   std::vector<LoadOptions> loads;
-  for (const std::string& input : options.inputs) loads.push_back(LoadOf(input, settings));
+  for (const std::string& input : options.inputs) {
+    loads.push_back(LoadOptionsOf(input, ex.threads(), options.strict, options.allow_truncated, bytes_read));
+    loads.back().details = false;  // convert reads no arguments
+    loads.back().max_depth = options.max_depth;
+  }
   auto check = [&](const Input& in) {
     in.Expect("convert");
     if (merged && in.kind() == InputKind::kSnapshot) {
@@ -173,9 +171,7 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
       return;
     }
     Trace& trace = in.trace;
-    NeedEvents(trace);
-    stages.Loaded(trace.stats);
-    for (std::string& w : LoadWarnings(trace)) result.warnings.push_back(std::move(w));
+    AcceptTrace(trace, stages, &result.warnings);
     ModelAndStacks built = BuildModelAndStacks(trace, ex, !merged, aggregate, stages);
     for (std::string& w : ModelWarnings(built.model)) result.warnings.push_back(std::move(w));
     stages.Begin("aggregate");

@@ -79,7 +79,9 @@ CLI::App* AddAnalyze(CLI::App& app, AnalyzeArgs* args) {
                  "The input ('-' reads standard input), or one per rank, or a directory of them: one report over all "
                  "ranks. " +
                      Reads("analyze"));
-  an->add_option("--top", args->top, "Rows per table (default 20; 0: all); in HTML, the rows shown before 'Show all'")
+  an->add_option("--top", args->top,
+                 "Rows per table (default " + std::to_string(kDefaultTop) +
+                     "; 0: all); in HTML, the rows shown before 'Show all'")
       ->check(WholeNumber(0, 1000000000));
   an->add_option("--format", args->format,
                  "text (default), json, csv or html (one self-contained page with charts; opens offline)")
@@ -99,7 +101,8 @@ CLI::App* AddAnalyze(CLI::App& app, AnalyzeArgs* args) {
   an->add_flag("--stats", args->stats, "Print each stage's wall and CPU time on stderr");
   an->add_option("--straggler-threshold", args->straggler_threshold,
                  "Several ranks: the others wait for a straggler more than this many percent of the median step, "
-                 "and a slow rank's median step or compute time exceeds the median of ranks by more (default 5)")
+                 "and a slow rank's median step or compute time exceeds the median of ranks by more (default " +
+                     std::to_string(args->straggler_threshold) + ")")
       ->check(WholeNumber(0, 1000));
   AddInputOptions(an, &args->in);
   AddSnapshotOptions(an, &args->in);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/exit_status.h"
+#include "torch2pprof/profile.h"
 #include "torch2pprof/torch2pprof.h"
 
 namespace CLI {
@@ -14,9 +15,6 @@ class App;
 }  // namespace CLI
 
 namespace torch2pprof::cli {
-
-// Rows per table that text, markdown and HTML show when -top is not given.
-inline constexpr int kDefaultTop = 20;
 
 // How broken input is treated; shared by the commands that read traces.
 struct InputArgs {
@@ -31,19 +29,19 @@ struct InputArgs {
 };
 
 struct ConvertArgs {
-  std::vector<std::string> files;    // IN OUT, or with -o the inputs
-  std::string output;                // -o: one profile of all inputs, labelled by rank
-  int threads = 0;                   // 0: all cores
-  bool thread_stacks = false;        // stacks as each thread ran them (no backward under forward)
-  bool all_frames = false;           // memory snapshots: the interpreter's and allocator's frames too
-  bool critical = false;             // also the critical sample type
-  std::string step_labels = "auto";  // auto, on, off
-  uint32_t max_depth = 2048;         // frames per stack
-  bool stats = false;                // each stage's wall and CPU time on stderr
-  std::string format;                // pprof, folded; "" from the output's extension
-  std::string sample_type;           // the value folded writes; pprof's default type
-  bool force = false;                // replace an existing file that is no torch2pprof output
-  std::string folded_root = "auto";  // auto (device for gpu, else thread), thread, device, rank, none
+  std::vector<std::string> files;         // IN OUT, or with -o the inputs
+  std::string output;                     // -o: one profile of all inputs, labelled by rank
+  int threads = 0;                        // 0: all cores
+  bool thread_stacks = false;             // stacks as each thread ran them (no backward under forward)
+  bool all_frames = false;                // memory snapshots: the interpreter's and allocator's frames too
+  bool critical = false;                  // also the critical sample type
+  std::string step_labels = "auto";       // auto, on, off
+  uint32_t max_depth = kDefaultMaxDepth;  // frames per stack
+  bool stats = false;                     // each stage's wall and CPU time on stderr
+  std::string format;                     // pprof, folded; "" from the output's extension
+  std::string sample_type;                // the value folded writes; pprof's default type
+  bool force = false;                     // replace an existing file that is no torch2pprof output
+  std::string folded_root = "auto";       // auto (device for gpu, else thread), thread, device, rank, none
   InputArgs in;
 };
 
@@ -55,9 +53,10 @@ struct AnalyzeArgs {
   std::string group_by = "name";    // operators by name, or by name and input shape
   int threads = 0;
   bool stats = false;
-  int straggler_threshold = 5;  // percent above the median of ranks
-  std::string timeline;         // --timeline: the events and critical paths as a Chrome trace
-  bool force = false;           // replace an existing --timeline file that is no torch2pprof output
+  // Percent above the median of ranks.
+  int straggler_threshold = static_cast<int>(kDefaultStragglerThreshold * 100 + 0.5);
+  std::string timeline;  // --timeline: the events and critical paths as a Chrome trace
+  bool force = false;    // replace an existing --timeline file that is no torch2pprof output
   InputArgs in;
 };
 

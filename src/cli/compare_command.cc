@@ -52,7 +52,7 @@ CLI::App* AddCompare(CLI::App& app, CompareArgs* args) {
   cmp->add_flag("--force", args->force, "Replace an existing -o file that is no profile (default: refuse it)");
   cmp->add_option("--group-by", args->group_by, "Operators by name (default) or by name and input shape")
       ->check(CLI::IsMember({"name", "shape"}));
-  cmp->add_option("--top", args->top, "Operator and kernel rows (default 20; 0: all)")
+  cmp->add_option("--top", args->top, "Operator and kernel rows (default " + std::to_string(kDefaultTop) + "; 0: all)")
       ->check(WholeNumber(0, 1000000000));
   cmp->add_option("--threads", args->threads, "Worker threads (default: all cores)")->check(WholeNumber(0, 1024));
   AddInputOptions(cmp, &args->in);

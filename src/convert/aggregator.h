@@ -39,7 +39,7 @@ struct AggregateOptions {
   // Frames a stack keeps: deeper ones fold into one "[deeper frames truncated]" frame,
   // whose samples keep their values (pprof stores every sample's whole stack: depth d
   // costs d^2 and a 100,000-deep chain would not fit in memory).
-  uint32_t max_depth = 2048;
+  uint32_t max_depth = kDefaultMaxDepth;
   // Every sample also gets the numeric label "rank", so samples of different traces
   // never merge (convert -o).
   bool rank_labels = false;

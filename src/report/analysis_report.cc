@@ -338,9 +338,10 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   if (!a.idle_time.empty()) {
     out += Section("GPU idle time by cause (per stream, between its work; as HTA's idle time breakdown)");
     out += WriteText(IdleTimeTable(a), o.top);
-    out +=
-        "(host wait: the work's launch began after the stream went idle; kernel wait: gaps under 30us; other: "
-        "the rest)\n";
+    out += "(host wait: the work's launch began after the stream went idle; kernel wait: gaps under " +
+           std::to_string(kConsecutiveKernelDelayNs / 1000) +
+           "us; other: "
+           "the rest)\n";
   }
   if (a.kernel_launches.count > 0) {
     const std::string per_step =

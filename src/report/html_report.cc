@@ -192,7 +192,9 @@ std::string Idle(const Analysis& a, int top) {
   }
   std::string out = Note(
       "Time a stream sat idle between its work, as HTA's idle time breakdown splits it: host wait when the next "
-      "work's launch call began after the stream went idle (the CPU was late), kernel wait for gaps under 30 us "
+      "work's launch call began after the stream went idle (the CPU was late), kernel wait for gaps under " +
+      std::to_string(kConsecutiveKernelDelayNs / 1000) +
+      " us "
       "(back-to-back launch overhead), other for the rest.");
   out += StackedBars(labels, series, values) + HtmlTable("idle-table", IdleTimeTable(a), top, false);
   if (a.kernel_launches.count > 0) {

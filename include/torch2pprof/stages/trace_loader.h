@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "torch2pprof/profile.h"
 #include "torch2pprof/stages/trace.h"
 
 namespace torch2pprof {
@@ -27,7 +28,7 @@ struct LoadOptions {
   // read's worth (512 KiB). Tests and the fuzzer cut small ranges to reach every edge.
   size_t range_bytes = 0;
   // Profiles that convert wrote, read beside traces (convert -o): frames a stack keeps.
-  uint32_t max_depth = 2048;
+  uint32_t max_depth = kDefaultMaxDepth;
 };
 
 // Loads a trace held in memory (tests, the fuzzer); `name` stands for the file in errors.

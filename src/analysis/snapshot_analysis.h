@@ -2,9 +2,9 @@
 // replayed peak and out-of-memory events with the code holding memory there.
 #pragma once
 
-#include "load/snapshot.h"
 #include "torch2pprof/analysis.h"
 #include "torch2pprof/snapshot.h"
+#include "torch2pprof/stages/snapshot.h"
 
 namespace torch2pprof {
 

@@ -3,9 +3,9 @@
 // recorded window.
 #pragma once
 
-#include "load/snapshot.h"
 #include "model/memory_replay.h"
 #include "torch2pprof/profile.h"
+#include "torch2pprof/stages/snapshot.h"
 
 namespace torch2pprof {
 

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "load/snapshot.h"
+#include "torch2pprof/stages/snapshot.h"
 
 namespace torch2pprof {
 

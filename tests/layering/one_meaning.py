@@ -53,8 +53,9 @@ RULES = [
 # whose first group is a name there). A braced list elsewhere holding two or more of them
 # is a second list.
 LISTS = [
-    ('the CSV tables', ['src/report/analysis_report.cc', 'src/report/ranks_report.cc', 'src/report/snapshot_report.cc'],
-     r'^\s*\{"([a-z_]+)",\s*(?:\[\]|$)'),
+    ('the CSV tables and analyze\'s views',
+     ['src/report/analysis_report.cc', 'src/report/ranks_report.cc', 'src/report/snapshot_report.cc'],
+     r'^\s*\{"([a-z_]+)",\s*(?:\[\]|$)|TableView<[^>]*>\("([a-z_]+)"'),
     ('the sample types (kTraceSampleTypes, kSnapshotSampleTypes)', ['include/torch2pprof/profile.h'],
      r'\{"([a-z_]+)", "(?:count|nanoseconds|bytes)"\}'),
     ('the finding ids (kFindingIds, kRankFindingIds)', ['include/torch2pprof/analysis.h', 'include/torch2pprof/ranks.h'],
@@ -110,7 +111,8 @@ def registered(root):
             text = strip_comments(open(os.path.join(root, f), encoding='utf-8').read())
             if fact in LIST_SCOPES:
                 text = ' '.join(m.group(2) for m in re.finditer(LIST_SCOPES[fact], text, re.S))
-            got |= set(re.findall(pattern, text, re.M))
+            for m in re.findall(pattern, text, re.M):
+                got |= {g for g in (m if isinstance(m, tuple) else (m,)) if g}
         names[fact] = (got, set(files))
     return names
 

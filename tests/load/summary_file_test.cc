@@ -1,7 +1,7 @@
 // Rank summaries, the map's output: every field survives the file exactly, equal
 // summaries are equal bytes, and whatever is not a summary of this format is refused
 // with the file named.
-#include "analysis/summary_file.h"
+#include "load/summary_file.h"
 
 #include <gtest/gtest.h>
 

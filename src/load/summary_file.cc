@@ -1,4 +1,4 @@
-#include "analysis/summary_file.h"
+#include "load/summary_file.h"
 
 #include <algorithm>
 #include <charconv>

@@ -135,6 +135,29 @@ constexpr Lever kLevers[] = {
     {kWhatIfLink, "link_bandwidth", Finding::kCommunicationWait, "communication", {kCommunication, kCauses}},
 };
 
+// The stream that waited longest for the host (at least 20% of the path), and what the
+// host did meanwhile, a step: the evidence of the finding for the largest of those
+// activities, whose cause goes to *cause (-1: none waited that long).
+HostWaitEvidence WaitEvidence(const CriticalResult& critical, int64_t steps, int* cause) {
+  HostWaitEvidence evidence;
+  if (critical.host_waits.empty() || Percent(critical.host_waits[0].ns, critical.total_ns) < 20) return evidence;
+  const HostWait& wait = critical.host_waits[0];
+  std::map<std::string, int64_t> activity;
+  int64_t most = -1;
+  for (int c = 0; c < kCauses; ++c) {
+    const int64_t ns = wait.by_cause[static_cast<size_t>(c)];
+    if (!kHostActivity[c][0] || ns <= 0) continue;
+    activity[kHostActivity[c]] += ns;
+    if (ns > most) most = ns, *cause = c;
+  }
+  if (*cause < 0) return evidence;  // a wait the host spent on nothing the findings name
+  evidence = {wait.device, wait.stream, wait.ns / steps, Top(activity, 4),
+              Top(wait.where[static_cast<size_t>(*cause)], 2)};
+  for (NamedTime& n : evidence.activity) n.ns /= steps;
+  for (NamedTime& n : evidence.code) n.ns /= steps;
+  return evidence;
+}
+
 }  // namespace
 
 std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& critical) {
@@ -146,25 +169,8 @@ std::vector<Recommendation> Recommend(const Analysis& a, const CriticalResult& c
   // An explaining finding (no change to simulate) fires where its causes hold this much.
   auto enough = [&](int64_t ns) { return total > 0 && ns > 0 && Percent(ns, total) >= 5; };
 
-  // The stream that waited longest for the host, and what the host did meanwhile: the
-  // evidence of the finding for the largest of those activities.
-  const HostWait* wait = nullptr;
-  if (!critical.host_waits.empty() && Percent(critical.host_waits[0].ns, total) >= 20) wait = &critical.host_waits[0];
   int wait_cause = -1;
-  HostWaitEvidence wait_evidence;
-  if (wait) {
-    std::map<std::string, int64_t> activity;
-    int64_t most = -1;
-    for (int c = 0; c < kCauses; ++c) {
-      if (!kHostActivity[c][0] || wait->by_cause[static_cast<size_t>(c)] <= 0) continue;
-      activity[kHostActivity[c]] += wait->by_cause[static_cast<size_t>(c)];
-      if (wait->by_cause[static_cast<size_t>(c)] > most) most = wait->by_cause[static_cast<size_t>(c)], wait_cause = c;
-    }
-    wait_evidence = {wait->device, wait->stream, wait->ns / steps, Top(activity, 4),
-                     Top(wait->where[static_cast<size_t>(wait_cause)], 2)};
-    for (NamedTime& n : wait_evidence.activity) n.ns /= steps;
-    for (NamedTime& n : wait_evidence.code) n.ns /= steps;
-  }
+  const HostWaitEvidence wait_evidence = WaitEvidence(critical, steps, &wait_cause);
   // Per step, the unit of every number a finding states.
   auto per_step = [&](std::vector<NamedTime> v) {
     for (NamedTime& n : v) n.ns /= steps;

@@ -283,6 +283,9 @@ CriticalResult::WhatIfs WhatIfsOf(const Events& ev, const std::vector<LaneStacks
 
 }  // namespace
 
+// Over 100 lines: one parallel loop over the steps whose parts (the walk, its reading, the
+// totals taken under one lock) share each step's state; apart, each would take it as a
+// dozen arguments.
 CriticalResult Critical(const Events& ev, const std::vector<LaneStacks>& lanes, const StepWindows& windows,
                         Executor& ex, size_t timeline_steps, CriticalPaths* paths) {
   const Trace& t = ev.trace();

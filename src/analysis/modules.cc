@@ -108,6 +108,8 @@ std::vector<ModuleClassRow> Classes(const std::vector<ModuleNode>& tree) {
 
 }  // namespace
 
+// Over 100 lines: one depth-first walk over the profile's tree; every part of it reads
+// and moves the one stack of module instances the walk keeps.
 ModulesResult Modules(const Events& ev, const std::vector<LaneStacks>& lanes, Executor& ex) {
   AggregateOptions options;
   options.labels = false;  // one sample per stack: only the tree is needed

@@ -8,6 +8,8 @@
 
 namespace torch2pprof::analysis {
 
+// Over 100 lines: one pass per lane over its pieces, reading busy time, work and each
+// category's self and covered time from the same piece as it passes.
 OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) {
   const Trace& t = ev.trace();
   const TraceModel& m = ev.model();

@@ -21,6 +21,8 @@ constexpr size_t kCellsPerEntry = 4;
 
 using analysis::Spans;
 
+// Over 100 lines: a field of the summary after another, each a few lines from the
+// analysis, in the order docs/reference.md lists them.
 RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Analysis& a) {
   RankSummary r;
   r.file = a.trace.file;
@@ -131,6 +133,8 @@ namespace {
 
 // Each rank's time in collectives split into waiting and transfer (CollectiveWait), and
 // by collective the waiting per rank; then the rank the others wait for (Straggler).
+// Over 100 lines: the instances matched across ranks, their waits and the straggler
+// share the per-instance arrivals built at its start.
 void FindWaits(RanksAnalysis& out) {
   const std::vector<RankSummary>& rs = out.ranks;
   const size_t n = rs.size();
@@ -356,23 +360,13 @@ std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced
   return given;
 }
 
-RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold) {
-  RanksAnalysis out;
-  out.threshold = threshold;
-  std::vector<int64_t> given;
-  for (const RankSummary& r : ranks) given.push_back(r.rank);
-  given = RanksOrPositions(std::move(given), &out.ranks_are_positions);
-  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].rank = given[i];
-  std::stable_sort(ranks.begin(), ranks.end(),
-                   [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
-  out.ranks = std::move(ranks);
+namespace {
+
+// The ranks whose median step or compute time exceeds the ranks' median by more than
+// the threshold, the slowest first, each with the part of its step most above theirs.
+void FindSlowRanks(RanksAnalysis& out, double threshold) {
   const std::vector<RankSummary>& rs = out.ranks;
   const size_t n = rs.size();
-
-  std::vector<int64_t> steps, compute;
-  for (const RankSummary& r : rs) steps.push_back(r.step_median_ns), compute.push_back(r.compute_ns);
-  out.median_step_ns = Median(steps);
-  out.median_compute_ns = Median(compute);
   // The part that sets a straggler apart: its mean per step against the ranks' median
   // (the medians once, not per straggler: thousands of ranks can all be stragglers).
   int64_t part_median[kStepPartCount];
@@ -403,11 +397,12 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
   // The slowest first: past a handful of ranks the text shows the top ones.
   std::stable_sort(out.slow_ranks.begin(), out.slow_ranks.end(),
                    [](const SlowRank& x, const SlowRank& y) { return x.excess > y.excess; });
+}
 
-  FindWaits(out);
-  FindSpreads(out);
-  FindRecommendations(out);
-
+// Collectives by (kind, name) across ranks, a row per collective with a value per rank.
+void CollectivesAcrossRanks(RanksAnalysis& out) {
+  const std::vector<RankSummary>& rs = out.ranks;
+  const size_t n = rs.size();
   // Collectives by (kind, name) across ranks: each rank's entries first (what it gave),
   // then, by spread, as many rows of a value per rank as the entries pay for.
   struct Entry {
@@ -465,7 +460,12 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
     row.min_ns = sp.min_ns, row.max_ns = sp.max_ns, row.min_rank = sp.min_rank, row.max_rank = sp.max_rank;
     out.collectives.push_back(std::move(row));
   }
+}
 
+// Each step side by side on every rank, with its slowest and fastest rank.
+void AlignSteps(RanksAnalysis& out) {
+  const std::vector<RankSummary>& rs = out.ranks;
+  const size_t n = rs.size();
   // Step N on every rank: by name, in the order the first rank that has it ran it, while
   // the rows fit what the ranks gave; else by position.
   size_t steps_given = 0;
@@ -516,6 +516,30 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
     }
     s.spread_ns = s.total_ns[s.slowest] - s.total_ns[s.fastest];
   }
+}
+
+}  // namespace
+
+RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold) {
+  RanksAnalysis out;
+  out.threshold = threshold;
+  std::vector<int64_t> given;
+  for (const RankSummary& r : ranks) given.push_back(r.rank);
+  given = RanksOrPositions(std::move(given), &out.ranks_are_positions);
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].rank = given[i];
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
+  out.ranks = std::move(ranks);
+  std::vector<int64_t> steps, compute;
+  for (const RankSummary& r : out.ranks) steps.push_back(r.step_median_ns), compute.push_back(r.compute_ns);
+  out.median_step_ns = Median(steps);
+  out.median_compute_ns = Median(compute);
+  FindSlowRanks(out, threshold);
+  FindWaits(out);
+  FindSpreads(out);
+  FindRecommendations(out);
+  CollectivesAcrossRanks(out);
+  AlignSteps(out);
   return out;
 }
 

@@ -109,6 +109,9 @@ size_t Timelines::count() const {
   return static_cast<size_t>(std::count_if(slot_.begin(), slot_.end(), [](int s) { return s >= 0; }));
 }
 
+// Over 100 lines: the step's drawing in the order the page needs it (lanes, bars, the
+// critical path, gaps), each part bounded by the lanes and the resolution the one before
+// it chose.
 StepTimeline Timelines::Of(size_t step, const StepCriticalPath& path, size_t max_bars) const {
   const Trace& t = ev_.trace();
   const TraceModel& m = ev_.model();

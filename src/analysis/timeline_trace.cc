@@ -74,6 +74,8 @@ void Where(std::string& out, const Lane& l) {
 
 }  // namespace
 
+// Over 100 lines: one streamed document, written top to bottom in the order Chrome's
+// trace format reads it (metadata, events, the path's slices and flows).
 void WriteTimelineTrace(const Trace& t, const CriticalPaths& paths, const std::string& source,
                         const std::function<void(std::string_view)>& sink) {
   std::string out;

@@ -113,6 +113,8 @@ struct WhatIfGraphs::Impl {
     enum Part : uint8_t { kWork, kHead, kTail } part = kWork;
   };
 
+  // Over 100 lines: the step's graph built in one place, host nodes then device nodes then
+  // their edges, each stage reading the node indexes the one before it made.
   StepGraph Build(size_t k, std::vector<WhatIfGraphs::Waited>* waited) const {
     const TraceModel& m = ev_.model();
     const StepWindow& w = w_.steps[k];

@@ -121,6 +121,8 @@ bool CpuHasBaseline(std::ostream& err) {
 
 }  // namespace
 
+// Over 100 lines: the one place errors are caught, so every command's parse, call and
+// render sit inside its one try.
 int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err, Host host) {
   if (!CpuHasBaseline(err)) return kExitBadInput;
   CLI::App app{"torch2pprof: PyTorch profiler traces (Chrome/Kineto JSON, .json or .json.gz) to pprof profiles.",

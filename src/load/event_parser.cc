@@ -212,6 +212,8 @@ class EventParser::Impl {
   }
 
   // The args keys torch2pprof reads; everything else is skipped unparsed.
+  // Over 100 lines: one switch over the args' keys as simdjson's on-demand parser hands
+  // them on, which must be read in order, once.
   static simdjson::error_code ReadArgs(od::value& v, RawEvent* ev) {
     od::object args;
     auto err = v.get_object().get(args);

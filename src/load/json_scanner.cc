@@ -431,6 +431,9 @@ class Scanner::Impl {
   // Cuts events here, 64 bytes at a time, up to the end of traceEvents (returns true),
   // or up to the first event that ends at or past `hand_back` (false): the events
   // before are handed on. The few bytes between elements are checked by ScanGap.
+  // Over 100 lines: the scanner's inner loop over 64-byte blocks; its cases (an event
+  // ends, a gap to check, the array ends, the hand-back point) all read the block's masks
+  // and the depth it carries from block to block.
   bool ScanEvents(bool after_element, uint64_t hand_back) {
     JsonBlocks blocks;
     // The next blocks' brackets outside strings, found ahead: the window's bytes may move

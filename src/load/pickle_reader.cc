@@ -43,6 +43,8 @@ class PickleReader {
  public:
   PickleReader(ByteSource& source, PickleSink* sink) : source_(source), buf_(1 << 20), sink_(sink) {}
 
+  // Over 100 lines: one switch over the pickle's opcodes, a case each; an opcode with no
+  // case is refused (the whitelist is the switch).
   PickleData Read() {
     for (;;) {
       op_offset_ = offset_;

@@ -215,6 +215,7 @@ class Reader {
 
 }  // namespace
 
+// Over 100 lines: the summary's fields in the order of its format, one after another.
 std::string EncodeSummary(const SummaryFile& f) {
   const RankSummary& r = f.summary;
   std::string o = "{";
@@ -478,6 +479,8 @@ FlameGraph ReadProfile(Reader& in, const std::string& what) {
   return g;
 }
 
+// Over 100 lines: one dispatch over the summary's keys as they stream in, each read with
+// its own check.
 SummaryFile ReadSummary(ByteSource& source) {
   Reader in(source);
   JsonPull& json = in.in();

@@ -63,6 +63,8 @@ struct Open {
 // at the root. So an interval costs at most two pieces (and one more at each cut it
 // spans) however the overlaps fall; splitting it again at every end inside it cost n^2/4
 // pieces on a staircase of overlaps.
+// Over 100 lines: one pass with one stack over the lane's sorted intervals; its cases
+// (nest, split, cut, close) all move the same stack.
 void BuildOne(const Trace& trace, const uint32_t* members, size_t count, const BuildOptions& options, LaneStacks* out) {
   const Before before{trace.intervals.data()};
   std::vector<Item> items(count);

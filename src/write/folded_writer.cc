@@ -71,6 +71,8 @@ std::string WriteFolded(const Profile& p, const std::string& sample_type, Folded
   return out;
 }
 
+// Over 100 lines: one walk per root over the paths with values, whose parts share the
+// tree, the interned roots and the stamps they are made with.
 void WriteFolded(const Profile& p, const std::string& sample_type, FoldedRoot root,
                  const std::function<void(std::string_view)>& sink) {
   const size_t index = SampleTypeIndex(p, sample_type);

@@ -78,7 +78,7 @@ class Strings {
 
 }  // namespace
 
-// One function on purpose: it writes the message's fields in field number order, as
+// Over 100 lines: one function on purpose. It writes the message's fields in field number order, as
 // libprotobuf serializes them (the byte-for-byte test depends on it), and that order is
 // easiest to check when it reads top to bottom in one place.
 std::string EncodeProfile(const Profile& profile) {

@@ -47,6 +47,9 @@ MEANING = [
      'const char* kIds[] = {"sleep", "warmup", "dataloader"};'),
     ('a CSV table check by hand', 'src/cli/analyze_command.cc', 'throw Usage("--table must be one of " + names);'),
 ]
+# long_functions.py: a function of 101 lines with no reason above it.
+LONG = [('a function over 100 lines without a reason', 'src/base/long_extra.cc',
+         'namespace torch2pprof {\nint Long() {\n' + '  int x = 0;\n' * 99 + '  return x;\n}\n}  // namespace torch2pprof\n')]
 # Appended, these are no violation: one_meaning.py must still pass.
 NOT_MEANING = [
     ('a rule\'s text in a block comment', 'src/cli/analyze_command.cc',
@@ -78,7 +81,7 @@ def main():
         clean = os.path.join(tmp, 'clean')
         for part in ('src', 'include', 'docs'):
             shutil.copytree(os.path.join(source, part), os.path.join(clean, part))
-        for guard in ('layering.py', 'one_meaning.py'):
+        for guard in ('layering.py', 'one_meaning.py', 'long_functions.py'):
             r = run(clean, guard)
             if r.returncode:
                 print(f'FAIL the copy as it is, {guard}: {r.stdout.strip()[-300:]}')
@@ -89,6 +92,10 @@ def main():
         cases = [(what, path, change, 'layering.py', True) for what, path, change in INJECTIONS]
         cases += [(what, path, '\n' + line + '\n', 'one_meaning.py', True) for what, path, line in MEANING]
         cases += [(what, path, '\n' + line + '\n', 'one_meaning.py', False) for what, path, line in NOT_MEANING]
+        cases += [(what, path, text, 'long_functions.py', True) for what, path, text in LONG]
+        cases += [('the same function with its reason', 'src/base/long_extra.cc',
+                   LONG[0][2].replace('int Long', '// Over 100 lines: a test of the guard.\nint Long'),
+                   'long_functions.py', False)]
         for what, path, change, guard, violation in cases:
             scratch = os.path.join(tmp, 'scratch')
             shutil.rmtree(scratch, ignore_errors=True)

@@ -117,10 +117,34 @@ def main():
         written |= {r['id'] for r in json.loads(j)['recommendations']}
     if not written or written - set(findings):
         problems.append(f'analyze writes findings {sorted(written)}, --help lists {findings}')
+    # Defaults: each number --help gives as an option's default (constants the structs read)
+    # is the one the man page gives for that option; each report's default CSV table is
+    # the one the man page marks.
+    defaults = 0
+    paragraphs = {}
+    for m in re.finditer(r'\.BI? (\\-\\-[a-z\\-]+)[^\n]*\n(.*?)(?=\n\.(?:TP|SH))', man, re.S):
+        paragraphs.setdefault(m.group(1).replace('\\-', '-'), []).append(m.group(2))
+    for command in ('convert', 'analyze', 'compare', 'summarize'):
+        out = subprocess.run([a.binary, command, '--help'], capture_output=True, text=True, check=True).stdout
+        joined = re.sub(r'\n\s{20,}', ' ', out)
+        for m in re.finditer(r'^\s+(--[a-z-]+)\b[^\n]*\(default (\d+)[;)]', joined, re.M):
+            option, value = m.group(1), m.group(2)
+            defaults += 1
+            said = [re.search(r'default:? (\d+)', re.sub(r'\s+', ' ', p)) for p in paragraphs.get(option, [])]
+            said = [x.group(1) for x in said if x]
+            if not said or any(x != value for x in said):
+                problems.append(f'{command} --help: {option} default {value}; the man page says {said or "none"}')
+    m = re.search(r'\.BI \\-\\-table " NAME"\n(.*?)\n\.TP', man, re.S)
+    marked = re.findall(r'([a-z_]+) \(default\)', re.sub(r'\s+', ' ', m.group(1)) if m else '')
+    out = ' '.join(subprocess.run([a.binary, 'analyze', '--help'], capture_output=True, text=True,
+                                  check=True).stdout.split())
+    said = re.findall(r'\(default ([a-z_]+)\)', out)
+    if sorted(marked) != sorted(said) or len(said) != 3:
+        problems.append(f'default tables: --help {said}, the man page {marked}')
     for p in problems:
         print('FAIL', p)
-    print(f'{len(tables)} tables, {len(types)} sample types and {len(findings) + len(rank_findings)} findings '
-          f'checked, {len(problems)} problems')
+    print(f'{len(tables)} tables, {len(types)} sample types, {len(findings) + len(rank_findings)} findings and '
+          f'{defaults} defaults checked, {len(problems)} problems')
     return 1 if problems else 0
 
 

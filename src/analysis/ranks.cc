@@ -518,9 +518,70 @@ void AlignSteps(RanksAnalysis& out) {
   }
 }
 
+// The ranks' graphs under one root: a frame "rank N" each, its tree below (the types of
+// the first rank with a graph; a rank without one of them counts 0 there). At most
+// kProfileRanks ranks, so that the page stays small: the stragglers, the slow ranks, then
+// the others in rank order.
+FlameGraph FlameAcrossRanks(const RanksAnalysis& a) {
+  constexpr size_t kProfileRanks = 16;
+  FlameGraph out;
+  std::vector<bool> shown(a.ranks.size(), false);
+  size_t taken = 0;
+  auto take = [&](size_t i) {
+    if (i < shown.size() && !shown[i] && taken < kProfileRanks && !a.ranks[i].flame.empty()) shown[i] = true, ++taken;
+  };
+  for (const Straggler& l : a.stragglers) take(l.rank);
+  for (const SlowRank& r : a.slow_ranks) take(r.rank);
+  for (size_t i = 0; i < a.ranks.size(); ++i) take(i);
+  for (const RankSummary& r : a.ranks) {
+    if (!r.flame.empty()) {
+      out.types = r.flame.types, out.units = r.flame.units;
+      break;
+    }
+  }
+  if (out.types.empty()) return out;
+  out.names = {""};
+  out.parent = {0};
+  out.name = {0};
+  out.total.assign(out.types.size(), std::vector<int64_t>{0});
+  std::map<std::string, uint32_t> names;
+  auto name_id = [&](const std::string& n) {
+    auto [it, added] = names.try_emplace(n, static_cast<uint32_t>(out.names.size()));
+    if (added) out.names.push_back(n);
+    return it->second;
+  };
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    const FlameGraph& f = a.ranks[i].flame;
+    if (!shown[i]) continue;
+    const int64_t rank = a.ranks[i].rank >= 0 ? a.ranks[i].rank : static_cast<int64_t>(i);
+    const uint32_t top = static_cast<uint32_t>(out.parent.size());
+    out.parent.push_back(0);
+    out.name.push_back(name_id("rank " + std::to_string(rank)));
+    std::vector<int> column(out.types.size(), -1);
+    for (size_t t = 0; t < out.types.size(); ++t) {
+      for (size_t k = 0; k < f.types.size(); ++k) {
+        if (f.types[k] == out.types[t]) column[t] = static_cast<int>(k);
+      }
+      const int64_t v = column[t] < 0 ? 0 : f.total[static_cast<size_t>(column[t])][0];
+      out.total[t].push_back(v);
+      out.total[t][0] += v;
+    }
+    for (size_t n = 1; n < f.parent.size(); ++n) {
+      out.parent.push_back(top + f.parent[n]);  // f's node k is top + k here, its root the rank's frame
+      out.name.push_back(name_id(f.names[f.name[n]]));
+      for (size_t t = 0; t < out.types.size(); ++t) {
+        out.total[t].push_back(column[t] < 0 ? 0 : f.total[static_cast<size_t>(column[t])][n]);
+      }
+    }
+    out.folded += f.folded;
+    out.fold_share = std::max(out.fold_share, f.fold_share);
+  }
+  return out;
+}
+
 }  // namespace
 
-RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold) {
+RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold, bool flame) {
   RanksAnalysis out;
   out.threshold = threshold;
   std::vector<int64_t> given;
@@ -540,6 +601,7 @@ RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshol
   FindRecommendations(out);
   CollectivesAcrossRanks(out);
   AlignSteps(out);
+  if (flame) out.flame = FlameAcrossRanks(out);
   return out;
 }
 

@@ -21,7 +21,9 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
 std::vector<int64_t> RanksOrPositions(std::vector<int64_t> given, bool* replaced);
 
 // The ranks side by side, ranks by RanksOrPositions. threshold: a straggler's median step
-// (or compute) time exceeds the median over ranks by more than this fraction.
-RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold = kDefaultStragglerThreshold);
+// (or compute) time exceeds the median over ranks by more than this fraction. flame: also
+// the ranks' profiles under one root (RanksAnalysis::flame, the HTML's), a frame per rank.
+RanksAnalysis AnalyzeAcrossRanks(std::vector<RankSummary> ranks, double threshold = kDefaultStragglerThreshold,
+                                 bool flame = false);
 
 }  // namespace torch2pprof

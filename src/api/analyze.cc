@@ -52,67 +52,6 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, boo
   return out;
 }
 
-// The ranks' graphs under one root: a frame "rank N" each, its tree below (the types of
-// the first rank with a graph; a rank without one of them counts 0 there). At most
-// kProfileRanks ranks, so that the page stays small: the stragglers, the slow ranks, then
-// the others in rank order.
-FlameGraph RanksFlame(const RanksAnalysis& a) {
-  constexpr size_t kProfileRanks = 16;
-  FlameGraph out;
-  std::vector<bool> shown(a.ranks.size(), false);
-  size_t taken = 0;
-  auto take = [&](size_t i) {
-    if (i < shown.size() && !shown[i] && taken < kProfileRanks && !a.ranks[i].flame.empty()) shown[i] = true, ++taken;
-  };
-  for (const Straggler& l : a.stragglers) take(l.rank);
-  for (const SlowRank& r : a.slow_ranks) take(r.rank);
-  for (size_t i = 0; i < a.ranks.size(); ++i) take(i);
-  for (const RankSummary& r : a.ranks) {
-    if (!r.flame.empty()) {
-      out.types = r.flame.types, out.units = r.flame.units;
-      break;
-    }
-  }
-  if (out.types.empty()) return out;
-  out.names = {""};
-  out.parent = {0};
-  out.name = {0};
-  out.total.assign(out.types.size(), std::vector<int64_t>{0});
-  std::map<std::string, uint32_t> names;
-  auto name_id = [&](const std::string& n) {
-    auto [it, added] = names.try_emplace(n, static_cast<uint32_t>(out.names.size()));
-    if (added) out.names.push_back(n);
-    return it->second;
-  };
-  for (size_t i = 0; i < a.ranks.size(); ++i) {
-    const FlameGraph& f = a.ranks[i].flame;
-    if (!shown[i]) continue;
-    const int64_t rank = a.ranks[i].rank >= 0 ? a.ranks[i].rank : static_cast<int64_t>(i);
-    const uint32_t top = static_cast<uint32_t>(out.parent.size());
-    out.parent.push_back(0);
-    out.name.push_back(name_id("rank " + std::to_string(rank)));
-    std::vector<int> column(out.types.size(), -1);
-    for (size_t t = 0; t < out.types.size(); ++t) {
-      for (size_t k = 0; k < f.types.size(); ++k) {
-        if (f.types[k] == out.types[t]) column[t] = static_cast<int>(k);
-      }
-      const int64_t v = column[t] < 0 ? 0 : f.total[static_cast<size_t>(column[t])][0];
-      out.total[t].push_back(v);
-      out.total[t][0] += v;
-    }
-    for (size_t n = 1; n < f.parent.size(); ++n) {
-      out.parent.push_back(top + f.parent[n]);  // f's node k is top + k here, its root the rank's frame
-      out.name.push_back(name_id(f.names[f.name[n]]));
-      for (size_t t = 0; t < out.types.size(); ++t) {
-        out.total[t].push_back(column[t] < 0 ? 0 : f.total[static_cast<size_t>(column[t])][n]);
-      }
-    }
-    out.folded += f.folded;
-    out.fold_share = std::max(out.fold_share, f.fold_share);
-  }
-  return out;
-}
-
 SnapshotAnalysis AnalyzeSnapshotInput(Input& input, uint64_t max_items, bool flame, Stages& stages,
                                       std::vector<std::string>* warnings) {
   stages.Begin("read and parse");
@@ -169,9 +108,8 @@ RanksAnalysis AnalyzeRanksStages(const std::vector<std::string>& inputs, const s
     for (std::string& line : w) all_warnings->push_back(std::move(line));
   }
   stages.Begin("across ranks");
-  RanksAnalysis analysis = AnalyzeAcrossRanks(std::move(ranks), threshold);
+  RanksAnalysis analysis = AnalyzeAcrossRanks(std::move(ranks), threshold, flame);
   if (analysis.ranks_are_positions) all_warnings->push_back(kRanksArePositions);
-  if (flame) analysis.flame = RanksFlame(analysis);
   return analysis;
 }
 
@@ -197,7 +135,7 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
     std::vector<RankSummary> ranks;
     ranks.push_back(std::move(s.summary));
     stages.Begin("across ranks");
-    result.ranks = AnalyzeAcrossRanks(std::move(ranks), options.straggler_threshold);
+    result.ranks = AnalyzeAcrossRanks(std::move(ranks), options.straggler_threshold, options.flame_graph);
     if (result.ranks.ranks_are_positions) result.warnings.push_back(kRanksArePositions);
     return;
   }

@@ -378,6 +378,30 @@ def ranks_flame(tally, binary, browser, tmp, traces):
     tally.report(f'ranks: a frame per rank ({len(traces)}), the straggler linked to its own', problems)
 
 
+def one_summary_flame(tally, binary, tmp, trace):
+    """One rank's summary alone gives the page over ranks with its profile, as several do:
+    a frame for the rank holding its device time, the same as from its trace."""
+    from e2e_common import ns, read_events
+    problems = []
+    summary = os.path.join(tmp, 'one.summary.json')
+    subprocess.run([binary, 'summarize', '--quiet', trace, '-o', summary], check=True)
+    html = subprocess.run([binary, 'analyze', '--quiet', '--format', 'html', summary], capture_output=True,
+                          text=True, check=True).stdout
+    m = re.search(r'<script type="application/json">(\{"types".*?)</script>', html)
+    data = json.loads(m.group(1)) if m else None
+    want = sum(ns(e['dur']) for e in read_events(trace)
+               if e.get('ph') == 'X' and e.get('dur') is not None and e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset'))
+    if not data:
+        problems.append('no profile on the page of one summary')
+    else:
+        gpu = data['types'].index('gpu')
+        tops = [(data['names'][data['name'][i]], data['total'][gpu][i]) for i in range(1, len(data['parent']))
+                if data['parent'][i] == 0]
+        if len(tops) != 1 or not tops[0][0].startswith('rank ') or tops[0][1] != want:
+            problems.append(f'frames under the root {tops}, want one rank frame of {want} ns')
+    tally.report('one summary: its rank\'s profile, as from its trace', problems)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--binary', required=True)
@@ -396,6 +420,7 @@ def main():
         sandwich(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'))
         ranks_flame(c, a.binary, browser, tmp,
                     [os.path.join(d, f'ddp_gloo_4ranks_late2_rank{r}.pt.trace.json.gz') for r in range(4)])
+        one_summary_flame(c, a.binary, tmp, os.path.join(d, 'ddp_gloo_2ranks_rank0.pt.trace.json.gz'))
         check(c, a.binary, browser, tmp, os.path.join(d, 'lm_train.pt.trace.json.gz'), screenshot=a.screenshot)
         check(c, a.binary, browser, tmp, os.path.join(d, 'resnet50_dl.pt.trace.json.gz'))
         check(c, a.binary, browser, tmp, os.path.join(a.testdata, 'snapshots',

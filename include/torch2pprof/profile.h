@@ -21,14 +21,34 @@ struct ValueType {
 struct SampleTypeName {
   const char* type;
   const char* unit;
+  const char* meaning;  // what the value is, as the HTML pages' flame graphs name it
 };
 inline constexpr SampleTypeName kTraceSampleTypes[] = {
-    {"calls", "count"},       {"wall", "nanoseconds"},     {"work", "nanoseconds"},
-    {"gpu", "nanoseconds"},   {"critical", "nanoseconds"}, {"alloc_objects", "count"},
-    {"alloc_space", "bytes"}, {"inuse_objects", "count"},  {"inuse_space", "bytes"}};
-inline constexpr SampleTypeName kSnapshotSampleTypes[] = {{"inuse_space", "bytes"}, {"inuse_objects", "count"},
-                                                          {"dump_space", "bytes"},  {"dump_objects", "count"},
-                                                          {"alloc_space", "bytes"}, {"alloc_objects", "count"}};
+    {"calls", "count", "calls"},
+    {"wall", "nanoseconds", "wall time (threads' time, waits included)"},
+    {"work", "nanoseconds", "host work (threads' time less blocking waits)"},
+    {"gpu", "nanoseconds", "device time, under the stacks that launched it"},
+    {"critical", "nanoseconds", "the critical path: what the steps waited on"},
+    {"alloc_objects", "count", "allocations in the window"},
+    {"alloc_space", "bytes", "memory allocated in the window"},
+    {"inuse_objects", "count", "allocations in use at the peak"},
+    {"inuse_space", "bytes", "memory in use at the peak"}};
+inline constexpr SampleTypeName kSnapshotSampleTypes[] = {{"inuse_space", "bytes", "memory in use at the peak"},
+                                                          {"inuse_objects", "count", "allocations in use at the peak"},
+                                                          {"dump_space", "bytes", "memory reserved at the dump"},
+                                                          {"dump_objects", "count", "blocks at the dump"},
+                                                          {"alloc_space", "bytes", "memory allocated in the window"},
+                                                          {"alloc_objects", "count", "allocations in the window"}};
+// A sample type's meaning, from either registry (the same words where both have it).
+inline const char* SampleTypeMeaning(std::string_view type) {
+  for (const SampleTypeName& t : kTraceSampleTypes) {
+    if (type == t.type) return t.meaning;
+  }
+  for (const SampleTypeName& t : kSnapshotSampleTypes) {
+    if (type == t.type) return t.meaning;
+  }
+  return nullptr;
+}
 
 // The sample types the HTML pages' flame graphs draw, in their select's order, each one
 // of the registries' above: a trace's (device time, the critical path, host work, memory
@@ -53,6 +73,18 @@ constexpr bool AllRegistered(const std::string_view (&types)[N], const SampleTyp
   }
   return true;
 }
+// A type both registries hold means one thing: the same unit and the same words.
+constexpr bool OneMeaningEach() {
+  for (const SampleTypeName& a : kTraceSampleTypes) {
+    for (const SampleTypeName& b : kSnapshotSampleTypes) {
+      if (std::string_view(a.type) == b.type &&
+          (std::string_view(a.unit) != b.unit || std::string_view(a.meaning) != b.meaning))
+        return false;
+    }
+  }
+  return true;
+}
+static_assert(OneMeaningEach());
 static_assert(AllRegistered(kTraceFlameTypes, kTraceSampleTypes) && AllRegistered(kRankFlameTypes, kTraceSampleTypes) &&
               AllRegistered(kCompareFlameTypes, kTraceSampleTypes) &&
               AllRegistered(kSnapshotFlameTypes, kSnapshotSampleTypes));

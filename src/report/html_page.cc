@@ -18,19 +18,10 @@ std::string Note(const std::string& s) { return "<p class=\"note\">" + Html(s) +
 // The flame graph of convert's profile (FlameOf): the data as JSON for the script, which
 // draws it; a note says what the values are and what was folded.
 std::string FlameBody(const FlameGraph& f, const std::string& what) {
-  static const std::pair<const char*, const char*> kLabels[] = {
-      {"gpu", "device time, under the stacks that launched it"},
-      {"critical", "the critical path: what the steps waited on"},
-      {"work", "host work (threads' time less blocking waits)"},
-      {"inuse_space", "memory in use at the peak"},
-      {"alloc_space", "memory allocated in the window"},
-      {"dump_space", "memory reserved at the dump"}};
   std::string options;
   for (size_t t = 0; t < f.types.size(); ++t) {
-    std::string label = f.types[t];
-    for (const auto& [key, text] : kLabels) {
-      if (f.types[t] == key) label = text;
-    }
+    const char* meaning = SampleTypeMeaning(f.types[t]);
+    const std::string label = meaning ? meaning : f.types[t];
     options += "<option value=\"" + std::to_string(t) + "\">" + Html(label) + "</option>";
   }
   const std::string json = ScriptJson(FlameJson(f));

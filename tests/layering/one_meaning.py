@@ -57,7 +57,7 @@ LISTS = [
      ['src/report/analysis_report.cc', 'src/report/ranks_report.cc', 'src/report/snapshot_report.cc'],
      r'^\s*\{"([a-z_]+)",\s*(?:\[\]|$)|TableView<[^>]*>\("([a-z_]+)"'),
     ('the sample types (kTraceSampleTypes, kSnapshotSampleTypes)', ['include/torch2pprof/profile.h'],
-     r'\{"([a-z_]+)", "(?:count|nanoseconds|bytes)"\}'),
+     r'\{"([a-z_]+)", "(?:count|nanoseconds|bytes)"[,}]'),
     ('the finding ids (kFindingIds, kRankFindingIds)', ['include/torch2pprof/analysis.h', 'include/torch2pprof/ranks.h'],
      r'"([a-z_0-9]+)"'),
 ]

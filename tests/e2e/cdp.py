@@ -9,6 +9,7 @@ input events at the coordinates the page lays out, and take screenshots.
         page.screenshot('out.png', selector='.timeline')
 """
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -227,3 +228,14 @@ class Page:
         data = self.send('Page.captureScreenshot', **params)['data']
         with open(path, 'wb') as f:
             f.write(base64.b64decode(data))
+
+
+@contextlib.contextmanager
+def opened(chromium, profile, page, problems, width=1400, height=1000):
+    """A page opened in a fresh headless Chromium, for a test's checks; when they are done,
+    any console message or uncaught exception is one more problem (every page test ends so)."""
+    with Browser(chromium, profile, width=width, height=height) as b:
+        p = b.open('file://' + page)
+        yield p
+        if p.console():
+            problems.append(f'console: {p.console()[:2]}')

@@ -25,7 +25,7 @@ import tempfile
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser  # noqa: E402
+from cdp import opened  # noqa: E402
 from e2e_common import Tally, ns, read_events  # noqa: E402
 from html_e2e import chromium  # noqa: E402
 
@@ -49,8 +49,7 @@ def check(c, binary, browser, tmp, base, new, snapshot=False, screenshot=None):
     with open(page, 'w') as f:
         f.write(r.stdout)
     problems = []
-    with Browser(browser, os.path.join(tmp, 'profile'), width=1400, height=1000) as b:
-        p = b.open('file://' + page)
+    with opened(browser, os.path.join(tmp, 'profile'), page, problems, width=1400, height=1000) as p:
         if p.eval('document.body.dataset.ready') != '1' or p.eval('document.body.dataset.errors'):
             problems.append(f'script did not finish: {p.eval("document.body.dataset.errors")}')
         h1 = p.eval('document.querySelector("h1").textContent')
@@ -127,8 +126,6 @@ def check(c, binary, browser, tmp, base, new, snapshot=False, screenshot=None):
             n = p.eval('document.querySelectorAll("#sites-table tbody tr").length')
             if n != len(report['sites']):
                 problems.append(f'sites-table: {n} rows, JSON {len(report["sites"])}')
-        if p.console():
-            problems.append(f'console: {p.console()[:2]}')
     c.report(f'compare html {name}', problems)
 
 

@@ -301,7 +301,7 @@ def sandwich(tally, binary, browser, tmp, trace):
     (the double click's timing is not a test's to meet on a loaded machine) shows it merged
     over all its callers, its row the total pprof's -focus gives; then the box and the
     search reach the same."""
-    from cdp import Browser
+    from cdp import opened
     problems = []
     r = subprocess.run([binary, 'analyze', '--quiet', '--format', 'html', trace], capture_output=True, text=True)
     page = os.path.join(tmp, 'sandwich.html')
@@ -309,8 +309,7 @@ def sandwich(tally, binary, browser, tmp, trace):
         f.write(r.stdout)
     want = pprof_focus(binary, trace, tmp, 'gpu', 'aten::mm')
     rows = 0
-    with Browser(browser, os.path.join(tmp, 'cdp-profile'), width=WIDTH, height=1200) as b:
-        p = b.open('file://' + page)
+    with opened(browser, os.path.join(tmp, 'cdp-profile'), page, problems, width=WIDTH, height=1200) as p:
         if not p.eval(FIND_MM):
             return tally.report('sandwich', ['no aten::mm frame drawn'])
         p.right_click('#probe-mm')
@@ -334,8 +333,6 @@ def sandwich(tally, binary, browser, tmp, trace):
         p.click('.flame .sandwich')
         if p.eval('document.querySelector(".flame .graph").dataset.sandwich') != got:
             problems.append('the box and the search give another total')
-        if p.console():
-            problems.append(f'console: {p.console()[:2]}')
     tally.report(f'sandwich: aten::mm over all its callers ({rows} frames)', problems)
 
 
@@ -343,7 +340,7 @@ def ranks_flame(tally, binary, browser, tmp, traces):
     """The multi-rank report's flame graph: a frame per rank holding that rank's device
     time (its kernel, memcpy and memset durations in the trace text), and the straggler's
     link zooms into its frame (a click through the DevTools protocol)."""
-    from cdp import Browser
+    from cdp import opened
     from e2e_common import ns, read_events
     problems = []
     r = subprocess.run([binary, 'analyze', '--quiet', '--format', 'html'] + traces, capture_output=True, text=True)
@@ -357,8 +354,7 @@ def ranks_flame(tally, binary, browser, tmp, traces):
                                               text=True).stdout)['trace'].get('rank')
         want[f'rank {with_rank}'] = sum(ns(e['dur']) for e in evs if e.get('ph') == 'X' and e.get('dur') is not None
                                        and e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset'))
-    with Browser(browser, os.path.join(tmp, 'cdp-ranks'), width=WIDTH, height=1200) as b:
-        p = b.open('file://' + page)
+    with opened(browser, os.path.join(tmp, 'cdp-ranks'), page, problems, width=WIDTH, height=1200) as p:
         data = p.eval('JSON.parse(document.querySelector(".flame script").textContent)')
         gpu = data['types'].index('gpu')
         got = {data['names'][data['name'][i]]: data['total'][gpu][i] for i in range(1, len(data['parent']))
@@ -373,8 +369,6 @@ def ranks_flame(tally, binary, browser, tmp, traces):
             root = p.eval('document.querySelector(".flame .graph").dataset.root')
             if root in (None, '0') or data['names'][data['name'][int(root)]] != link:
                 problems.append(f'the link to {link!r} zoomed to node {root}')
-        if p.console():
-            problems.append(f'console: {p.console()[:2]}')
     tally.report(f'ranks: a frame per rank ({len(traces)}), the straggler linked to its own', problems)
 
 

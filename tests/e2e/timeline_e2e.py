@@ -34,7 +34,7 @@ import tempfile
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdp import Browser  # noqa: E402
+from cdp import opened  # noqa: E402
 from e2e_common import Tally, as_text, ns, python_ends, read_events  # noqa: E402
 from html_e2e import chromium  # noqa: E402
 
@@ -212,8 +212,7 @@ def check_page(c, binary, browser, tmp, trace, screenshot=None):
     report = json.loads(j.stdout, parse_float=Decimal)
     evs = read_events(trace)
     problems = []
-    with Browser(browser, os.path.join(tmp, 'profile-' + name), width=1400, height=1000) as b:
-        p = b.open('file://' + page)
+    with opened(browser, os.path.join(tmp, 'profile-' + name), page, problems, width=1400, height=1000) as p:
         if p.eval('document.body.dataset.ready') != '1' or p.eval('document.body.dataset.errors'):
             problems.append(f'script did not finish: {p.eval("document.body.dataset.errors")}')
         data = p.eval('JSON.parse(document.querySelector(".timeline script").textContent)')
@@ -325,8 +324,6 @@ def check_page(c, binary, browser, tmp, trace, screenshot=None):
             p.select('.timeline select', 1)
             if p.eval('document.querySelector(".timeline").dataset.step') != steps[1]['step']:
                 problems.append('the keyboard did not pick the second step')
-        if p.console():
-            problems.append(f'console: {p.console()[:2]}')
         if int(p.eval(f'document.querySelector("{view}").dataset.drawn')) == 0:
             problems.append('nothing drawn')
     c.report(f'timeline page {name}: {len(steps)} steps, {sum(s["events"] for s in steps)} events, '
@@ -417,8 +414,7 @@ def check_sites(c, binary, browser, tmp, snapshot, screenshot=None):
     with open(page, 'w') as f:
         f.write(r.stdout)
     problems = []
-    with Browser(browser, os.path.join(tmp, 'profile-sites'), width=1400, height=1000) as b:
-        p = b.open('file://' + page)
+    with opened(browser, os.path.join(tmp, 'profile-sites'), page, problems, width=1400, height=1000) as p:
         bands = p.eval('document.querySelectorAll(".sites polygon.site").length')
         if bands != len(series):
             problems.append(f'{bands} bands, JSON has {len(series)} series')
@@ -443,8 +439,6 @@ def check_sites(c, binary, browser, tmp, snapshot, screenshot=None):
             p.click('.sites .legend button[data-i="2"]')
             if p.eval('document.querySelector(".sites").dataset.shown') != '2':
                 problems.append('a click on a name did not show its site')
-        if p.console():
-            problems.append(f'console: {p.console()[:2]}')
         if screenshot:
             p.screenshot(screenshot, selector='.sites', full_width=True)
     c.report(f'memory by site over time {name}: {len(series)} series', problems)

@@ -25,7 +25,8 @@ const char* const kPartColors[std::size(kStepParts)] = {"#4e79a7", "#f28e2b", "#
                                                         "#76b7b2", "#b07aa1", "#59a14f", "#bab0ac"};
 
 // The slowest steps as timelines (Analysis::timelines), one at a time: the data as JSON
-// for the script, which draws it on a canvas.
+// for the script, which draws it on a canvas in the legend's colours (timeline.js reads
+// them from it).
 std::string TimelineBody(const Analysis& a) {
   static const char* const kBoundColors[kBounds] = {"#edc948", "#f28e2b", "#b07aa1", "#4e79a7", "#59a14f", "#ff9da7"};
   static const char* const kCauseColors[] = {"rgba(225,87,89,.30)", "rgba(237,201,72,.40)", "rgba(160,160,160,.28)"};

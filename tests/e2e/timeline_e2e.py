@@ -217,6 +217,21 @@ def check_page(c, binary, browser, tmp, trace, screenshot=None):
             problems.append(f'script did not finish: {p.eval("document.body.dataset.errors")}')
         data = p.eval('JSON.parse(document.querySelector(".timeline script").textContent)')
         steps = data['steps']
+        # The critical path's lane is painted in the legend's colours (the script reads them
+        # from it): every painted pixel across its middle row is one of the bounds'.
+        painted = p.eval("""(function () {
+          var c = document.querySelector('.timeline canvas'), d = window.devicePixelRatio || 1;
+          var px = c.getContext('2d').getImageData(200 * d, 26 * d, c.width - 200 * d, 1).data, seen = {};
+          for (var i = 0; i < px.length; i += 4) if (px[i + 3] === 255) seen[px[i] + ',' + px[i + 1] + ',' + px[i + 2]] = 1;
+          var legend = [];
+          document.querySelectorAll('.timeline .legend i').forEach(function (i) {
+            var m = getComputedStyle(i).backgroundColor.match(/\\d+/g); legend.push(m.slice(0, 3).join(','));
+          });
+          return {seen: Object.keys(seen), legend: legend};
+        })()""")
+        bounds = set(painted['legend'][:6])
+        if not painted['seen'] or not set(painted['seen']) & bounds:
+            problems.append(f'the critical lane is painted {painted["seen"][:4]}, not in the legend\'s {sorted(bounds)}')
         lengths = sorted((ns(s['total_us']) for s in report['steps']), reverse=True)
         if [s['length'] for s in steps] != lengths[:len(steps)]:
             problems.append(f'steps {[s["length"] for s in steps]} are not the slowest {lengths[:len(steps)]}')

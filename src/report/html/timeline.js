@@ -8,8 +8,17 @@ document.querySelectorAll('.timeline').forEach(function(box) {
   var select = box.querySelector('select'), view = box.querySelector('.view'), canvas = box.querySelector('canvas');
   var info = box.querySelector('.info'), scope = box.querySelector('.scope'), ctx = canvas.getContext('2d');
   var LABEL = 200, ROW = 14, RULER = 18, CRIT = 16, MAXROWS = 6;
-  var bound = ['#edc948', '#f28e2b', '#b07aa1', '#4e79a7', '#59a14f', '#ff9da7'];
-  var cause = ['rgba(225,87,89,.30)', 'rgba(237,201,72,.40)', 'rgba(160,160,160,.28)'];
+  // The colours are the legend's, written once (TimelineBody): after its first heading the
+  // bounds' swatches, after its second the idle causes'.
+  var bound = [], cause = [], into = null;
+  box.querySelectorAll('.legend > span').forEach(function(span) {
+    var swatch = span.querySelector('i');
+    if (!swatch) {
+      into = into ? cause : bound;
+    } else {
+      into.push(swatch.style.background);
+    }
+  });
   var s, v0, v1, lanes, total, index, expanded = {}, drag = null, W = 1000;
   var fmt = t2pDuration;  // as the tables write durations (format.js)
   function label(n) {

@@ -32,7 +32,7 @@ SCENARIOS = {
         finding='sleep', words=['sleep', 'scenarios.py'], twin='the logger without the sleep',
         already=['sleep']),
     'straggler': dict(
-        cause='rank 2 of 4 gloo ranks sleeps 15 ms before its forward; the others wait in the all-reduce',
+        cause='rank 2 of 4 gloo ranks sleeps 40 ms before its forward; the others wait in the all-reduce',
         finding='straggler', words=['Rank 2'], twin='no rank sleeps', ranks=4, already=[]),
     'dataloader': dict(
         cause='a DataLoader with num_workers=0 whose __getitem__ takes 0.4 ms a sample (6.4 ms a batch)',
@@ -304,7 +304,7 @@ def straggler_rank(rank, world, port, out, variant):
 
     def step(i):
         if variant == 'cause' and rank == 2:
-            time.sleep(0.015)  # the straggler: slow input, a slow disk, a busy host
+            time.sleep(0.040)  # the straggler: slow input, a slow disk, a busy host
         train_step(model, opt, x, y)
 
     run(out, f'straggler.rank{rank}', variant, step)

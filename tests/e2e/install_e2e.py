@@ -56,7 +56,8 @@ def check_install(t, a, work):
     api = ['torch2pprof/analysis.h', 'torch2pprof/compare.h', 'torch2pprof/device_views.h', 'torch2pprof/error.h',
            'torch2pprof/events.h', 'torch2pprof/host_views.h', 'torch2pprof/input.h', 'torch2pprof/output.h',
            'torch2pprof/profile.h', 'torch2pprof/ranks.h', 'torch2pprof/report.h', 'torch2pprof/snapshot.h',
-           'torch2pprof/stages/trace.h', 'torch2pprof/stages/trace_loader.h', 'torch2pprof/stages/trace_model.h',
+           'torch2pprof/stages/snapshot.h', 'torch2pprof/stages/trace.h', 'torch2pprof/stages/trace_loader.h',
+           'torch2pprof/stages/trace_model.h',
            'torch2pprof/torch2pprof.h', 'torch2pprof/version.h']
     problems = [] if headers == api else [f'installed {headers}, want {api}']
     # Units a reader can hold: each public header under 400 lines (the results schema is

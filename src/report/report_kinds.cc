@@ -4,6 +4,7 @@
 #include <string>
 
 #include "torch2pprof/error.h"
+#include "torch2pprof/input.h"
 #include "torch2pprof/report.h"
 
 namespace torch2pprof {
@@ -13,10 +14,14 @@ using Render = std::string (*)(const AnalyzeResult&, const ReportOptions&);
 
 struct KindReport {
   InputKind kind;
-  const char* context;  // the --table error's start
   const std::vector<std::string>& (*tables)();
   Render text, json, csv, html;
 };
+
+// The --table error's start: "for a memory snapshot, " (a trace's says nothing).
+std::string ContextOf(InputKind kind) {
+  return kind == InputKind::kTrace ? "" : std::string("for ") + InputKindName(kind) + ", ";
+}
 
 template <std::string (*F)(const Analysis&, const ReportOptions&)>
 std::string OfTrace(const AnalyzeResult& r, const ReportOptions& o) {
@@ -32,13 +37,12 @@ std::string OfRanks(const AnalyzeResult& r, const ReportOptions& o) {
 }
 
 const KindReport kKindReports[] = {
-    {InputKind::kTrace, "", CsvTables, OfTrace<RenderText>, OfTrace<RenderJson>, OfTrace<RenderCsv>,
-     OfTrace<RenderHtml>},
-    {InputKind::kSnapshot, "for a memory snapshot, ", SnapshotCsvTables, OfSnapshot<RenderSnapshotText>,
-     OfSnapshot<RenderSnapshotJson>, OfSnapshot<RenderSnapshotCsv>, OfSnapshot<RenderSnapshotHtml>},
+    {InputKind::kTrace, CsvTables, OfTrace<RenderText>, OfTrace<RenderJson>, OfTrace<RenderCsv>, OfTrace<RenderHtml>},
+    {InputKind::kSnapshot, SnapshotCsvTables, OfSnapshot<RenderSnapshotText>, OfSnapshot<RenderSnapshotJson>,
+     OfSnapshot<RenderSnapshotCsv>, OfSnapshot<RenderSnapshotHtml>},
     // One summary is a report over its one rank, as several are over theirs.
-    {InputKind::kSummary, "for a rank summary, ", RanksCsvTables, OfRanks<RenderRanksText>, OfRanks<RenderRanksJson>,
-     OfRanks<RenderRanksCsv>, OfRanks<RenderRanksHtml>},
+    {InputKind::kSummary, RanksCsvTables, OfRanks<RenderRanksText>, OfRanks<RenderRanksJson>, OfRanks<RenderRanksCsv>,
+     OfRanks<RenderRanksHtml>},
 };
 
 const KindReport& ReportOf(InputKind kind) {
@@ -103,7 +107,7 @@ const std::vector<RuleResult>& RulesOf(const CompareRunsResult& result, bool* re
 
 void CheckReportTable(InputKind kind, const std::string& table) {
   const KindReport& k = ReportOf(kind);
-  CheckCsvTable(table, k.tables(), k.context);
+  CheckCsvTable(table, k.tables(), ContextOf(kind));
 }
 
 std::string RenderReport(const AnalyzeResult& result, const std::string& format, const ReportOptions& options) {

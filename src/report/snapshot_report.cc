@@ -7,6 +7,7 @@
 
 #include "report/snapshot_tables.h"
 #include "torch2pprof/error.h"
+#include "torch2pprof/input.h"
 #include "torch2pprof/report.h"
 
 namespace torch2pprof {
@@ -286,7 +287,7 @@ std::string RenderSnapshotJson(const SnapshotAnalysis& a, const ReportOptions& o
 }
 
 std::string RenderSnapshotCsv(const SnapshotAnalysis& a, const ReportOptions& o) {
-  return WriteCsvTable(kSnapshotCsvTables, a, o, "for a memory snapshot, ");
+  return WriteCsvTable(kSnapshotCsvTables, a, o, std::string("for ") + InputKindName(InputKind::kSnapshot) + ", ");
 }
 
 }  // namespace torch2pprof

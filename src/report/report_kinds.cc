@@ -23,26 +23,28 @@ std::string ContextOf(InputKind kind) {
   return kind == InputKind::kTrace ? "" : std::string("for ") + InputKindName(kind) + ", ";
 }
 
-template <std::string (*F)(const Analysis&, const ReportOptions&)>
-std::string OfTrace(const AnalyzeResult& r, const ReportOptions& o) {
-  return F(r.analysis, o);
-}
-template <std::string (*F)(const SnapshotAnalysis&, const ReportOptions&)>
-std::string OfSnapshot(const AnalyzeResult& r, const ReportOptions& o) {
-  return F(r.snapshot, o);
-}
-template <std::string (*F)(const RanksAnalysis&, const ReportOptions&)>
-std::string OfRanks(const AnalyzeResult& r, const ReportOptions& o) {
-  return F(r.ranks, o);
-}
+// A renderer of one part of a result (its field), as a renderer of the result.
+template <typename Result, auto Field>
+struct Part {
+  template <auto Render>
+  static std::string Of(const Result& r, const ReportOptions& o) {
+    return Render(r.*Field, o);
+  }
+};
+using OfTrace = Part<AnalyzeResult, &AnalyzeResult::analysis>;
+using OfSnapshot = Part<AnalyzeResult, &AnalyzeResult::snapshot>;
+using OfRanks = Part<AnalyzeResult, &AnalyzeResult::ranks>;
+using OfRuns = Part<CompareRunsResult, &CompareRunsResult::comparison>;
+using OfSnapshots = Part<CompareRunsResult, &CompareRunsResult::snapshots>;
 
 const KindReport kKindReports[] = {
-    {InputKind::kTrace, CsvTables, OfTrace<RenderText>, OfTrace<RenderJson>, OfTrace<RenderCsv>, OfTrace<RenderHtml>},
-    {InputKind::kSnapshot, SnapshotCsvTables, OfSnapshot<RenderSnapshotText>, OfSnapshot<RenderSnapshotJson>,
-     OfSnapshot<RenderSnapshotCsv>, OfSnapshot<RenderSnapshotHtml>},
+    {InputKind::kTrace, CsvTables, OfTrace::Of<RenderText>, OfTrace::Of<RenderJson>, OfTrace::Of<RenderCsv>,
+     OfTrace::Of<RenderHtml>},
+    {InputKind::kSnapshot, SnapshotCsvTables, OfSnapshot::Of<RenderSnapshotText>, OfSnapshot::Of<RenderSnapshotJson>,
+     OfSnapshot::Of<RenderSnapshotCsv>, OfSnapshot::Of<RenderSnapshotHtml>},
     // One summary is a report over its one rank, as several are over theirs.
-    {InputKind::kSummary, RanksCsvTables, OfRanks<RenderRanksText>, OfRanks<RenderRanksJson>, OfRanks<RenderRanksCsv>,
-     OfRanks<RenderRanksHtml>},
+    {InputKind::kSummary, RanksCsvTables, OfRanks::Of<RenderRanksText>, OfRanks::Of<RenderRanksJson>,
+     OfRanks::Of<RenderRanksCsv>, OfRanks::Of<RenderRanksHtml>},
 };
 
 const KindReport& ReportOf(InputKind kind) {
@@ -67,20 +69,11 @@ struct KindComparison {
   RenderComparison text, json, markdown, html;
 };
 
-template <std::string (*F)(const Comparison&, const ReportOptions&)>
-std::string OfRuns(const CompareRunsResult& r, const ReportOptions& o) {
-  return F(r.comparison, o);
-}
-template <std::string (*F)(const SnapshotComparison&, const ReportOptions&)>
-std::string OfSnapshots(const CompareRunsResult& r, const ReportOptions& o) {
-  return F(r.snapshots, o);
-}
-
 const KindComparison kKindComparisons[] = {
-    {InputKind::kTrace, OfRuns<RenderCompareText>, OfRuns<RenderCompareJson>, OfRuns<RenderCompareMarkdown>,
-     OfRuns<RenderCompareHtml>},
-    {InputKind::kSnapshot, OfSnapshots<RenderSnapshotCompareText>, OfSnapshots<RenderSnapshotCompareJson>,
-     OfSnapshots<RenderSnapshotCompareMarkdown>, OfSnapshots<RenderSnapshotCompareHtml>},
+    {InputKind::kTrace, OfRuns::Of<RenderCompareText>, OfRuns::Of<RenderCompareJson>, OfRuns::Of<RenderCompareMarkdown>,
+     OfRuns::Of<RenderCompareHtml>},
+    {InputKind::kSnapshot, OfSnapshots::Of<RenderSnapshotCompareText>, OfSnapshots::Of<RenderSnapshotCompareJson>,
+     OfSnapshots::Of<RenderSnapshotCompareMarkdown>, OfSnapshots::Of<RenderSnapshotCompareHtml>},
 };
 
 }  // namespace

@@ -40,11 +40,8 @@ RankSummary SummarizeTrace(const Trace& trace, Executor& ex, Stages& stages, boo
   stages.Begin("model and stacks");
   ModelAndStacks built = BuildModelBesideStacks(trace, ex);
   stages.Begin("profile");
-  AggregateOptions aggregate;
-  aggregate.labels = false;
-  aggregate.step_labels = StepLabels::kOff;
-  FlameGraph graph = FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), TypeList(kRankFlameTypes),
-                             0.002, kRankProfileNodes);
+  FlameGraph graph = FlameOf(AggregateUncut(trace, built.model, built.lanes, FlameGraphAggregate(false), ex),
+                             TypeList(kRankFlameTypes), 0.002, kRankProfileNodes);
   stages.Begin("analyze");
   Analysis analysis = Analyze(trace, built.model, std::move(built.lanes), AnalysisOptions{}, ex);
   RankSummary out = SummarizeRank(trace, built.model, analysis);
@@ -148,11 +145,8 @@ void AnalyzeStages(const AnalyzeOptions& options, Stages& stages, AnalyzeResult&
   FlameGraph flame;
   if (options.flame_graph) {  // convert's profile, from the lanes before the analysis takes them
     stages.Begin("profile");
-    AggregateOptions aggregate;
-    aggregate.labels = false;
-    aggregate.critical = true;
-    aggregate.step_labels = StepLabels::kOff;
-    flame = FlameOf(Aggregate(trace, built.model, built.lanes, aggregate, ex), TypeList(kTraceFlameTypes));
+    flame = FlameOf(AggregateUncut(trace, built.model, built.lanes, FlameGraphAggregate(true), ex),
+                    TypeList(kTraceFlameTypes));
   }
   // The timeline's file is opened before the work, so that a refused name costs nothing.
   std::optional<OutputFile> timeline;

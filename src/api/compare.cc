@@ -10,7 +10,6 @@
 #include "convert/snapshot_profile.h"
 #include "load/input.h"
 #include "load/snapshot.h"
-#include "model/lane_builder.h"
 #include "model/memory_replay.h"
 #include "report/flame_graph.h"
 #include "torch2pprof/torch2pprof.h"
@@ -40,13 +39,7 @@ Run TraceRun(const CompareRunsOptions& options, Input& input, std::atomic<uint64
     stages.Begin("aggregate");
     AggregateOptions aggregate;
     aggregate.critical = true;
-    Aggregator aggregator(aggregate);
-    if (StepLabelsOn(aggregate, built.model)) {
-      aggregator.Add(trace, built.model, BuildLanes(trace, ConvertBuildOptions(built.model, aggregate), ex), ex);
-    } else {
-      aggregator.Add(trace, built.model, built.lanes, ex);
-    }
-    run.profile = std::move(aggregator).Finish({});
+    run.profile = AggregateUncut(trace, built.model, built.lanes, aggregate, ex);
   }
   stages.Begin("analyze");
   run.analysis = Analyze(trace, built.model, std::move(built.lanes), AnalysisOptions{options.group_by_shape, true}, ex);

@@ -363,6 +363,20 @@ Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector
   return Aggregate(trace, model, lanes, options, one);
 }
 
+Profile AggregateUncut(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& uncut,
+                       const AggregateOptions& options, Executor& ex) {
+  if (!StepLabelsOn(options, model)) return Aggregate(trace, model, uncut, options, ex);
+  return Aggregate(trace, model, BuildLanes(trace, ConvertBuildOptions(model, options), ex), options, ex);
+}
+
+AggregateOptions FlameGraphAggregate(bool critical) {
+  AggregateOptions options;
+  options.labels = false;
+  options.step_labels = StepLabels::kOff;
+  options.critical = critical;
+  return options;
+}
+
 bool StepLabelsOn(const AggregateOptions& options, const TraceModel& model) {
   if (!options.labels) return false;
   if (options.step_labels == StepLabels::kAuto) return model.steps.size() <= kAutoStepLabels;

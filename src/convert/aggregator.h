@@ -60,6 +60,13 @@ Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector
                   const AggregateOptions& options = {});
 // The same from the trace alone: its model, its lanes cut at the model's step bounds.
 Profile Aggregate(const Trace& trace, int threads = 1);
+// The same from stacks built uncut, beside the model (as analyze and compare build them):
+// where the samples get step labels, the lanes are built again, cut at the steps.
+Profile AggregateUncut(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& uncut,
+                       const AggregateOptions& options, Executor& ex);
+// A flame graph's profile: no labels (the graph draws none), so stacks never cut at the
+// steps; `critical` adds the critical path's sample type.
+AggregateOptions FlameGraphAggregate(bool critical);
 // Whether a trace's samples get step labels under these options.
 bool StepLabelsOn(const AggregateOptions& options, const TraceModel& model);
 // The stack builder's options convert uses: with step labels, lanes cut at the model's

@@ -496,6 +496,25 @@ TEST(AggregatorSteps, StepLabelsAutoOnUpToTenSteps) {
   EXPECT_EQ(total(WithStepLabels(Steps(11), StepLabels::kOn)), total(eleven));
 }
 
+// From the uncut stacks analyze builds, the profile convert writes: cut again where step
+// labels are on (3 steps, auto), as is where they are off; a flame graph's has no labels.
+TEST(AggregatorSteps, FromUncutStacksTheProfileIsConvertsOwn) {
+  for (const int steps : {3, 11}) {
+    Trace t = testing::LoadText(Steps(steps));
+    TraceModel m = BuildModel(t);
+    Executor ex(2);
+    const std::vector<LaneStacks> uncut = BuildLanes(t);
+    AggregateOptions o;
+    o.critical = true;
+    EXPECT_EQ(EncodeProfile(AggregateUncut(t, m, uncut, o, ex)),
+              EncodeProfile(Aggregate(t, m, BuildLanes(t, ConvertBuildOptions(m, o)), o, ex)))
+        << steps;
+    EXPECT_EQ(StepLabelled(AggregateUncut(t, m, uncut, o, ex)) > 0, steps == 3);
+    const Profile flame = AggregateUncut(t, m, uncut, FlameGraphAggregate(false), ex);
+    for (const Sample& s : flame.samples) EXPECT_TRUE(flame.label_sets[s.labels].empty());
+  }
+}
+
 TEST(AggregatorDepth, DeepStacksFoldAtTheMaximumDepthAndKeepTheirTime) {
   // A chain of 6 nested intervals, each 1 us inside its parent; at most 4 frames.
   std::string s = "[";

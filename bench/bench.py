@@ -4,7 +4,7 @@
 usage: bench/bench.py [--sizes 2G,5G] [--source TRACE] [--runs 3] [--build build] [--threads N]
                       [--workdir bench/data] [--traces T...] [--no-pprof]
 
-Inputs: SOURCE itself (default: the real 194 MB with_stack trace gpt2_big from
+Inputs: SOURCE itself (default: the real 185 MiB with_stack trace gpt2_big from
 ../shared/traces/torch211), uncompressed once into --workdir, and SOURCE tiled to each
 of --sizes with ../shared/tools/tile_trace.py (cached in --workdir, never committed).
 For each input it alternates runs of
@@ -12,7 +12,7 @@ For each input it alternates runs of
                          event's ph/name/pid/tid/ts/dur visited with simdjson on-demand
   convert                all cores, then --threads 1 (the bytes must be identical)
   analyze --format json  all cores, then --threads 1
-under /usr/bin/time -v and prints markdown tables: MB/s of uncompressed JSON (median
+under /usr/bin/time -v and prints markdown tables: MiB/s of uncompressed JSON (median
 run), peak RSS, and the time as a multiple of the floor's, at each thread count.
 It then measures what the machine allows: `cores` one-thread converts of SOURCE side by
 side against one alone. On a shared VM a busy core slows its neighbours; the ceiling is
@@ -107,7 +107,7 @@ def main():
                platform.machine())
     print(f'Machine: {cpu}, {os.cpu_count()} cores; {cores} threads for "all"; median of {a.runs} alternating runs; '
           'RSS is the largest run\'s.\n')
-    print('| input | JSON | floor | convert, all | MB/s | ×floor | RSS/JSON | convert, 1 thread | MB/s | ×floor '
+    print('| input | JSON | floor | convert, all | MiB/s | ×floor | RSS/JSON | convert, 1 thread | MiB/s | ×floor '
           '| RSS/JSON | speed-up | analyze, all | ×floor | RSS/JSON | analyze, 1 thread | ×floor | RSS/JSON |')
     print('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     floor_mbs = None
@@ -127,7 +127,7 @@ def main():
         with open(out, 'rb') as f, open(out1, 'rb') as f1:
             if f.read() != f1.read():
                 sys.exit(f'{path}: --threads 1 output differs')
-        mb = json_bytes / 1e6
+        mb = json_bytes / 2**20
         if flo:
             tf, _ = median(flo)
             floor_mbs = mb / tf
@@ -153,7 +153,7 @@ def main():
         plain_convert[path] = t
         if path == inputs[0]:
             ceiling_speedup = t1 / t
-        print(f'| {os.path.basename(path)} | {mb:,.0f} MB | {floor_cell} | {c} | {c1} | {t1 / t:.2f}× | '
+        print(f'| {os.path.basename(path)} | {mb:,.0f} MiB | {floor_cell} | {c} | {c1} | {t1 / t:.2f}× | '
               f'{short(ana)} | {short(ana1)} |')
     # The machine's own ceiling: `cores` one-thread converts side by side against one alone.
     alone, together = [], []
@@ -183,9 +183,9 @@ def main():
         tz, rz = median(cz)
         tz1, _ = median(cz1)
         tp = plain_convert[inputs[0]]
-        print(f'\nCompressed input, {os.path.basename(gz)} ({os.path.getsize(gz) / 1e6:,.0f} MB): '
+        print(f'\nCompressed input, {os.path.basename(gz)} ({os.path.getsize(gz) / 2**20:,.0f} MiB): '
               f'{library} alone inflates it in {ti:.3f} s; convert takes {tz:.2f} s on all cores '
-              f'({tz1:.2f} s on 1 thread, {rz / 1e6:,.0f} MB RSS) against {tp:.2f} s for the plain JSON: '
+              f'({tz1:.2f} s on 1 thread, {rz / 2**20:,.0f} MiB RSS) against {tp:.2f} s for the plain JSON: '
               f'gzip costs {tz - tp:+.3f} s, {(tz - tp) / ti:.2f}× the inflate alone.')
     go = shutil.which('go')
     if go and not a.no_pprof:
@@ -193,7 +193,7 @@ def main():
         reads = [timed([go, 'tool', 'pprof', '-top', out]) for _ in range(a.runs)]
         tr, rr = median(reads)
         print(f'\n`go tool pprof -top` reads the profile of {os.path.basename(inputs[0])} '
-              f'({os.path.getsize(out) / 1e6:.1f} MB) in {tr:.2f} s, {rr / 1e6:,.0f} MB RSS.')
+              f'({os.path.getsize(out) / 2**20:.1f} MiB) in {tr:.2f} s, {rr / 2**20:,.0f} MiB RSS.')
 
 
 if __name__ == '__main__':

@@ -26,11 +26,11 @@ import torch2pprof
 
 
 def record(mb):
-    """A profile whose JSON is at least mb MB: steps of small operators with shapes and stacks."""
+    """A profile whose JSON is at least mb MiB: steps of small operators with shapes and stacks."""
     x = torch.randn(64, 64)
     w = [torch.randn(64, 64) for _ in range(8)]
     ops_per_step = 400
-    steps = max(1, int(mb * 1e6 / (ops_per_step * 1500)))  # about 1.5 kB of JSON an operator, measured
+    steps = max(1, int(mb * 2**20 / (ops_per_step * 1500)))  # about 1.5 kB of JSON an operator, measured
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_stack=True) as prof:
         for _ in range(steps):
             y = x
@@ -42,7 +42,7 @@ def record(mb):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=float, default=150, help="the trace's JSON size at least (MB)")
+    ap.add_argument("--mb", type=float, default=150, help="the trace's JSON size at least (MiB)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--report", default=None, help="also the report: html, json or text")
     args = ap.parse_args()
@@ -80,7 +80,7 @@ def main():
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"trace: {size / 1e6:.0f} MB of JSON, torch {torch.__version__}, {os.cpu_count()} cores, {args.runs} runs each")
+    print(f"trace: {size / 2**20:.0f} MiB of JSON, torch {torch.__version__}, {os.cpu_count()} cores, {args.runs} runs each")
     print("| what blocks training | median s | runs |")
     print("|---|---|---|")
     for k, label in (("plain", 'export_chrome_trace("x.json")'), ("gzip", 'export_chrome_trace("x.json.gz")'),

@@ -76,7 +76,7 @@ def main():
         print(f'map: summarize {len(a.traces)} traces, median {statistics.median(map_seconds):.3f} s each')
         print('| ranks | summaries | reduce wall | peak RSS |')
         print('|---|---|---|---|')
-        print(f'| {a.ranks} | {total / 1e6:.1f} MB | {wall:.3f} s | {rss / 1e6:.0f} MB |')
+        print(f'| {a.ranks} | {total / 2**20:.1f} MiB | {wall:.3f} s | {rss / 2**20:.0f} MiB |')
         print(f'report: {late}')
 
 

@@ -4,7 +4,7 @@
 usage: bench/snapshot.py [--source SNAPSHOT] [--size 1G] [--runs 3] [--build build] [--workdir bench/data]
 
 SOURCE (default: the real CS336 training step, ../shared/snapshots/
-cs336__medium_ctx128_training_step.pickle, 3.1 MB) is tiled into one snapshot of at
+cs336__medium_ctx128_training_step.pickle, 3.0 MiB) is tiled into one snapshot of at
 least --size: its segments and its ring repeated, each copy at addresses of its own and
 later in time, so that the copies replay one after another and the result is a valid
 snapshot (its ring agrees with its segments). Shared as torch shares them: frames are
@@ -16,7 +16,7 @@ ignores it). Then, alternating, under /usr/bin/time -v from the page cache:
                          Python viewer does first), nothing else
   convert                torch2pprof convert SNAPSHOT out.pb.gz
   analyze                torch2pprof analyze --format json SNAPSHOT
-and prints a markdown table: seconds (median), MB/s of the pickle, peak RSS and RSS over
+and prints a markdown table: seconds (median), MiB/s of the pickle, peak RSS and RSS over
 the file's size.
 """
 import argparse
@@ -89,7 +89,7 @@ def main():
     if not os.path.exists(path):
         print(f'tiling {a.source} to {a.size} ...', file=sys.stderr)
         tile(a.source, size, path)
-    mb = os.path.getsize(path) / 1e6
+    mb = os.path.getsize(path) / 2**20
     binary = os.path.join(a.build, 'torch2pprof')
     out = os.path.join(a.workdir, 'snapshot_bench.pb.gz')
     cmds = {
@@ -102,13 +102,13 @@ def main():
         for k, cmd in cmds.items():
             secs, rss, _ = timed(cmd)
             runs[k].append((secs, rss))
-    print(f'\n{os.path.basename(path)}: {mb:,.0f} MB, {a.runs} runs, median\n')
-    print('| command | seconds | MB/s | peak RSS | RSS/file |')
+    print(f'\n{os.path.basename(path)}: {mb:,.0f} MiB, {a.runs} runs, median\n')
+    print('| command | seconds | MiB/s | peak RSS | RSS/file |')
     print('|---|---|---|---|---|')
     for k, r in runs.items():
         secs = statistics.median(s for s, _ in r)
         rss = max(m for _, m in r)
-        print(f'| {k} | {secs:.2f} | {mb / secs:,.0f} | {rss / 1e6:,.0f} MB | {rss / 1e6 / mb:.2f} |')
+        print(f'| {k} | {secs:.2f} | {mb / secs:,.0f} | {rss / 2**20:,.0f} MiB | {rss / 2**20 / mb:.2f} |')
 
 
 if __name__ == '__main__':

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/magic.h"
+#include "base/utf8.h"
 #include "model/frame_names.h"
 
 namespace torch2pprof::analysis {
@@ -13,25 +14,6 @@ namespace torch2pprof::analysis {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
-
-void Escaped(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-}
 
 // Microseconds with three decimals, from integer nanoseconds: the trace's own precision.
 void Micros(std::string& out, int64_t ns) {
@@ -61,7 +43,7 @@ void Id(std::string& out, const std::string& s) {
   if (Integral(s)) {
     out += s;
   } else {
-    Escaped(out, s);
+    AppendJsonString(out, s);
   }
 }
 
@@ -88,7 +70,7 @@ void WriteTimelineTrace(const Trace& t, const CriticalPaths& paths, const std::s
   };
   out += kTimelineHead;
   out += ",\"source\":";
-  Escaped(out, source);
+  AppendJsonString(out, source);
   out += "},\"traceEvents\":[\n";
   // The critical path's process: a number no lane of the trace uses.
   int64_t pid = 0;
@@ -110,7 +92,7 @@ void WriteTimelineTrace(const Trace& t, const CriticalPaths& paths, const std::s
       out += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",";
       Where(out, l);
       out += ",\"args\":{\"name\":";
-      Escaped(out, l.thread_name);
+      AppendJsonString(out, l.thread_name);
       out += "}}";
     }
     bool first = true;
@@ -119,7 +101,7 @@ void WriteTimelineTrace(const Trace& t, const CriticalPaths& paths, const std::s
       out += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
       Id(out, l.pid);
       out += ",\"tid\":0,\"args\":{\"name\":";
-      Escaped(out, l.process_name);
+      AppendJsonString(out, l.process_name);
       out += "}}";
     }
   }
@@ -127,9 +109,9 @@ void WriteTimelineTrace(const Trace& t, const CriticalPaths& paths, const std::s
   for (size_t e = 0; e < n; ++e) {
     const Interval& iv = EventAt(t, e);
     out += ",\n{\"ph\":\"X\",\"name\":";
-    Escaped(out, t.strings.Get(iv.name));
+    AppendJsonString(out, t.strings.Get(iv.name));
     out += ",\"cat\":";
-    Escaped(out, t.strings.Get(iv.cat));
+    AppendJsonString(out, t.strings.Get(iv.cat));
     out += ',';
     Where(out, t.lanes[iv.lane]);
     out += ",\"ts\":";
@@ -152,9 +134,9 @@ void WriteTimelineTrace(const Trace& t, const CriticalPaths& paths, const std::s
       const CriticalSegment& a = segs[i];
       const int64_t end = segs[j - 1].end_ns;
       out += ",\n{\"ph\":\"X\",\"name\":";
-      Escaped(out, a.event == CriticalSegment::kNoEvent
-                       ? std::string("(no event open on the thread)")
-                       : MakeFrame(FrameSystemName(t.strings.Get(EventAt(t, a.event).name))).name);
+      AppendJsonString(out, a.event == CriticalSegment::kNoEvent
+                                ? std::string("(no event open on the thread)")
+                                : MakeFrame(FrameSystemName(t.strings.Get(EventAt(t, a.event).name))).name);
       out += ",\"cat\":\"";
       out += kBoundNames[static_cast<int>(a.bound)];
       out += "\",\"pid\":" + path_pid + ",\"tid\":0,\"ts\":";
@@ -162,12 +144,12 @@ void WriteTimelineTrace(const Trace& t, const CriticalPaths& paths, const std::s
       out += ",\"dur\":";
       Micros(out, end - a.start_ns);
       out += ",\"args\":{\"step\":";
-      Escaped(out, paths.steps[k]);
+      AppendJsonString(out, paths.steps[k]);
       out += ",\"bound\":\"";
       out += kBoundWords[static_cast<int>(a.bound)];
       out += "\",\"lane\":";
       const Lane& l = t.lanes[a.lane];
-      Escaped(out, l.pid + "/" + l.tid);
+      AppendJsonString(out, l.pid + "/" + l.tid);
       out += "}}";
       // Perfetto binds a flow's ends to the slices open there: none without an event.
       if (j < segs.size() && segs[j].lane != a.lane && a.event != CriticalSegment::kNoEvent &&

@@ -46,25 +46,10 @@ std::string VisibleText(const std::string& s) {
 }
 
 std::string ValidUtf8(const std::string& s) {
-  size_t i = 0, n = s.size();
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  auto cont = [&](size_t k) { return k < n && (byte(k) & 0xC0) == 0x80; };
   std::string out;
   bool dirty = false;
-  while (i < n) {
-    unsigned char c = byte(i);
-    size_t len = 0;
-    if (c < 0x80) {
-      len = 1;
-    } else if (c >= 0xC2 && c <= 0xDF && cont(i + 1)) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF && cont(i + 1) && cont(i + 2)) {
-      unsigned char c1 = byte(i + 1);
-      if (!((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F))) len = 3;  // overlong, surrogates
-    } else if (c >= 0xF0 && c <= 0xF4 && cont(i + 1) && cont(i + 2) && cont(i + 3)) {
-      unsigned char c1 = byte(i + 1);
-      if (!((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))) len = 4;
-    }
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = Utf8SequenceAt(s, i);
     if (len == 0) {
       if (!dirty) out.assign(s, 0, i);
       dirty = true;
@@ -76,6 +61,40 @@ std::string ValidUtf8(const std::string& s) {
     i += len;
   }
   return dirty ? out : s;
+}
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  auto escaped = [&](unsigned char c) {
+    out += "\\u00";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  out += '"';
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {  // the common case: printable ASCII
+      if (c == '"' || c == '\\') out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const size_t len = Utf8SequenceAt(s, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else if (len == 1) {
+      escaped(c);  // C0 or DEL
+      ++i;
+    } else if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      escaped(static_cast<unsigned char>(s[i + 1]));  // C1: U+0080..U+009F
+      i += 2;
+    } else {
+      out.append(s, i, len);
+      i += len;
+    }
+  }
+  out += '"';
 }
 
 std::string CutText(std::string_view s, size_t bytes) {

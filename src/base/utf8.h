@@ -20,6 +20,11 @@ std::string ValidUtf8(const std::string& s);
 // it is. A trace's names reach reports and messages through it, so a file someone was
 // sent cannot set the terminal's title, clear it, or split a one-line error in two.
 std::string VisibleText(const std::string& s);
+// s as a JSON string, quotes included, appended to out: the one way every JSON that
+// torch2pprof writes holds a name. '"' and '\\' escaped; control characters (C0, DEL, C1)
+// as \u00XX, so a report printed to a terminal acts on none; a byte of no UTF-8 character
+// as U+FFFD (JSON is UTF-8, and strict readers refuse anything else).
+void AppendJsonString(std::string& out, std::string_view s);
 // At most `bytes` of s, cut where a character starts, then "…" where anything was cut: a
 // name held once per row or frame stays bounded however long the trace made it.
 std::string CutText(std::string_view s, size_t bytes);

@@ -28,51 +28,9 @@ std::string PartKey(const StepPart& p) { return std::string(p.key) + "_ns"; }
 // ---- writing: one line, keys in a fixed order, written straight into one string (a
 // summary of millions of calls is never a tree of values).
 
-void Str(std::string& o, const std::string& s) {
-  // Names that are not UTF-8 are written with U+FFFD (JSON cannot hold them), which the
-  // text report would show them as anyway.
-  const std::string text = ValidUtf8(s);
-  o += '"';
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        o += "\\\"";
-        break;
-      case '\\':
-        o += "\\\\";
-        break;
-      case '\n':
-        o += "\\n";
-        break;
-      case '\r':
-        o += "\\r";
-        break;
-      case '\t':
-        o += "\\t";
-        break;
-      case '\b':
-        o += "\\b";
-        break;
-      case '\f':
-        o += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          char u[8];
-          std::snprintf(u, sizeof u, "\\u%04x", c);
-          o += u;
-        } else {
-          o += ch;
-        }
-    }
-  }
-  o += '"';
-}
-
 void Key(std::string& o, const char* key) {
   if (o.back() != '{' && o.back() != '[') o += ',';
-  Str(o, key);
+  AppendJsonString(o, key);
   o += ':';
 }
 
@@ -83,7 +41,7 @@ void Int(std::string& o, const char* key, int64_t v) {
 
 void Text(std::string& o, const char* key, const std::string& v) {
   Key(o, key);
-  Str(o, v);
+  AppendJsonString(o, v);
 }
 
 void EncodeStep(std::string& o, const StepRow& s) {
@@ -229,7 +187,7 @@ std::string EncodeSummary(const SummaryFile& f) {
   o += '[';
   for (size_t i = 0; i < f.warnings.size(); ++i) {
     if (i) o += ',';
-    Str(o, f.warnings[i]);
+    AppendJsonString(o, f.warnings[i]);
   }
   o += ']';
   Int(o, "step_median_ns", r.step_median_ns);
@@ -291,7 +249,7 @@ std::string EncodeSummary(const SummaryFile& f) {
       o += "\":[";
       for (size_t i = 0; i < v.size(); ++i) {
         if (i) o += ',';
-        Str(o, v[i]);
+        AppendJsonString(o, v[i]);
       }
       o += ']';
     };

@@ -194,29 +194,7 @@ void Json::Sep() {
   Newline();
 }
 
-void Json::Str(const std::string& text) {
-  const std::string s = ValidUtf8(text);  // file names from the command line may hold any bytes
-  out += '"';
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      out += b;
-    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(s[i + 1]) < 0xA0) {
-      char b[8];  // C1 controls (U+0080..U+009F), which terminals act on, escaped as JSON allows
-      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned char>(s[++i]));
-      out += b;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-}
+void Json::Str(const std::string& text) { AppendJsonString(out, text); }
 
 std::string CsvText(const std::string& text) {
   std::string s = VisibleText(text);

@@ -47,6 +47,10 @@ RULES = [
     ('a median or percentile rank: NearestRankIndex (analysis/statistics.h)',
      r'size\(\)\s*/\s*2\s*\]|\[\s*\(?\s*\w+(\s*-\s*1)?\s*\)?\s*/\s*2\s*\]|\*\s*0\.(5|9|99)\s*\)',
      {'src/analysis/statistics.cc', 'src/analysis/statistics.h'}),
+    # "\\u%04x" formatted, or "\\u00" and a hex digit appended: a JSON escaper by hand.
+    ('a name written as a JSON string: AppendJsonString (base/utf8.cc); the repair rules of broken input '
+     'escape what they keep of it',
+     r'"\\\\u%04x"|"\\\\u00"', {'src/base/utf8.cc', 'src/load/json_repair.cc'}),
 ]
 
 # The facts that are lists: where their names are registered (the file, and the pattern

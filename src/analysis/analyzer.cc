@@ -46,16 +46,15 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   std::vector<LaneStacks>().swap(lanes);
   // What reads only the events comes after the lanes' pieces are freed, so that its
   // memory never adds to theirs (it sets analyze's peak). With threads, each view runs
-  // as soon as what it reads is there, beside the others: the steps and the annotations
-  // beside the operator tables; the kernels by operator once those are done; the stream
-  // views and launch statistics once the steps' rows are taken (their scope, which steps
-  // count, is known from the windows before any view runs). Every view is a
-  // function of the events (and of the results it names), so no output depends on
-  // the threads.
+  // as soon as what it reads is there, beside the others: the steps beside the operator
+  // tables; the kernels by operator once those are done; the views of the events alone
+  // (kEventViews: annotations, the stream views, launch statistics) once the steps' rows
+  // are taken (their scope, which steps count, is known from the windows before any view
+  // runs). Every view is a function of the events (and of the results it names), so no
+  // output depends on the threads.
   const analysis::StepScope analysed = analysis::ScopeOf(windows);
   const analysis::StepScope* per_step = options.per_step ? &analysed : nullptr;
   auto steps = Beside(ex, [&ev, &ex, &windows] { return analysis::Steps(ev, std::move(windows), ex); });
-  auto annotations = Beside(ex, [&ev] { return analysis::Annotations(ev); });
   analysis::OperatorsResult operators = analysis::Operators(ev, options.group_by_shape, per_step, ex);
   a.operators = std::move(operators.rows);
   auto kernel_ops = Beside(ex, [&ev, &operators] { return analysis::KernelsByOperator(ev, operators.launchers); });
@@ -65,23 +64,21 @@ Analysis Analyze(const Trace& trace, const TraceModel& model, std::vector<LaneSt
   analysis::StepsResult s = steps.get();
   a.steps = std::move(s.rows);
   a.whole_trace_step = s.whole_trace;
+  // Each view writes its own field of `a` (kEventViews): no two touch the same one.
+  std::vector<Pending<bool>> views;
+  for (const analysis::EventView& v : analysis::kEventViews) {
+    views.push_back(Beside(ex, [&a, &ev, &analysed, &v] {
+      v.run(a, ev, analysed);
+      return true;
+    }));
+  }
   const analysis::StepScope& scope = analysed;
-  auto idle = Beside(ex, [&ev, &scope] { return analysis::IdleTime(ev, scope); });
-  auto queues = Beside(ex, [&ev] { return analysis::QueueLength(ev); });
-  auto copies = Beside(ex, [&ev, &scope] { return analysis::Copies(ev, scope); });
-  auto collectives = Beside(ex, [&ev] { return analysis::CollectiveSizes(ev); });
-  auto launches = Beside(ex, [&ev, &scope] { return analysis::KernelLaunches(ev, scope); });
   a.gpu = analysis::Gpus(ev, a.trace.devices, s.window);  // utilization is over the steps' window
   a.synchronizations = analysis::Synchronizations(ev, operators.launchers, scope);
   analysis::KernelOpsResult kernel_ops_result = kernel_ops.get();
   a.kernels_by_operator = std::move(kernel_ops_result.rows);
   a.tensor_cores = std::move(kernel_ops_result.tensor_cores);
-  a.annotations = annotations.get();
-  a.kernel_launches = launches.get();
-  a.idle_time = idle.get();
-  a.queue_length = queues.get();
-  a.copies = copies.get();
-  a.collective_sizes = collectives.get();
+  for (Pending<bool>& v : views) v.get();
   a.critical_path = std::move(critical.steps);
   a.critical_names = std::move(critical.names);
   a.critical_top = critical.top;

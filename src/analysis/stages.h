@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -258,6 +259,30 @@ struct Compute {
   std::string gpu;
 };
 Compute LowestCompute(const std::vector<DeviceInfo>& devices);
+
+// The views that read only the events and which steps are analysed (nothing another view
+// makes): a row each, run side by side by Analyze once the step rows are taken. A new view
+// of this kind is its row type and Analysis field, its function above and its row here,
+// and its report entry (report/analysis_report.cc's kViews).
+struct EventView {
+  void (*run)(Analysis& a, const Events& ev, const StepScope& scope);
+};
+template <auto Field, auto Of>
+void RunEventView(Analysis& a, const Events& ev, const StepScope& scope) {
+  if constexpr (std::is_invocable_v<decltype(Of), const Events&, const StepScope&>) {
+    a.*Field = Of(ev, scope);
+  } else {
+    a.*Field = Of(ev);
+  }
+}
+inline constexpr EventView kEventViews[] = {
+    {RunEventView<&Analysis::annotations, Annotations>},
+    {RunEventView<&Analysis::idle_time, IdleTime>},
+    {RunEventView<&Analysis::queue_length, QueueLength>},
+    {RunEventView<&Analysis::copies, Copies>},
+    {RunEventView<&Analysis::collective_sizes, CollectiveSizes>},
+    {RunEventView<&Analysis::kernel_launches, KernelLaunches>},
+};
 
 // What the trace already does (compiled, graphed, low precision, pinned, workers) and the
 // devices' lowest compute capability: read from the views above (copies, devices).

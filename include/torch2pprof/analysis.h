@@ -276,6 +276,7 @@ struct Analysis {
   LaunchStats kernel_launches;
   std::vector<QueueRow> queue_length;            // by device, then stream
   std::vector<CopyRow> copies;                   // by device, then time
+  std::vector<KernelTypeRow> kernel_types;       // by device, then time
   std::vector<KernelOpRow> kernels_by_operator;  // by total
   TensorCoreUse tensor_cores;
   std::vector<SyncRow> synchronizations;            // within the analysed steps, by total

@@ -180,4 +180,17 @@ struct QueueRow {
   double mean = 0;     // exact mean over the changes, as HTA's describe()
 };
 
+// A device's time by kernel type, as HTA's kernel breakdown splits a rank's
+// (hta/analyzers/breakdown_analysis.py, get_gpu_kernel_breakdown, _get_gpu_kernel_type_time
+// with include_memory_kernels=True): its computation kernels, its communication kernels
+// (NCCL's) and its copies and sets, each the union of that work over the device's streams,
+// swept together so that each instant the device worked goes to the one set of types that
+// ran then. A row per set, in HTA's words, the most time first.
+struct KernelTypeRow {
+  std::string device;   // "cuda:0"
+  std::string type;     // "COMPUTATION", "COMMUNICATION", "MEMORY", or several joined by " overlapping "
+  int64_t time_ns = 0;  // the time that set alone ran
+  int64_t busy_ns = 0;  // the device's busy time: the share's whole (its rows sum to it)
+};
+
 }  // namespace torch2pprof

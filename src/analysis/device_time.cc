@@ -1,12 +1,14 @@
 // Device time the stream did not spend working: idle time by cause, and the launches
 // that feed the streams (HTA's idle time breakdown and kernel launch statistics).
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <tuple>
 
+#include "analysis/spans.h"
 #include "analysis/stages.h"
 #include "analysis/statistics.h"
 #include "base/sorted_runs.h"
@@ -237,6 +239,56 @@ std::vector<QueueRow> QueueLength(const Events& ev) {
     rows.push_back(std::move(r));
   }
   ByDeviceStream(rows);
+  return rows;
+}
+
+std::vector<KernelTypeRow> KernelTypes(const Events& ev) {
+  // HTA's types, in the order its names join them ("COMPUTATION overlapping MEMORY").
+  static constexpr const char* kTypeNames[] = {"COMPUTATION", "COMMUNICATION", "MEMORY"};
+  std::map<std::string, std::array<Spans, 3>> devices;
+  for (const uint32_t e : ev.DeviceEvents()) {
+    const Interval& iv = ev.Iv(e);
+    const int type = ev.RoleOf(e) != Role::kKernel ? 2 : ev.IsCommunication(e) ? 1 : 0;
+    devices[DeviceName(ev, iv.lane)][static_cast<size_t>(type)].push_back({iv.start_ns, iv.end_ns});
+  }
+  std::vector<KernelTypeRow> rows;
+  for (auto& [device, spans] : devices) {
+    // Each type's union, then one sweep over their edges: between two edges the set of
+    // types running is the bits still open.
+    std::vector<std::pair<int64_t, int32_t>> edges;  // (time, +bit at a start, -bit at an end)
+    for (size_t type = 0; type < spans.size(); ++type) {
+      const auto bit = static_cast<int32_t>(1u << type);
+      for (const auto& [start, end] : Union(std::move(spans[type]))) {
+        edges.push_back({start, bit});
+        edges.push_back({end, -bit});
+      }
+    }
+    std::sort(edges.begin(), edges.end());
+    std::map<uint32_t, int64_t> by_set;
+    int64_t busy = 0;
+    int32_t open = 0;
+    for (size_t i = 0; i < edges.size(); ++i) {
+      open += edges[i].second;
+      if (open == 0 || i + 1 == edges.size()) continue;
+      const int64_t length = edges[i + 1].first - edges[i].first;
+      by_set[static_cast<uint32_t>(open)] += length;
+      busy += length;
+    }
+    const size_t first = rows.size();
+    for (const auto& [set, ns] : by_set) {
+      if (ns == 0) continue;
+      KernelTypeRow r;
+      r.device = device;
+      for (uint32_t type = 0; type < 3; ++type) {
+        if (set & (1u << type)) r.type += (r.type.empty() ? "" : " overlapping ") + std::string(kTypeNames[type]);
+      }
+      r.time_ns = ns;
+      r.busy_ns = busy;
+      rows.push_back(std::move(r));
+    }
+    std::stable_sort(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end(),
+                     [](const KernelTypeRow& x, const KernelTypeRow& y) { return x.time_ns > y.time_ns; });
+  }
   return rows;
 }
 

@@ -249,6 +249,9 @@ LaunchStats KernelLaunches(const Events& ev, const StepScope& scope);
 // Per device stream: its launch queue (QueueRow).
 std::vector<QueueRow> QueueLength(const Events& ev);
 
+// Per device: its time by the kernel types that ran (KernelTypeRow).
+std::vector<KernelTypeRow> KernelTypes(const Events& ev);
+
 // Per device: the model's memory timeline and the operators that allocated most (§8).
 std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners);
 
@@ -282,6 +285,7 @@ inline constexpr EventView kEventViews[] = {
     {RunEventView<&Analysis::copies, Copies>},
     {RunEventView<&Analysis::collective_sizes, CollectiveSizes>},
     {RunEventView<&Analysis::kernel_launches, KernelLaunches>},
+    {RunEventView<&Analysis::kernel_types, KernelTypes>},
 };
 
 // What the trace already does (compiled, graphed, low precision, pinned, workers) and the

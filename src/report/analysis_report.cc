@@ -4,6 +4,7 @@
 
 #include "base/utf8.h"
 #include "report/analysis_tables.h"
+#include "report/html_page.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/report.h"
 
@@ -220,14 +221,19 @@ void WriteGenerationJson(Json& j, const Analysis& a) {
 
 // Each part of analyze's JSON, in its order: its key (also the --table name and the
 // counts key), how JSON writes it, its CSV table and its row count where it has them. A
-// new view is an entry here (and its text and HTML sections, which group views as people
-// read them); CSV, --help, JSON and counts follow.
+// new view is an entry here; CSV, --help, JSON and counts follow. A view with a title is
+// drawn alike in text and HTML, a section of its own after the device views; the others'
+// sections are written by hand, grouping views as people read them.
 struct View {
   const char* name;
   void (*json)(Json& j, const Analysis& a, int rows);
   std::string (*csv)(const Analysis& a, int rows);  // nullptr: no CSV table
   size_t (*count)(const Analysis& a);               // nullptr: no list to count
   CsvDefault by_default = kNotDefault;
+  const char* title = nullptr;  // drawn alike: its section's title, and what it means
+  const char* note = nullptr;
+  std::string (*text)(const Analysis& a, int top) = nullptr;
+  std::string (*html)(const Analysis& a, const std::string& id, int top) = nullptr;
 };
 
 template <auto Table>
@@ -248,6 +254,31 @@ template <auto Table, auto Field>
 constexpr View TableView(const char* name, CsvDefault by_default = kNotDefault) {
   return {name, JsonOf<Table>, CsvOf<Table>, CountOf<Field>, by_default};
 }
+template <auto Table>
+std::string TextOf(const Analysis& a, int top) {
+  return WriteText(Table(a), top);
+}
+template <auto Table>
+std::string HtmlOf(const Analysis& a, const std::string& id, int top) {
+  return HtmlTable(id, Table(a), top, true);
+}
+// The same, drawn alike in text and HTML under `title`, with `note` beneath.
+template <auto Table, auto Field>
+constexpr View DrawnTableView(const char* name, const char* title, const char* note) {
+  return {name, JsonOf<Table>, CsvOf<Table>, CountOf<Field>, kNotDefault, title, note, TextOf<Table>, HtmlOf<Table>};
+}
+
+// HTA's kernel breakdown, per device (KernelTypeRow).
+DataTable<KernelTypeRow> KernelTypesTable(const Analysis& a) {
+  return {"kernel_types",
+          a.kernel_types,
+          false,
+          {{"device", "device", [](const KernelTypeRow& r) { return Text(r.device); }},
+           {"type", "kernel types running", [](const KernelTypeRow& r) { return Text(r.type); }},
+           {"time_us", "time", [](const KernelTypeRow& r) { return Micros(r.time_ns); }},
+           {"share", "of busy", [](const KernelTypeRow& r) { return Share(r.time_ns, r.busy_ns); }},
+           {"busy_us", "", [](const KernelTypeRow& r) { return Micros(r.busy_ns); }}}};
+}
 
 const View kViews[] = {
     {"trace", [](Json& j, const Analysis& a, int) { WriteTraceJson(j, a); }, nullptr, nullptr},
@@ -265,6 +296,10 @@ const View kViews[] = {
      [](const Analysis& a, int) { return WriteCsv(LaunchesTable(LaunchRows(a.kernel_launches)), 0); }, nullptr},
     TableView<QueueLengthTable, &Analysis::queue_length>("queue_length"),
     TableView<CopiesTable, &Analysis::copies>("copies"),
+    DrawnTableView<KernelTypesTable, &Analysis::kernel_types>(
+        "kernel_types", "Device time by kernel type (as HTA's kernel breakdown)",
+        "each instant a device worked goes to the set of kernel types running then, over all its streams: "
+        "COMPUTATION, COMMUNICATION (NCCL kernels), MEMORY (copies and sets); of busy: of the device's busy time"),
     {"tensor_cores", [](Json& j, const Analysis& a, int rows) { WriteTensorCoresJson(j, a, rows); },
      [](const Analysis& a, int rows) { return WriteCsv(TensorCoreOpsTable(a), rows); }, nullptr},
     TableView<KernelsByOperatorTable, &Analysis::kernels_by_operator>("kernels_by_operator"),
@@ -295,6 +330,14 @@ const std::vector<CsvTable<Analysis>>& CsvViews() {
 }
 
 }  // namespace
+
+std::vector<DrawnView> report::DrawnViews() {
+  std::vector<DrawnView> drawn;
+  for (const View& v : kViews) {
+    if (v.title) drawn.push_back({v.name, v.title, v.note, v.count, v.html});
+  }
+  return drawn;
+}
 
 const std::vector<std::string>& CsvTables() {
   static const std::vector<std::string> tables = CsvNames(CsvViews());
@@ -379,6 +422,10 @@ std::string RenderText(const Analysis& a, const ReportOptions& o) {
   if (!a.annotations.empty()) {
     out += Section("Annotations (record_function, by host time; backward: the autograd work of the operators inside)");
     out += WriteText(AnnotationsTable(a), o.top);
+  }
+  for (const View& v : kViews) {
+    if (!v.title || v.count(a) == 0) continue;
+    out += Section(v.title) + v.text(a, o.top) + Wrap("(" + std::string(v.note) + ")", "", " ");
   }
   out += Memory(a, o.top);
   out += Modules(a, o.top);

@@ -7,6 +7,17 @@
 
 namespace torch2pprof::report {
 
+// The views drawn alike in the text and HTML reports (analysis_report.cc's kViews entries
+// with a title), in the views' order: a section each, with its note and its table.
+struct DrawnView {
+  const char* name;  // the JSON key; the section's id
+  const char* title;
+  const char* note;
+  size_t (*count)(const Analysis& a);  // 0: no section
+  std::string (*html)(const Analysis& a, const std::string& id, int top);
+};
+std::vector<DrawnView> DrawnViews();
+
 DataTable<CategoryRow> CategoriesTable(const Analysis& a);
 DataTable<StepRow> StepsTable(const Analysis& a);
 DataTable<OperatorRow> OperatorsTable(const Analysis& a);

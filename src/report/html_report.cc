@@ -416,13 +416,22 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   size_t slash = file.find_last_of('/');
   std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
   std::string out = PageStart("torch2pprof: " + base, "torch2pprof analyze", file);
+  // The views drawn alike: a section each, after the GPU's, where they have rows.
+  std::string drawn_links, drawn;
+  for (const DrawnView& v : DrawnViews()) {
+    if (v.count(a) == 0) continue;
+    std::string id = v.name;
+    std::replace(id.begin(), id.end(), '_', '-');
+    drawn_links += "<a href=\"#" + id + "\">" + Html(v.title) + "</a>";
+    drawn += Section(id, v.title, Note(v.note) + v.html(a, id + "-table", o.top));
+  }
   out += "<nav><a href=\"#advice\">Recommendations</a>" +
          std::string(a.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +
          std::string(a.timelines.empty() ? "" : "<a href=\"#timeline\">Timeline</a>") +
          "<a href=\"#overview\">Overview</a><a href=\"#steps\">Steps</a>"
          "<a href=\"#idle\">Idle</a><a href=\"#copies\">Copies</a><a href=\"#operators\">Operators</a>"
-         "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a>"
-         "<a href=\"#memory\">Memory</a>" +
+         "<a href=\"#kernels\">Kernels</a><a href=\"#gpu\">GPU</a>" +
+         drawn_links + "<a href=\"#memory\">Memory</a>" +
          std::string(a.modules.empty() && a.python_functions.empty() ? "" : "<a href=\"#modules\">Modules</a>") +
          "<a href=\"#categories\">Categories</a></nav>\n<main>\n";
   out += Section("advice", "Recommendations", Advice(a));
@@ -448,6 +457,7 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
   out += Section("kernels", "Kernels",
                  a.kernels.empty() ? Note("(no kernels)") : HtmlTable("kernels-table", KernelsTable(a), o.top, true));
   out += Section("gpu", "GPU", Gpu(a, o.top));
+  out += drawn;
   out += Section("memory", "Memory", Memory(a, o.top));
   if (!a.modules.empty() || !a.python_functions.empty()) {
     std::string body = Note(

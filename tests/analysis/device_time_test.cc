@@ -585,5 +585,33 @@ TEST(DeviceTime, CollectiveSizesAndBandwidth) {
             "allreduce,Float,4,4000000,2,200,40,60\n_allgather_base,BFloat16,4,");
 }
 
+// HTA's kernel breakdown on one device, two streams: computation [100, 300) on 7 and
+// [250, 350) on 9 (their union [100, 350)), NCCL [320, 420) on 7, a copy [400, 500) on 9,
+// computation again [600, 610). Swept: [100, 320) and [600, 610) computation alone (230),
+// [320, 350) with NCCL (30), [350, 400) NCCL alone (50), [400, 420) NCCL with the copy
+// (20), [420, 500) the copy alone (80); the gap [500, 600) is no one's. Busy: 410.
+TEST(DeviceTime, KernelTypesSweptOverTheDevicesStreams) {
+  Analysis a = AnalyzeText("[" + Work("kernel", 7, 100, 200, 0) + "," + Work("kernel", 9, 250, 100, 0) + "," +
+                           Nccl("allreduce", 320, 100, 10, 10, "Float", 2) + "," + Work("gpu_memcpy", 9, 400, 100, 0) +
+                           "," + Work("kernel", 7, 600, 10, 0) + "]");
+  std::vector<std::pair<std::string, int64_t>> got;
+  for (const KernelTypeRow& r : a.kernel_types) {
+    got.emplace_back(r.type, r.time_ns);
+    EXPECT_EQ(r.busy_ns, 410 * us);
+    EXPECT_EQ(r.device, a.gpu.at(0).device);
+  }
+  const std::vector<std::pair<std::string, int64_t>> want = {{"COMPUTATION", 230 * us},
+                                                             {"MEMORY", 80 * us},
+                                                             {"COMMUNICATION", 50 * us},
+                                                             {"COMPUTATION overlapping COMMUNICATION", 30 * us},
+                                                             {"COMMUNICATION overlapping MEMORY", 20 * us}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(a.gpu.at(0).busy_ns, 410 * us);
+  ReportOptions csv;
+  csv.table = "kernel_types";
+  EXPECT_EQ(RenderCsv(a, csv).substr(0, 48), "device,type,time_us,share,busy_us\ncuda:0,COMPUTA");
+  EXPECT_NE(RenderText(a, {}).find("COMMUNICATION overlapping MEMORY"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace torch2pprof

@@ -18,6 +18,13 @@ replaced by plain lists and times kept as integer nanoseconds from the decimal t
 - queue length (hta/analyzers/trace_counters.py, _get_queue_length_time_series_for_rank
   and get_queue_length_summary): per stream, +1 at each launch call's ts and -1 at its
   GPU event's ts, merged by ts and summed; the summary describes the values.
+- kernel breakdown by type (hta/analyzers/breakdown_analysis.py, get_gpu_kernel_breakdown
+  with include_memory_kernels=True, and _get_gpu_kernel_type_time; hta/utils/utils.py
+  get_kernel_type and merge_kernel_intervals; the name patterns of hta/common/types.py):
+  each GPU event typed by its name, each type's intervals merged, +bit at each merged
+  start and -bit at its end swept in time order, each stretch to the set of bits open,
+  named HTA's way ("COMPUTATION overlapping MEMORY"). HTA sweeps a rank's devices as one;
+  torch2pprof each device, so the port groups by the event's pid (its device);
 - (not HTA's) collectives by message, from the NCCL kernels' "Collective name", "In/Out
   msg nelems", "dtype" and "Group size", sized and timed as nccl-tests does;
 - memory bandwidth (hta/analyzers/trace_counters.py, _get_memory_bw_time_series_for_rank
@@ -229,6 +236,64 @@ def collective_sizes(evs):
     return out
 
 
+# hta/common/types.py: CommunicateKernelGroupingPattern, MemoryKernelGroupingPattern and
+# ComputeKernelGroupingPattern (an inverse match), read with re.match as HTA does.
+HTA_COMM = re.compile(r'(^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*)')
+HTA_MEMORY = re.compile(r'(^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)')
+HTA_NOT_COMPUTE = re.compile(
+    r'(^nccl)|(.*Memcpy)|(.*Memset)|(.*dma)|(^.*Sync)|(^Stream Wait Event)|(cuda.*LaunchKernel)|(^runFunction)'
+    r'|(^hip)|(^job_exe)|(^packet)|(^pe_exe)|(^cpum_exe_subgraph)|(^hccl)|(^collective_subgraph_execution)')
+HTA_TYPES = ['COMPUTATION', 'COMMUNICATION', 'MEMORY']  # kernel_type_to_analysis, in its order
+
+
+def hta_kernel_type(name):
+    if HTA_COMM.match(name):
+        return 'COMMUNICATION'
+    if HTA_MEMORY.match(name):
+        return 'MEMORY'
+    return 'OTHER' if HTA_NOT_COMPUTE.match(name) else 'COMPUTATION'
+
+
+def merge_intervals(rows):
+    """merge_kernel_intervals: sorted by ts, a new group wherever ts passes every end before."""
+    out = []
+    for ts, end in sorted(rows):
+        if out and ts <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([ts, end])
+    return out
+
+
+def kernel_type_time(evs, ours):
+    """device (pid) -> {type set's name: ns}: HTA's _get_gpu_kernel_type_time per device.
+    With `ours`, the documented difference: an MTIA ccp event is device work of one kind
+    (the model's role, by its category), so a dma_request is COMPUTATION and pe_exe is
+    counted; HTA types them by name (MEMORY, and OTHER, which it leaves out)."""
+    by_device = {}
+    for e in gpu_events(evs):
+        t = hta_kernel_type(e.get('name', ''))
+        if ours and e.get('cat') == 'mtia_ccp_events' and t != 'COMMUNICATION':
+            t = 'COMPUTATION'
+        if t in HTA_TYPES:
+            by_device.setdefault(as_text(e['pid']), {}).setdefault(t, []).append((ns(e['ts']), ns(e['ts']) + ns(e['dur'])))
+    out = {}
+    for device, types in by_device.items():
+        points = []
+        for i, t in enumerate(HTA_TYPES):
+            for ts, end in merge_intervals(types.get(t, [])):
+                points += [(ts, 1 << i), (end, -(1 << i))]
+        points.sort(key=lambda p: p[0])
+        running, times = 0, {}
+        for (t, change), nxt in zip(points, points[1:] + [None]):
+            running += change
+            if running > 0:
+                kind = ' overlapping '.join(n for i, n in enumerate(HTA_TYPES) if running & (1 << i))
+                times[kind] = times.get(kind, 0) + nxt[0] - t
+        out[device] = {k: v for k, v in times.items() if v}
+    return out
+
+
 def micros(v):
     return ns(v)  # JSON writes exact decimal microseconds
 
@@ -298,6 +363,21 @@ class Checks(Tally):
             ours_prefix[r['kind'][:11]] = ours_prefix.get(r['kind'][:11], 0) + r['count']
         if by_prefix != ours_prefix:
             problems.append(f'copies per HTA kind {ours_prefix} != {by_prefix}')
+        # Kernel types: each device's rows as HTA's kernel breakdown; they sum to its busy time.
+        want_k = sorted(sorted(d.items()) for d in kernel_type_time(evs, True).values() if d)
+        if not any(e.get('cat') == 'mtia_ccp_events' for e in evs) and \
+                want_k != sorted(sorted(d.items()) for d in kernel_type_time(evs, False).values() if d):
+            problems.append('kernel types: the documented difference changed a trace without MTIA events')
+        got_k, busy = {}, {}
+        for r in j['kernel_types']:
+            got_k.setdefault(r['device'], []).append((r['type'], micros(r['time_us'])))
+            busy[r['device']] = micros(r['busy_us'])
+        if sorted(sorted(v) for v in got_k.values()) != want_k:
+            problems.append(f'kernel types {sorted(got_k.items())[:2]} != HTA {want_k[:2]}')
+        for d, rows in got_k.items():
+            gpu = [g for g in j['gpu'] if g['device'] == d]
+            if sum(t for _, t in rows) != busy[d] or not gpu or micros(gpu[0]['busy_us']) != busy[d]:
+                problems.append(f'kernel types of {d} do not sum to its busy time')
         # Collectives by message: each row from the kernels' args, and the bandwidth.
         want_c = collective_sizes(evs)
         got_c = {(r['collective'], r['dtype'], r['group_size'],
@@ -323,7 +403,7 @@ class Checks(Tally):
         hta_only, _, _ = launch_stats(evs, False)
         note = f'{len(j["idle_time"])} streams ({same} as HTA exactly), {kl["count"]} launches' + (
             f' ({len(hta_only)} of HTA\'s names)' if len(hta_only) != kl['count'] else '')
-        note += f', {len(mem)} kinds of copies, {len(want_c)} collective sizes'
+        note += f', {len(mem)} kinds of copies, {len(want_c)} collective sizes, {len(j["kernel_types"])} kernel type rows'
         self.report(f'{name}: idle time, launches and copies as HTA defines them; {note}', problems)
 
 

@@ -205,6 +205,11 @@ class Checks(Tally):
                      for r in report['idle_time']]
         if idle != want_idle:
             problems.append(f'idle table {idle[:2]} != JSON {want_idle[:2]}')
+        # Device time by kernel type (a view drawn from its registry entry): the JSON's rows.
+        kt = [[c[0], c[1], str(Decimal(c[2]))] for h, c in dom.tables.get('kernel-types-table', [])]
+        want_kt = [[r['device'], r['type'], str(r['time_us'])] for r in report['kernel_types']]
+        if kt != want_kt:
+            problems.append(f'kernel types table {kt[:2]} != JSON {want_kt[:2]}')
         if dom.charts != charts:
             problems.append(f'{dom.charts} charts, want {charts}')
         for m in report['memory']:

@@ -9,21 +9,74 @@ namespace torch2pprof {
 
 namespace {
 
-constexpr InputKindWords kKindWords[] = {
-    {InputKind::kTrace, "a trace", "Chrome Trace JSON, .json or .json.gz"},
-    {InputKind::kSnapshot, "a memory snapshot", ".pickle or .pickle.gz"},
-    {InputKind::kProfile, "a pprof profile", ".pb.gz, written by convert"},
-    {InputKind::kSummary, "a rank summary", ".summary.json, written by summarize"},
+// What a head says of one kind: it is that kind, it is not, it may be once more of it has
+// come, or it is something no command reads (the refusal says what).
+enum class Verdict { kNo, kYes, kNotYet, kRefused };
+
+Verdict ProbeSnapshot(std::string_view head, bool, std::string* refused) {
+  const int protocol = PickleProtocol(head);
+  if (protocol >= 2 && protocol <= 5) return Verdict::kYes;
+  if (protocol < 0) return Verdict::kNo;
+  *refused = "a pickle of protocol " + std::to_string(protocol) + (protocol == 0 ? " (text)" : "") +
+             ": memory snapshots are pickles of protocol 2 to 5, as torch.cuda.memory._dump_snapshot writes them";
+  return Verdict::kRefused;
+}
+
+Verdict ProbeProfile(std::string_view head, bool complete, std::string*) {
+  if (StartsLikeProfile(head)) return Verdict::kYes;
+  // A profile's sample type may not have come whole.
+  return !complete && !head.empty() && head[0] == 0x0a ? Verdict::kNotYet : Verdict::kNo;
+}
+
+Verdict ProbeSummary(std::string_view head, bool, std::string*) {
+  return StartsLikeSummary(head) ? Verdict::kYes : Verdict::kNo;
+}
+
+// The last: what no other kind claims is read as a trace, whose loader says what is wrong
+// with it (unless it is torch's key_averages() table, a mistake common enough to name).
+Verdict ProbeTrace(std::string_view head, bool complete, std::string* refused) {
+  const size_t first = FirstToken(head);
+  if (first == head.size()) return complete ? Verdict::kYes : Verdict::kNotYet;
+  // A summary's magic key must have come whole before another '{' is a trace.
+  if (head[first] == '{' && !complete && head.size() - first < sizeof kSummaryMagic + 8) return Verdict::kNotYet;
+  const int table = KeyAveragesVerdict(head, complete);
+  if (table < 0) return Verdict::kNotYet;
+  if (table == 0) return Verdict::kYes;
+  *refused =
+      "torch's key_averages() table, not a trace: export the trace itself (prof.export_chrome_trace or "
+      "tensorboard_trace_handler)";
+  return Verdict::kRefused;
+}
+
+// The router: each kind of input, one row, in the order the probe tries them. Its words
+// in errors and help, the files users give for it, its probe, and what else reads it
+// (for the error of a command that does not). A new kind is a row here, its InputKind,
+// its reader (LoadOne, load/trace_loader.cc, or the call that takes it) and the commands
+// that take it (InputsOfCommands below).
+struct Route {
+  InputKindWords words;
+  Verdict (*probe)(std::string_view head, bool complete, std::string* refused);
+  const char* read_by = "";  // " (go tool pprof reads profiles)"
 };
+const Route kRoutes[] = {
+    {{InputKind::kSnapshot, "a memory snapshot", ".pickle or .pickle.gz"}, ProbeSnapshot},
+    {{InputKind::kProfile, "a pprof profile", ".pb.gz, written by convert"},
+     ProbeProfile,
+     " (go tool pprof reads profiles)"},
+    {{InputKind::kSummary, "a rank summary", ".summary.json, written by summarize"}, ProbeSummary},
+    {{InputKind::kTrace, "a trace", "Chrome Trace JSON, .json or .json.gz"}, ProbeTrace},
+};
+
+const Route& RouteOf(InputKind kind) {
+  for (const Route& r : kRoutes) {
+    if (r.words.kind == kind) return r;
+  }
+  return std::end(kRoutes)[-1];  // not reached: a row per kind
+}
 
 }  // namespace
 
-const InputKindWords& WordsOf(InputKind kind) {
-  for (const InputKindWords& w : kKindWords) {
-    if (w.kind == kind) return w;
-  }
-  return kKindWords[0];  // not reached: a row per kind
-}
+const InputKindWords& WordsOf(InputKind kind) { return RouteOf(kind).words; }
 
 const char* InputKindName(InputKind kind) { return WordsOf(kind).name; }
 
@@ -51,41 +104,27 @@ const CommandInputs& InputsOf(const std::string& command) {
 }
 
 std::string NotReadBy(InputKind kind, const std::string& command) {
-  std::string line = std::string(InputKindName(kind)) + ": " + command + " reads " + InputsOf(command).how;
-  if (kind == InputKind::kProfile) line += " (go tool pprof reads profiles)";
-  return line;
+  return std::string(InputKindName(kind)) + ": " + command + " reads " + InputsOf(command).how + RouteOf(kind).read_by;
 }
 
 Probe ProbeInput(std::string_view head, bool complete) {
   Probe p;
-  auto unsure = [&] {
+  if (!complete && head.size() < 2) {
     p.sure = false;
     return p;
-  };
-  if (!complete && head.size() < 2) return unsure();
-  const int protocol = PickleProtocol(head);
-  if (protocol >= 2 && protocol <= 5) {
-    p.kind = InputKind::kSnapshot;
-  } else if (protocol >= 0) {
-    p.refused = "a pickle of protocol " + std::to_string(protocol) + (protocol == 0 ? " (text)" : "") +
-                ": memory snapshots are pickles of protocol 2 to 5, as torch.cuda.memory._dump_snapshot writes them";
-  } else if (StartsLikeProfile(head)) {
-    p.kind = InputKind::kProfile;
-  } else if (!complete && !head.empty() && head[0] == 0x0a) {
-    return unsure();  // a profile's sample type may not have come whole
-  } else if (StartsLikeSummary(head)) {
-    p.kind = InputKind::kSummary;
-  } else {
-    const size_t first = FirstToken(head);
-    if (first == head.size()) return complete ? p : unsure();
-    // A summary's magic key must have come whole before another '{' is a trace.
-    if (head[first] == '{' && !complete && head.size() - first < sizeof kSummaryMagic + 8) return unsure();
-    const int table = KeyAveragesVerdict(head, complete);
-    if (table < 0) return unsure();
-    if (table == 1) {
-      p.refused =
-          "torch's key_averages() table, not a trace: export the trace itself (prof.export_chrome_trace or "
-          "tensorboard_trace_handler)";
+  }
+  for (const Route& r : kRoutes) {
+    switch (r.probe(head, complete, &p.refused)) {
+      case Verdict::kNo:
+        continue;
+      case Verdict::kYes:
+        p.kind = r.words.kind;
+        return p;
+      case Verdict::kNotYet:
+        p.sure = false;
+        return p;
+      case Verdict::kRefused:
+        return p;  // the kind stays the default's: refused says what it is
     }
   }
   return p;

@@ -2,6 +2,7 @@
 // (analysis_tables.cc), charts in inline SVG, and a few lines of script that sort,
 // filter and unfold the tables. Nothing is fetched: it opens from disk, offline.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "report/analysis_tables.h"
@@ -422,8 +423,12 @@ std::string RenderHtml(const Analysis& a, const ReportOptions& o) {
     if (v.count(a) == 0) continue;
     std::string id = v.name;
     std::replace(id.begin(), id.end(), '_', '-');
-    drawn_links += "<a href=\"#" + id + "\">" + Html(v.title) + "</a>";
-    drawn += Section(id, v.title, Note(v.note) + v.html(a, id + "-table", o.top));
+    // The bar stays one line: a link is the title's words before its parenthesis.
+    const std::string title = v.title;
+    drawn_links += "<a href=\"#" + id + "\">" + Html(title.substr(0, title.find(" ("))) + "</a>";
+    std::string note = v.note;  // a sentence on the page, in parentheses in the text
+    if (!note.empty()) note[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(note[0])));
+    drawn += Section(id, v.title, Note(note + ".") + v.html(a, id + "-table", o.top));
   }
   out += "<nav><a href=\"#advice\">Recommendations</a>" +
          std::string(a.flame.empty() ? "" : "<a href=\"#profile\">Profile</a>") +

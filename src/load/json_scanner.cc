@@ -479,7 +479,7 @@ class Scanner::Impl {
         (depth == 0 ? gap : element) -= shift;
         if (ok) continue;
         valid = win_.end - i;  // the input ended: scan what is left, padded with spaces
-        if (valid == 0) FailTruncated();
+        if (valid == 0) EndedBetween(depth, gap, i, after_element);
         std::memcpy(tail, win_.data() + i, valid);
         std::memset(tail + valid, ' ', 64 - valid);
         blocks.Group(tail, 1, &open, &close);
@@ -532,12 +532,21 @@ class Scanner::Impl {
           after_element = true;
         }
       }
-      if (valid < 64) FailTruncated();
+      if (valid < 64) EndedBetween(depth, gap, i + valid, after_element);
       i += 64;
     }
   }
 
   int64_t Offset(size_t at) const { return static_cast<int64_t>(win_.offset(at)); }
+
+  // The input ended inside traceEvents. Between elements, the text since the last one is
+  // read as any gap is, whole: TrimGap had read only up to the last block's start, which
+  // depends on where the scan began (a range handed back, or the file's start), so what
+  // was counted as garbage depended on the threads.
+  [[noreturn]] void EndedBetween(int depth, size_t gap, size_t end, bool after_element) {
+    if (depth == 0) ScanGap(gap, end, after_element, true);
+    FailTruncated();
+  }
 
   // The event at [from, to) of the window joins the chunk. Where the text since the last
   // event is more than a comma and white space, the chunk ends before it (its text must

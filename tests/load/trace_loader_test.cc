@@ -570,6 +570,13 @@ TEST(TraceLoaderThreads, RangesCutOnWorkersGiveTheScannersTrace) {
     texts.emplace_back("cut after a comma", t->substr(0, sep + 2));
     texts.emplace_back("cut after a number", t->substr(0, sep + 2) + " 17");
     texts.emplace_back("cut after garbage", t->substr(0, sep + 1) + " x");
+    // The fuzzer's: a gap of commas and text to the end, its quote never closed; where
+    // the scan of that gap began (a range handed back, or the file's start) once
+    // decided how much of it counted as garbage.
+    for (size_t pad = 0; pad < 64; pad += 7) {
+      texts.emplace_back("cut in a gap of commas and text",
+                         t->substr(0, sep + 1) + std::string(pad, ' ') + ", ,me\": \"c\", \"p\": 1}]}");
+    }
   }
   testing::TempDir dir;
   for (const auto& [name, json] : texts) {

@@ -51,7 +51,7 @@ _torch2pprof() {
     --table | -table)
       # The report's lists (analyze --help); tests/e2e/lists_e2e.py keeps them equal.
       COMPREPLY=($(compgen -W "categories steps critical_path critical_top operators kernels gpu idle_time kernel_launches
-        queue_length copies kernel_types tensor_cores kernels_by_operator synchronizations annotations collective_sizes memory modules
+        queue_length copies kernel_types temporal_breakdown tensor_cores kernels_by_operator synchronizations annotations collective_sizes memory modules
         module_classes python_functions
         ranks spreads stragglers slow_ranks collectives step_alignment
         devices peak_sites ooms oom_sites timeline site_series" -- "$cur"))

@@ -260,7 +260,9 @@ struct WhatIfTotal {
   uint32_t changes = 0;     // how many changes
 };
 
-struct Analysis {
+// What analyze finds in one trace: the views that read only the events (EventViews,
+// device_views.h), and the rest here.
+struct Analysis : EventViews {
   TraceOverview trace;
   std::vector<CategoryRow> categories;  // by self time
   std::vector<StepRow> steps;
@@ -272,16 +274,9 @@ struct Analysis {
   std::vector<KernelRow> kernels;           // by total
   int64_t kernel_total_ns = 0;              // summed kernel durations
   std::vector<GpuRow> gpu;
-  std::vector<IdleRow> idle_time;  // by device, then stream
-  LaunchStats kernel_launches;
-  std::vector<QueueRow> queue_length;            // by device, then stream
-  std::vector<CopyRow> copies;                   // by device, then time
-  std::vector<KernelTypeRow> kernel_types;       // by device, then time
   std::vector<KernelOpRow> kernels_by_operator;  // by total
   TensorCoreUse tensor_cores;
-  std::vector<SyncRow> synchronizations;            // within the analysed steps, by total
-  std::vector<AnnotationRow> annotations;           // by host time
-  std::vector<CollectiveSizeRow> collective_sizes;  // by time
+  std::vector<SyncRow> synchronizations;  // within the analysed steps, by total
   std::vector<MemoryRow> memory;
   // Depth first, a module's children by device total (host total in a trace without device time).
   std::vector<ModuleNode> modules;

@@ -193,4 +193,33 @@ struct KernelTypeRow {
   int64_t busy_ns = 0;  // the device's busy time: the share's whole (its rows sum to it)
 };
 
+// A device's time as HTA's temporal breakdown and comm/compute overlap split a rank's
+// (hta/analyzers/breakdown_analysis.py, get_temporal_breakdown; communication_analysis.py,
+// get_comm_comp_overlap): from its first work's start to its last work's end (kernels,
+// copies and sets on every stream), the time it ran computation kernels (their union), the
+// time it ran only other work (communication kernels, copies, sets) and the time it ran
+// nothing, which sum to the span; and of its communication kernels' time, the part some
+// computation kernel ran beside. The ranks' summary reads the same rule (RankSummary).
+struct TemporalRow {
+  std::string device;  // "cuda:0"
+  int64_t span_ns = 0;
+  int64_t compute_ns = 0, non_compute_ns = 0, idle_ns = 0;
+  int64_t comm_ns = 0, overlap_ns = 0;  // communication kernels' union; of it, beside computation
+};
+
+// The views that read only the events, held in the Analysis (which derives from this):
+// each field is one row of analysis/stages.h's kEventViews, which computes it. A new view
+// of this kind is its row type and field here, its function and kEventViews row there,
+// and its report entry (report/analysis_report.cc's kViews).
+struct EventViews {
+  std::vector<AnnotationRow> annotations;           // by host time
+  std::vector<IdleRow> idle_time;                   // by device, then stream
+  std::vector<QueueRow> queue_length;               // by device, then stream
+  std::vector<CopyRow> copies;                      // by device, then time
+  std::vector<CollectiveSizeRow> collective_sizes;  // by time
+  LaunchStats kernel_launches;
+  std::vector<KernelTypeRow> kernel_types;      // by device, then time
+  std::vector<TemporalRow> temporal_breakdown;  // by device
+};
+
 }  // namespace torch2pprof

@@ -292,4 +292,37 @@ std::vector<KernelTypeRow> KernelTypes(const Events& ev) {
   return rows;
 }
 
+TemporalRow SplitDeviceTime(Spans all, Spans compute, Spans comm) {
+  TemporalRow r;
+  all = Union(std::move(all));
+  if (all.empty()) return r;
+  compute = Union(std::move(compute));
+  comm = Union(std::move(comm));
+  const int64_t busy = Length(all);
+  r.span_ns = all.back().second - all.front().first;  // times lie within 2^62 (event_parser.cc)
+  r.compute_ns = Length(compute);
+  r.non_compute_ns = busy - r.compute_ns;
+  r.idle_ns = r.span_ns - busy;
+  r.comm_ns = Length(comm);
+  r.overlap_ns = Length(Intersect(comm, compute));
+  return r;
+}
+
+std::vector<TemporalRow> TemporalBreakdown(const Events& ev) {
+  std::map<std::string, std::array<Spans, 3>> devices;  // all, computation, communication
+  for (const uint32_t e : ev.DeviceEvents()) {
+    const Interval& iv = ev.Iv(e);
+    std::array<Spans, 3>& spans = devices[DeviceName(ev, iv.lane)];
+    spans[0].push_back({iv.start_ns, iv.end_ns});
+    if (ev.RoleOf(e) == Role::kKernel) spans[ev.IsCommunication(e) ? 2 : 1].push_back({iv.start_ns, iv.end_ns});
+  }
+  std::vector<TemporalRow> rows;
+  for (auto& [device, spans] : devices) {
+    TemporalRow r = SplitDeviceTime(std::move(spans[0]), std::move(spans[1]), std::move(spans[2]));
+    r.device = device;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 }  // namespace torch2pprof::analysis

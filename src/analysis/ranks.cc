@@ -10,6 +10,7 @@
 
 #include "analysis/events.h"
 #include "analysis/spans.h"
+#include "analysis/stages.h"
 #include "analysis/statistics.h"
 #include "base/utf8.h"
 
@@ -101,17 +102,13 @@ RankSummary SummarizeRank(const Trace& trace, const TraceModel& model, const Ana
         calls.emplace_back(iv.start_ns, ev.Dur(e), std::make_pair(kind, name));
     }
   }
-  all = analysis::Union(std::move(all));
-  compute = analysis::Union(std::move(compute));
-  comm = analysis::Union(std::move(comm));
-  if (!all.empty()) {
-    r.gpu_span_ns = all.back().second - all.front().first;
-    r.gpu_idle_ns = r.gpu_span_ns - analysis::Length(all);
-    r.compute_ns = analysis::Length(compute);
-    r.non_compute_ns = analysis::Length(all) - r.compute_ns;
-    r.comm_kernel_ns = analysis::Length(comm);
-    r.overlap_ns = analysis::Length(analysis::Intersect(comm, compute));
-  }
+  const TemporalRow split = analysis::SplitDeviceTime(std::move(all), std::move(compute), std::move(comm));
+  r.gpu_span_ns = split.span_ns;
+  r.gpu_idle_ns = split.idle_ns;
+  r.compute_ns = split.compute_ns;
+  r.non_compute_ns = split.non_compute_ns;
+  r.comm_kernel_ns = split.comm_ns;
+  r.overlap_ns = split.overlap_ns;
   std::map<std::pair<std::string, std::string>, uint32_t> index;
   for (auto& [key, c] : collectives) {
     index[key] = static_cast<uint32_t>(r.collectives.size());

@@ -14,6 +14,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/events.h"
+#include "analysis/spans.h"
 #include "analysis/timeline_trace.h"
 #include "model/lane_builder.h"
 #include "model/step_windows.h"
@@ -251,6 +252,12 @@ std::vector<QueueRow> QueueLength(const Events& ev);
 
 // Per device: its time by the kernel types that ran (KernelTypeRow).
 std::vector<KernelTypeRow> KernelTypes(const Events& ev);
+// Per device: its span split into computation, other work and idle, and its
+// communication's overlap with computation (TemporalRow).
+std::vector<TemporalRow> TemporalBreakdown(const Events& ev);
+// TemporalRow's rule over a set of device work (its device left empty): all of it, its
+// computation kernels and its communication kernels, each as spans in any order.
+TemporalRow SplitDeviceTime(Spans all, Spans compute, Spans comm);
 
 // Per device: the model's memory timeline and the operators that allocated most (§8).
 std::vector<MemoryRow> Memory(const Events& ev, const std::vector<uint32_t>& owners);
@@ -265,8 +272,8 @@ Compute LowestCompute(const std::vector<DeviceInfo>& devices);
 
 // The views that read only the events and which steps are analysed (nothing another view
 // makes): a row each, run side by side by Analyze once the step rows are taken. A new view
-// of this kind is its row type and Analysis field, its function above and its row here,
-// and its report entry (report/analysis_report.cc's kViews).
+// of this kind is its row type and EventViews field (device_views.h), its function above
+// and its row here, and its report entry (report/analysis_report.cc's kViews).
 struct EventView {
   void (*run)(Analysis& a, const Events& ev, const StepScope& scope);
 };
@@ -286,6 +293,7 @@ inline constexpr EventView kEventViews[] = {
     {RunEventView<&Analysis::collective_sizes, CollectiveSizes>},
     {RunEventView<&Analysis::kernel_launches, KernelLaunches>},
     {RunEventView<&Analysis::kernel_types, KernelTypes>},
+    {RunEventView<&Analysis::temporal_breakdown, TemporalBreakdown>},
 };
 
 // What the trace already does (compiled, graphed, low precision, pinned, workers) and the

@@ -280,6 +280,25 @@ DataTable<KernelTypeRow> KernelTypesTable(const Analysis& a) {
            {"busy_us", "", [](const KernelTypeRow& r) { return Micros(r.busy_ns); }}}};
 }
 
+// HTA's temporal breakdown, per device (TemporalRow).
+DataTable<TemporalRow> TemporalTable(const Analysis& a) {
+  return {
+      "temporal_breakdown",
+      a.temporal_breakdown,
+      false,
+      {{"device", "device", [](const TemporalRow& r) { return Text(r.device); }},
+       {"span_us", "span", [](const TemporalRow& r) { return Micros(r.span_ns); }},
+       {"compute_us", "computation", [](const TemporalRow& r) { return Micros(r.compute_ns); }},
+       {"compute_share", "%", [](const TemporalRow& r) { return Share(r.compute_ns, r.span_ns); }},
+       {"non_compute_us", "other work", [](const TemporalRow& r) { return Micros(r.non_compute_ns); }},
+       {"non_compute_share", "%", [](const TemporalRow& r) { return Share(r.non_compute_ns, r.span_ns); }},
+       {"idle_us", "idle", [](const TemporalRow& r) { return Micros(r.idle_ns); }},
+       {"idle_share", "%", [](const TemporalRow& r) { return Share(r.idle_ns, r.span_ns); }},
+       {"comm_us", "communication", [](const TemporalRow& r) { return Micros(r.comm_ns); }},
+       {"overlap_us", "", [](const TemporalRow& r) { return Micros(r.overlap_ns); }},
+       {"overlap_share", "beside computation", [](const TemporalRow& r) { return Share(r.overlap_ns, r.comm_ns); }}}};
+}
+
 const View kViews[] = {
     {"trace", [](Json& j, const Analysis& a, int) { WriteTraceJson(j, a); }, nullptr, nullptr},
     TableView<CategoriesTable, &Analysis::categories>("categories"),
@@ -300,6 +319,12 @@ const View kViews[] = {
         "kernel_types", "Device time by kernel type (as HTA's kernel breakdown)",
         "each instant a device worked goes to the set of kernel types running then, over all its streams: "
         "COMPUTATION, COMMUNICATION (NCCL kernels), MEMORY (copies and sets); of busy: of the device's busy time"),
+    DrawnTableView<TemporalTable, &Analysis::temporal_breakdown>(
+        "temporal_breakdown", "Device time: computation, other work, idle (as HTA's temporal breakdown)",
+        "from a device's first work to its last: the time it ran computation kernels on any stream, the time it ran "
+        "only communication kernels, copies or sets, and the time it ran nothing, with their shares of that span; "
+        "communication: its kernels' time, and the share of it some computation kernel ran beside (HTA's "
+        "comm/compute overlap)"),
     {"tensor_cores", [](Json& j, const Analysis& a, int rows) { WriteTensorCoresJson(j, a, rows); },
      [](const Analysis& a, int rows) { return WriteCsv(TensorCoreOpsTable(a), rows); }, nullptr},
     TableView<KernelsByOperatorTable, &Analysis::kernels_by_operator>("kernels_by_operator"),

@@ -613,5 +613,29 @@ TEST(DeviceTime, KernelTypesSweptOverTheDevicesStreams) {
   EXPECT_NE(RenderText(a, {}).find("COMMUNICATION overlapping MEMORY"), std::string::npos);
 }
 
+// HTA's temporal breakdown of the same device: its span [100, 610) is 510; computation ran
+// 230 alone and 30 with NCCL (260), other work the rest of the busy 410 (150), and the gap
+// [500, 600) is idle (100). NCCL's [320, 420) ran beside computation over [320, 350): 30 of 100.
+TEST(DeviceTime, TemporalBreakdownSplitsTheDevicesSpan) {
+  Analysis a = AnalyzeText("[" + Work("kernel", 7, 100, 200, 0) + "," + Work("kernel", 9, 250, 100, 0) + "," +
+                           Nccl("allreduce", 320, 100, 10, 10, "Float", 2) + "," + Work("gpu_memcpy", 9, 400, 100, 0) +
+                           "," + Work("kernel", 7, 600, 10, 0) + "]");
+  ASSERT_EQ(a.temporal_breakdown.size(), 1u);
+  const TemporalRow& r = a.temporal_breakdown[0];
+  EXPECT_EQ(r.device, a.gpu.at(0).device);
+  EXPECT_EQ(r.span_ns, 510 * us);
+  EXPECT_EQ(r.compute_ns, 260 * us);
+  EXPECT_EQ(r.non_compute_ns, 150 * us);
+  EXPECT_EQ(r.idle_ns, 100 * us);
+  EXPECT_EQ(r.comm_ns, 100 * us);
+  EXPECT_EQ(r.overlap_ns, 30 * us);
+  ReportOptions csv;
+  csv.table = "temporal_breakdown";
+  EXPECT_EQ(RenderCsv(a, csv),
+            "device,span_us,compute_us,compute_share,non_compute_us,non_compute_share,idle_us,idle_share,comm_us,"
+            "overlap_us,overlap_share\n"
+            "cuda:0,510,260,0.509804,150,0.294118,100,0.196078,100,30,0.3\n");
+}
+
 }  // namespace
 }  // namespace torch2pprof

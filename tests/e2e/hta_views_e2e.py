@@ -25,6 +25,13 @@ replaced by plain lists and times kept as integer nanoseconds from the decimal t
   start and -bit at its end swept in time order, each stretch to the set of bits open,
   named HTA's way ("COMPUTATION overlapping MEMORY"). HTA sweeps a rank's devices as one;
   torch2pprof each device, so the port groups by the event's pid (its device);
+- temporal breakdown (hta/analyzers/breakdown_analysis.py, get_temporal_breakdown and
+  _get_idle_time_for_kernels) and comm/compute overlap
+  (hta/analyzers/communication_analysis.py, get_comm_comp_overlap): the GPU events
+  merged; their span from the first start to the last end, the merged computation
+  kernels (typed as above), the rest of the merged events, and the span's idle rest; the
+  merged communication kernels and the time both run; per device (pid) as the kernel
+  breakdown;
 - (not HTA's) collectives by message, from the NCCL kernels' "Collective name", "In/Out
   msg nelems", "dtype" and "Group size", sized and timed as nccl-tests does;
 - memory bandwidth (hta/analyzers/trace_counters.py, _get_memory_bw_time_series_for_rank
@@ -294,6 +301,42 @@ def kernel_type_time(evs, ours):
     return out
 
 
+def temporal_breakdown(evs, ours):
+    """device (pid) -> (span, compute, non-compute, idle, comm, overlap) ns: HTA's
+    get_temporal_breakdown (its idle_time_per_rank and _get_idle_time_for_kernels) and
+    get_comm_comp_overlap per device: the span from the first merged GPU event's start to
+    the last's end, the merged computation kernels, the rest of the merged events, the
+    span less them; the merged communication kernels and the time computation ran beside
+    them (HTA's running-status sweep). `ours`: as kernel_type_time."""
+    by_device = {}
+    for e in gpu_events(evs):
+        t = hta_kernel_type(e.get('name', ''))
+        if ours and e.get('cat') == 'mtia_ccp_events' and t != 'COMMUNICATION':
+            t = 'COMPUTATION'
+        d = by_device.setdefault(as_text(e['pid']), {'all': [], 'COMPUTATION': [], 'COMMUNICATION': []})
+        iv = (ns(e['ts']), ns(e['ts']) + ns(e['dur']))
+        d['all'].append(iv)
+        if t in d:
+            d[t].append(iv)
+    out = {}
+    for device, d in by_device.items():
+        merged = merge_intervals(d['all'])
+        span = merged[-1][1] - merged[0][0]
+        run = sum(end - ts for ts, end in merged)
+        comp = merge_intervals(d['COMPUTATION'])
+        comm = merge_intervals(d['COMMUNICATION'])
+        points = sorted([(ts, 1) for ts, _ in comp] + [(end, -1) for _, end in comp] +
+                        [(ts, 2) for ts, _ in comm] + [(end, -2) for _, end in comm])
+        running, both = 0, 0
+        for (t, change), nxt in zip(points, points[1:] + [None]):
+            running += change
+            if running == 3:
+                both += nxt[0] - t
+        c = sum(end - ts for ts, end in comp)
+        out[device] = (span, c, run - c, span - run, sum(end - ts for ts, end in comm), both)
+    return out
+
+
 def micros(v):
     return ns(v)  # JSON writes exact decimal microseconds
 
@@ -378,6 +421,17 @@ class Checks(Tally):
             gpu = [g for g in j['gpu'] if g['device'] == d]
             if sum(t for _, t in rows) != busy[d] or not gpu or micros(gpu[0]['busy_us']) != busy[d]:
                 problems.append(f'kernel types of {d} do not sum to its busy time')
+        # Temporal breakdown: each device's span, computation, other work and idle, and its
+        # communication's overlap with computation, as HTA's.
+        want_t = sorted(temporal_breakdown(evs, True).values())
+        got_t = sorted((micros(r['span_us']), micros(r['compute_us']), micros(r['non_compute_us']),
+                        micros(r['idle_us']), micros(r['comm_us']), micros(r['overlap_us']))
+                       for r in j['temporal_breakdown'])
+        if got_t != want_t:
+            problems.append(f'temporal breakdown {got_t[:2]} != HTA {want_t[:2]}')
+        if not any(e.get('cat') == 'mtia_ccp_events' for e in evs) and \
+                want_t != sorted(temporal_breakdown(evs, False).values()):
+            problems.append('temporal breakdown: the documented difference changed a trace without MTIA events')
         # Collectives by message: each row from the kernels' args, and the bandwidth.
         want_c = collective_sizes(evs)
         got_c = {(r['collective'], r['dtype'], r['group_size'],
@@ -403,7 +457,7 @@ class Checks(Tally):
         hta_only, _, _ = launch_stats(evs, False)
         note = f'{len(j["idle_time"])} streams ({same} as HTA exactly), {kl["count"]} launches' + (
             f' ({len(hta_only)} of HTA\'s names)' if len(hta_only) != kl['count'] else '')
-        note += f', {len(mem)} kinds of copies, {len(want_c)} collective sizes, {len(j["kernel_types"])} kernel type rows'
+        note += f', {len(mem)} kinds of copies, {len(want_c)} collective sizes, {len(j["kernel_types"])} kernel type rows, {len(want_t)} temporal breakdowns'
         self.report(f'{name}: idle time, launches and copies as HTA defines them; {note}', problems)
 
 

@@ -210,6 +210,13 @@ class Checks(Tally):
         want_kt = [[r['device'], r['type'], str(r['time_us'])] for r in report['kernel_types']]
         if kt != want_kt:
             problems.append(f'kernel types table {kt[:2]} != JSON {want_kt[:2]}')
+        # The devices' temporal breakdown (drawn the same way): span, computation, other work, idle.
+        tb = [[c[0]] + [str(Decimal(x)) for x in (c[1], c[2], c[4], c[6])]
+              for h, c in dom.tables.get('temporal-breakdown-table', [])]
+        want_tb = [[r['device']] + [str(r[k]) for k in ('span_us', 'compute_us', 'non_compute_us', 'idle_us')]
+                   for r in report['temporal_breakdown']]
+        if tb != want_tb:
+            problems.append(f'temporal breakdown table {tb[:2]} != JSON {want_tb[:2]}')
         if dom.charts != charts:
             problems.append(f'{dom.charts} charts, want {charts}')
         for m in report['memory']:

@@ -14,11 +14,13 @@
 #include "convert/aggregator.h"
 #include "convert/snapshot_profile.h"
 #include "load/byte_source.h"
+#include "load/folded_reader.h"
 #include "load/input.h"
 #include "load/pickle_reader.h"
 #include "load/snapshot.h"
 #include "load/summary_file.h"
 #include "model/build.h"
+#include "model/frame_names.h"
 #include "model/lane_builder.h"
 #include "torch2pprof/error.h"
 #include "torch2pprof/output.h"
@@ -70,6 +72,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Profile merged = std::move(merge).Finish(ranks);
     if (!ValidateProfile(merged).empty()) __builtin_trap();
     EncodeProfile(merged);
+  } catch (const Error&) {
+  }
+  try {  // folded stacks (torch's export_stacks), as convert reads and names them
+    ByteSource source(input, "fuzz.folded");
+    LoadOptions folded;
+    folded.max_depth = 2 + (size > 2 ? data[2] % 64 : 0);
+    Profile p = ReadFolded(source, folded);
+    for (Frame& f : p.frames) f = MakeFrame(FrameSystemName(f.system_name));
+    if (!ValidateProfile(p).empty()) __builtin_trap();
+    EncodeProfile(p);
   } catch (const Error&) {
   }
   try {  // a rank summary that analyze reduces

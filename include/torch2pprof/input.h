@@ -12,6 +12,7 @@ enum class InputKind {
   kSnapshot,  // a CUDA memory snapshot: a pickle of protocol 2 to 5 (torch.cuda.memory._dump_snapshot)
   kProfile,   // a pprof profile that convert wrote (profile.proto, gzipped or not)
   kSummary,   // a rank summary that summarize wrote (JSON whose first key is "torch2pprof_summary")
+  kFolded,    // folded stacks, a stack a line (torch's export_stacks, flamegraph.pl's input)
 };
 
 // Each kind as users read it, in one table (load/input.cc): its name in errors and help

@@ -9,6 +9,7 @@
 #include "load/input.h"
 #include "load/profile_reader.h"
 #include "load/snapshot.h"
+#include "model/frame_names.h"
 #include "model/lane_builder.h"
 #include "model/memory_replay.h"
 #include "torch2pprof/stages/trace_model.h"
@@ -127,6 +128,16 @@ void ConvertSnapshot(const ConvertOptions& options, Input& input, Stages& stages
   WriteOutput(options, result.profile, stages);
 }
 
+// A profile of another tool's stacks (ReadInto::kOwnProfile), alone: its frames named as
+// convert names an event's (FrameSystemName, MakeFrame: no addresses; a Python frame gets
+// its file, line and function).
+void ConvertOwnProfile(const ConvertOptions& options, Profile profile, Stages& stages, ConvertResult& result) {
+  for (Frame& f : profile.frames) f = MakeFrame(FrameSystemName(f.system_name));
+  result.profile = std::move(profile);
+  ApplySampleType(options, result.profile);
+  WriteOutput(options, result.profile, stages);
+}
+
 // Traces and profiles, one or merged: each input routed by what it is as it is opened.
 void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult& result) {
   if (options.inputs.empty()) throw Error(Error::Kind::kUsage, "", -1, "convert needs an input");
@@ -151,20 +162,25 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
   }
   auto check = [&](const Input& in) {
     in.Expect("convert");
-    if (merged && in.kind() == InputKind::kSnapshot) {
+    if (merged && (in.kind() == InputKind::kSnapshot || ReadingOf(in.kind()).into == ReadInto::kOwnProfile)) {
       ThrowInput(in.name(), -1,
-                 "a memory snapshot converts alone (convert SNAPSHOT OUT), not merged with other inputs");
+                 std::string(InputKindName(in.kind())) + " converts alone (convert " +
+                     (in.kind() == InputKind::kSnapshot ? "SNAPSHOT" : "IN") + " OUT), not merged with other inputs");
     }
   };
-  bool snapshot = false;
+  bool alone = false;
   stages.Begin("read and parse");
   LoadEach(loads, ex, check, [&](LoadedInput& in) {
     stages.file = in.file;
     if (in.kind == InputKind::kSnapshot) {
-      snapshot = true;
+      alone = true;
       return ConvertSnapshot(options, *in.input, stages, result);
     }
-    if (in.kind == InputKind::kProfile) {
+    if (in.into == ReadInto::kOwnProfile) {
+      alone = true;
+      return ConvertOwnProfile(options, std::move(in.profile), stages, result);
+    }
+    if (in.into == ReadInto::kProfile) {
       stages.Begin("aggregate");
       for (int64_t rank : aggregator.AddProfile(in.profile, in.file)) ranks.push_back(rank);
       stages.Begin("read and parse");
@@ -179,7 +195,7 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
     ranks.push_back(ReadDistributedInfo(trace.header).rank);
     stages.Begin("read and parse");
   });
-  if (snapshot) return;
+  if (alone) return;
   stages.Begin("aggregate");
   if (merged) {  // ranks label samples apart
     bool replaced = false;

@@ -37,6 +37,30 @@ bool StartsLikeSummary(std::string_view b) {
   return b.substr(i, sizeof kSummaryMagic + 1) == std::string("\"") + kSummaryMagic + "\"";
 }
 
+bool StartsLikeFolded(std::string_view head) {
+  if (head.find('\n') == std::string::npos) {
+    for (unsigned char c : head) {
+      if (c < 0x20) return false;
+    }
+    return head.find(';') != std::string::npos;
+  }
+  size_t lines = 0;
+  for (size_t at = 0; at < head.size();) {
+    size_t end = head.find('\n', at);
+    if (end == std::string::npos) break;  // the last line may be cut by the read
+    std::string_view line = head.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // written on Windows
+    size_t space = line.rfind(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == line.size()) return false;
+    for (size_t i = space + 1; i < line.size(); ++i) {
+      if (!(line[i] >= '0' && line[i] <= '9') && !(line[i] == '-' && i == space + 1)) return false;
+    }
+    ++lines;
+    at = end + 1;
+  }
+  return lines > 0;
+}
+
 int PickleProtocol(std::string_view b) {
   if (b.size() >= 2 && static_cast<unsigned char>(b[0]) == 0x80) return static_cast<unsigned char>(b[1]);
   if (b.size() < 3) return -1;

@@ -19,6 +19,10 @@ inline constexpr const char kTimelineHead[] =
     "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"torch2pprof analyze --timeline\"";
 // A rank summary: a JSON object whose first key is kSummaryMagic.
 bool StartsLikeSummary(std::string_view head);
+// Folded stacks (flamegraph.pl's input): each line "frames VALUE", an integer after the
+// last space (a line may end "\r\n"); a deep stack's line can be longer than the head: then its frames, text with
+// ';' and no line break. The output guard replaces such a file; the probe reads one.
+bool StartsLikeFolded(std::string_view head);
 // A pickle's protocol: 2 to 5 (and past) from its PROTO opcode, 0 or 1 for the text and
 // binary pickles that have none (their first opcodes as Python writes a dict or list),
 // -1 for no pickle.

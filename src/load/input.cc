@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "base/magic.h"
+#include "load/folded_reader.h"
+#include "load/profile_reader.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -32,6 +34,22 @@ Verdict ProbeSummary(std::string_view head, bool, std::string*) {
   return StartsLikeSummary(head) ? Verdict::kYes : Verdict::kNo;
 }
 
+// Text whose first line is "frames VALUE" (StartsLikeFolded); a trace's JSON never is,
+// and a perf-style first frame "[unknown]" is no JSON array of events.
+Verdict ProbeFolded(std::string_view head, bool complete, std::string*) {
+  const size_t first = FirstToken(head);
+  if (first == head.size()) return Verdict::kNo;
+  if (head[first] == '{') return Verdict::kNo;
+  if (head[first] == '[') {
+    const size_t next = FirstToken(head.substr(first + 1)) + first + 1;
+    if (next == head.size() || head[next] == '{' || head[next] == ']' || head[next] == '"') return Verdict::kNo;
+  }
+  const size_t end = head.find('\n');
+  if (!complete && end == std::string_view::npos) return Verdict::kNotYet;
+  // The first line tells: a broken line further on is the reader's to name, at its offset.
+  return StartsLikeFolded(head.substr(0, end == std::string_view::npos ? end : end + 1)) ? Verdict::kYes : Verdict::kNo;
+}
+
 // The last: what no other kind claims is read as a trace, whose loader says what is wrong
 // with it (unless it is torch's key_averages() table, a mistake common enough to name).
 Verdict ProbeTrace(std::string_view head, bool complete, std::string* refused) {
@@ -48,23 +66,33 @@ Verdict ProbeTrace(std::string_view head, bool complete, std::string* refused) {
   return Verdict::kRefused;
 }
 
+Profile ReadConvertProfile(ByteSource& source, const LoadOptions& options) {
+  return ReadProfile(source, options.max_depth);
+}
+
 // The router: each kind of input, one row, in the order the probe tries them. Its words
-// in errors and help, the files users give for it, its probe, and what else reads it
-// (for the error of a command that does not). A new kind is a row here, its InputKind,
-// its reader (LoadOne, load/trace_loader.cc, or the call that takes it) and the commands
-// that take it (InputsOfCommands below).
+// in errors and help, the files users give for it, its probe, what it is read into and by
+// what, and what else reads it (for the error of a command that does not). A new kind read
+// into a trace or a profile is a row here, its InputKind, its reader and the commands that
+// take it (InputsOfCommands below); a kind with a result of its own adds the call that
+// takes it.
 struct Route {
   InputKindWords words;
   Verdict (*probe)(std::string_view head, bool complete, std::string* refused);
+  Reading reading;
   const char* read_by = "";  // " (go tool pprof reads profiles)"
 };
 const Route kRoutes[] = {
-    {{InputKind::kSnapshot, "a memory snapshot", ".pickle or .pickle.gz"}, ProbeSnapshot},
+    {{InputKind::kSnapshot, "a memory snapshot", ".pickle or .pickle.gz"}, ProbeSnapshot, {ReadInto::kOpened}},
     {{InputKind::kProfile, "a pprof profile", ".pb.gz, written by convert"},
      ProbeProfile,
+     {ReadInto::kProfile, ReadConvertProfile},
      " (go tool pprof reads profiles)"},
-    {{InputKind::kSummary, "a rank summary", ".summary.json, written by summarize"}, ProbeSummary},
-    {{InputKind::kTrace, "a trace", "Chrome Trace JSON, .json or .json.gz"}, ProbeTrace},
+    {{InputKind::kSummary, "a rank summary", ".summary.json, written by summarize"}, ProbeSummary, {ReadInto::kOpened}},
+    {{InputKind::kFolded, "a file of folded stacks", "a stack a line, as torch's export_stacks writes them"},
+     ProbeFolded,
+     {ReadInto::kOwnProfile, ReadFolded}},
+    {{InputKind::kTrace, "a trace", "Chrome Trace JSON, .json or .json.gz"}, ProbeTrace, {ReadInto::kTrace}},
 };
 
 const Route& RouteOf(InputKind kind) {
@@ -80,13 +108,15 @@ const InputKindWords& WordsOf(InputKind kind) { return RouteOf(kind).words; }
 
 const char* InputKindName(InputKind kind) { return WordsOf(kind).name; }
 
+const Reading& ReadingOf(InputKind kind) { return RouteOf(kind).reading; }
+
 const std::vector<CommandInputs>& InputsOfCommands() {
   using K = InputKind;
   static const std::vector<CommandInputs> commands = {
       {"convert",
-       {K::kTrace, K::kSnapshot, K::kProfile},
-       "traces (several with -o, one profile labelled by rank), a memory snapshot (alone), and with -o the "
-       "profiles convert wrote"},
+       {K::kTrace, K::kSnapshot, K::kProfile, K::kFolded},
+       "traces (several with -o, one profile labelled by rank), a memory snapshot (alone), with -o the "
+       "profiles convert wrote, and folded stacks (alone)"},
       {"analyze",
        {K::kTrace, K::kSnapshot, K::kSummary},
        "a trace, a memory snapshot (alone), or one trace or rank summary per rank"},

@@ -11,6 +11,8 @@
 
 #include "load/byte_source.h"
 #include "torch2pprof/input.h"
+#include "torch2pprof/profile.h"
+#include "torch2pprof/stages/trace_loader.h"
 
 namespace torch2pprof {
 
@@ -28,6 +30,20 @@ struct Probe {
 inline constexpr size_t kProbeBytes = 4096;
 // `complete`: the head is all the probe will get (the input's end, or its largest head).
 Probe ProbeInput(std::string_view head, bool complete = true);
+
+// What LoadEach (load/loader.h) reads an input of a kind into: each kind's row in the
+// router says, so that a new kind read into one of these edits no loader and no command.
+enum class ReadInto {
+  kOpened,      // nothing: opened and probed for its caller to read (a snapshot, summaries)
+  kTrace,       // a Trace, by the trace loader
+  kProfile,     // a profile convert wrote, which convert -o merges beside traces
+  kOwnProfile,  // a profile of another tool's stacks: convert writes it alone, its frames named as convert's
+};
+struct Reading {
+  ReadInto into = ReadInto::kOpened;
+  Profile (*profile)(ByteSource& source, const LoadOptions& options) = nullptr;  // into a profile: its reader
+};
+const Reading& ReadingOf(InputKind kind);
 
 class Input {
  public:

@@ -23,11 +23,12 @@ Trace LoadTrace(const LoadOptions& options, Executor& ex);
 // One of several inputs, loaded as what it is.
 struct LoadedInput {
   InputKind kind = InputKind::kTrace;
+  ReadInto into = ReadInto::kTrace;  // ReadingOf(kind)
   std::string file;
-  Trace trace;      // kTrace
-  Profile profile;  // kProfile (options.max_depth frames a stack)
-  // kSummary and kSnapshot are read by their callers (summaries are analysis's, a snapshot
-  // is read alone): the input, opened and probed, for them to read on.
+  Trace trace;      // ReadInto::kTrace
+  Profile profile;  // ReadInto::kProfile and kOwnProfile (options.max_depth frames a stack)
+  // ReadInto::kOpened (a snapshot, read alone; summaries, analysis's): the input, opened
+  // and probed, for the caller to read on.
   std::unique_ptr<Input> input;
 };
 

@@ -23,7 +23,6 @@
 #include "load/event_builder.h"
 #include "load/json_scanner.h"
 #include "load/parse_pool.h"
-#include "load/profile_reader.h"
 #include "torch2pprof/error.h"
 
 namespace torch2pprof {
@@ -104,7 +103,7 @@ void ExpectTrace(const Input& in) {
     ThrowInput(in.name(), -1, std::string(InputKindName(in.kind())) + ", not a trace");
 }
 
-// An input of any kind, read as what it is (a summary or snapshot only opened).
+// An input of any kind, read into what its route says (ReadingOf).
 LoadedInput LoadOne(const LoadOptions& options, Executor& ex, const std::function<void(const Input&)>& check) {
   LoadedInput out;
   out.input = std::make_unique<Input>(options.path, options.bytes_read);
@@ -112,11 +111,13 @@ LoadedInput LoadOne(const LoadOptions& options, Executor& ex, const std::functio
   out.kind = in.kind();
   out.file = in.name();
   check(in);
-  if (in.kind() == InputKind::kTrace) {
+  const Reading& reading = ReadingOf(in.kind());
+  out.into = reading.into;
+  if (reading.into == ReadInto::kTrace) {
     out.trace = Load(in.source(), options, ex);
     out.input.reset();
-  } else if (in.kind() == InputKind::kProfile) {
-    out.profile = ReadProfile(in.source(), options.max_depth);
+  } else if (reading.profile) {
+    out.profile = reading.profile(in.source(), options);
     out.input.reset();
   }
   return out;

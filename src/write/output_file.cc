@@ -88,31 +88,6 @@ bool IsDescriptorLink(const std::string& path) {
   return false;
 }
 
-// Folded stacks: each line "frames VALUE", an integer after the last space (a deep stack's
-// line can be longer than what was read: then its frames, text with ';' and no line break).
-bool LooksFolded(const std::string& head) {
-  if (head.find('\n') == std::string::npos) {
-    for (unsigned char c : head) {
-      if (c < 0x20) return false;
-    }
-    return head.find(';') != std::string::npos;
-  }
-  size_t lines = 0;
-  for (size_t at = 0; at < head.size();) {
-    size_t end = head.find('\n', at);
-    if (end == std::string::npos) break;  // the last line may be cut by the read
-    std::string line = head.substr(at, end - at);
-    size_t space = line.rfind(' ');
-    if (space == std::string::npos || space == 0 || space + 1 == line.size()) return false;
-    for (size_t i = space + 1; i < line.size(); ++i) {
-      if (!(line[i] >= '0' && line[i] <= '9') && !(line[i] == '-' && i == space + 1)) return false;
-    }
-    ++lines;
-    at = end + 1;
-  }
-  return lines > 0;
-}
-
 // The first bytes of the file at path, as many as n.
 std::string ReadHead(const std::string& path, size_t n) {
   std::ifstream in(path, std::ios::binary);
@@ -134,7 +109,7 @@ bool LooksLikeOutput(const std::string& path) {
   if (head[0] == '{' || static_cast<unsigned char>(head[0]) == 0xfb) {
     return head.size() > 1 && (head[1] == '0' || head[1] == '(' || static_cast<unsigned char>(head[1]) == 0xa8);
   }
-  return LooksFolded(head);
+  return StartsLikeFolded(head);
 }
 
 struct OutputFile::State {

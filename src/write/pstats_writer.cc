@@ -72,19 +72,24 @@ class Marshal {
 // cProfile's key for a frame: Python frames by file, line and function, others built-in style.
 Key KeyOf(const Frame& f) { return f.filename.empty() ? Key{"~", 0, f.function} : Key{f.filename, f.line, f.function}; }
 
-void Write(Marshal& m, const Totals& t, bool edge) {
+// pstats holds seconds: the time units a profile's values come in (convert's nanoseconds,
+// torch's export_stacks' microseconds), each as so many a second; 0 for no time unit.
+double PerSecond(const std::string& unit) { return unit == "nanoseconds" ? 1e9 : unit == "microseconds" ? 1e6 : 0; }
+
+void Write(Marshal& m, const Totals& t, bool edge, double per_second) {
   // cProfile writes a function's numbers as (cc, nc, ...) and a caller edge's as (nc, cc, ...).
   m.Int(edge ? t.nc : t.cc);
   m.Int(edge ? t.cc : t.nc);
-  m.Float(static_cast<double>(t.tt) / 1e9);
-  m.Float(static_cast<double>(t.ct) / 1e9);
+  m.Float(static_cast<double>(t.tt) / per_second);
+  m.Float(static_cast<double>(t.ct) / per_second);
 }
 
 }  // namespace
 
 std::string WritePstats(const Profile& p, const std::string& sample_type) {
   const size_t time = SampleTypeIndex(p, sample_type);
-  if (p.sample_types[time].unit != "nanoseconds") {
+  const double per_second = PerSecond(p.sample_types[time].unit);
+  if (per_second == 0) {
     throw Error(Error::Kind::kUsage, "", -1,
                 "--sample-type " + p.sample_types[time].type + ": pstats holds times, and its unit is " +
                     p.sample_types[time].unit);
@@ -157,7 +162,7 @@ std::string WritePstats(const Profile& p, const std::string& sample_type) {
     m.Int(std::get<1>(k));
     m.Str(std::get<2>(k));
     m.Tuple(5);
-    Write(m, funcs[i].own, false);
+    Write(m, funcs[i].own, false, per_second);
     m.DictBegin();
     for (const auto& [caller, t] : funcs[i].callers) {
       m.Tuple(3);
@@ -165,7 +170,7 @@ std::string WritePstats(const Profile& p, const std::string& sample_type) {
       m.Int(std::get<1>(caller));
       m.Str(std::get<2>(caller));
       m.Tuple(4);
-      Write(m, t, true);
+      Write(m, t, true, per_second);
     }
     m.DictEnd();
   }

@@ -57,6 +57,8 @@ CASES = [
     ('duplicate_keys.json', [], 0, []),  # the last value of a repeated key wins
     ('deep_args.json', [], 0, []),  # 3000-deep args are skipped unread
     ('not_an_event.json', [], 0, []),  # non-object elements are counted, not errors
+    ('folded_broken.txt', [], 1,  # folded stacks (torch's export_stacks): a broken line is an error at its byte
+     [r'folded_broken\.txt: byte 41: expected an integer value after the last space of a line of folded stacks']),
 ]
 
 

@@ -18,6 +18,7 @@ import collections
 import gzip
 import json
 import os
+import pstats
 import re
 import shutil
 import subprocess
@@ -469,6 +470,7 @@ def main():
         label_checks(c, a.testdata, tmp)
         readme_checks(c, a.testdata, tmp)
         folded_checks(c, a.testdata, tmp)
+        folded_input_checks(c, a.testdata, tmp)
         pstats_checks(c, a.testdata, tmp)
         order_checks(c, a.testdata, tmp)
         return c.summary()
@@ -850,6 +852,100 @@ def folded_checks(c, testdata, tmp):
                    os.path.join(tmp, 'x.folded')])
     c.report('an unknown --sample-type is a usage error and writes nothing',
              [] if r.returncode == 2 and not os.path.exists(os.path.join(tmp, 'x.folded')) else [f'exit {r.returncode}'])
+
+
+def torch_export_frame(text):
+    """torch's export_stacks frame with its spaces given back (docs/reference.md, "Folded
+    stacks"), ported from the rules there: Python frames, nn.Module frames, built-ins."""
+    m = re.match(r'^(.+\(\d+\)):_(.+)$', text)
+    if m:
+        return f'{m.group(1)}: {m.group(2)}'
+    if text.startswith('nn.Module:_'):
+        return 'nn.Module: ' + text[len('nn.Module:_'):]
+    m = re.match(r'^<built-in_function_(.+)>$', text)
+    if m:
+        return f'<built-in function {m.group(1)}>'
+    # The address goes, as convert drops it from every frame (so repeated calls aggregate).
+    m = re.match(r'^<built-in_method_(.+?)_of_(.+)_object(_at_0x[0-9a-f]+)?>$', text)
+    if m:
+        return f'<built-in method {m.group(1)} of {m.group(2)} object>'
+    return text
+
+
+def pprof_stacks(raw):
+    """stack (root first, ';'-joined) -> value, from go tool pprof -raw: the frames' system
+    names (the names as given; the pprof writer adapts the name pprof displays)."""
+    out = collections.Counter()
+    for smp in raw.samples:
+        frames = [raw.locations[i][4] for i in reversed(smp['stack'])]
+        out[';'.join(frames)] += smp['values'][0]
+    return dict(out)
+
+
+def folded_input_checks(c, testdata, tmp):
+    """Folded stacks as convert's input: what convert writes as folded stacks reads back
+    stack for stack and value for value through go tool pprof; torch's export_stacks reads
+    as microseconds with its frames' spaces given back; it converts alone."""
+    d = os.path.join(testdata, 'real', 'torch211')
+    for name in ('lm_train', 'multistream', 'resnet50_dl'):
+        trace = os.path.join(d, name + '.pt.trace.json.gz')
+        folded, back = os.path.join(tmp, 'in.folded'), os.path.join(tmp, 'back.pb.gz')
+        problems = []
+        for t in ('wall', 'gpu'):
+            r1 = c.convert(['convert', '--sample-type', t, trace, folded])
+            r2 = c.convert(['convert', folded, back])
+            if r1.returncode or r2.returncode:
+                problems.append(f'{t}: exit {r1.returncode}, {r2.returncode}: {r2.stderr.decode()[:200]}')
+                continue
+            raw = Raw(back)
+            if raw.types != ['samples']:
+                problems.append(f'{t}: sample types {raw.types}')
+            want, got = read_folded(folded), pprof_stacks(raw)
+            if got != want:
+                diff = sorted(set(want.items()) ^ set(got.items()))[:2]
+                problems.append(f'{t}: {len(got)} stacks read back, {len(want)} written; first differences {diff}')
+        c.report(f'folded stacks of {name} read back stack for stack through go tool pprof', problems)
+    # torch's export_stacks: a real file of torch 2.13's, its frames given their spaces back.
+    stacks = os.path.join(testdata, 'folded', 'export_stacks.txt')
+    out = os.path.join(tmp, 'export_stacks.pb.gz')
+    r = c.convert(['convert', stacks, out])
+    problems = [] if r.returncode == 0 else [f'exit {r.returncode}: {r.stderr.decode()[:200]}']
+    if not problems:
+        raw = Raw(out)
+        want = collections.Counter()
+        for stack, v in read_folded_lines(stacks):
+            want[';'.join(torch_export_frame(f) for f in stack.split(';'))] += v
+        got = pprof_stacks(raw)
+        if raw.types != ['time'] or raw.default != 'time':
+            problems.append(f'sample types {raw.types}')
+        if got != dict(want):
+            problems.append(f'{len(got)} stacks, want {len(want)}: {sorted(set(got) ^ set(want))[:2]}')
+        top = subprocess.run(['go', 'tool', 'pprof', '-top', '-nodecount=3', out], capture_output=True, text=True)
+        if 'Type: time' not in top.stdout or not re.search(r'\d+us ', top.stdout):
+            problems.append(f'pprof -top does not show microseconds: {top.stdout[:200]!r}')
+        # pstats reads it too, in seconds from the microseconds.
+        prof = os.path.join(tmp, 'export_stacks.prof')
+        r = c.convert(['convert', stacks, prof])
+        total = sum(v for _, v in read_folded_lines(stacks))
+        if r.returncode or abs(pstats.Stats(prof).total_tt - total / 1e6) > 1e-9:
+            problems.append(f'pstats: exit {r.returncode}, total {total} us')
+    c.report('torch\'s export_stacks converts: microseconds under its stacks, spaces given back', problems)
+    r = c.convert(['convert', '-o', os.path.join(tmp, 'm.pb.gz'), stacks,
+                   os.path.join(d, 'lm_train.pt.trace.json.gz')])
+    a = subprocess.run([c.binary, 'analyze', stacks], capture_output=True, text=True)
+    c.report('folded stacks convert alone; analyze names them and what it reads',
+             [] if r.returncode == 1 and b'a file of folded stacks converts alone' in r.stderr and a.returncode == 1 and
+             'export_stacks.txt: a file of folded stacks: analyze reads' in a.stderr
+             else [f'exit {r.returncode}: {r.stderr[:200]!r}; analyze exit {a.returncode}: {a.stderr[:200]!r}'])
+
+
+def read_folded_lines(path):
+    """(stack, value) for each line, repeats kept, as export_stacks writes one per event."""
+    out = []
+    for line in open(path, encoding='utf-8'):
+        stack, _, value = line.rstrip('\n').rpartition(' ')
+        out.append((stack, int(value)))
+    return out
 
 
 def pstats_problems(path, raw, time_type, top):

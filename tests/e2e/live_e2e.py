@@ -15,8 +15,10 @@ PY must import torch: scripts/install-deps.sh puts torch==2.13.0 in .venv. Where
 the test says so in one line and fails: CI never skips it.
 """
 import argparse
+import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -61,6 +63,42 @@ def ranks_problems(binary, traces, tmp):
         reduced = subprocess.run([binary, 'analyze', '--format', 'json'] + sums, capture_output=True, text=True)
         if reduced.returncode or json.loads(reduced.stdout).get('ranks') != j.get('ranks'):
             problems.append('the reduce of the four summaries is not the report over the four traces')
+    return problems
+
+
+def as_exported(entry):
+    """A stack entry as convert gives it back from export_stacks' text, by the documented
+    rules (docs/reference.md, "Folded stacks") applied to what torch held: export_stacks
+    writes ' ', ';', '\\t' and '\\n' as '_'; a Python frame "path(N): func", "nn.Module: X"
+    and the built-ins get their own spaces back (a space inside a path does not); convert
+    drops " at 0x..." addresses."""
+    cut = entry.translate(str.maketrans(' ;\t\n', '____'))
+    m = re.match(r'^(.*\(\d+\)): (\S+)$', entry)
+    if m:
+        return cut[:len(m.group(1))] + ': ' + m.group(2)
+    if re.match(r'^nn\.Module: \S+$', entry) or re.match(r'^<built-in function \S+>$', entry):
+        return entry
+    m = re.match(r'^(<built-in method \S+ of \S+ object)( at 0x[0-9a-f]+)?>$', entry)
+    if m:
+        return m.group(1) + '>'
+    return cut
+
+
+def export_stacks_problems(binary, out, tmp):
+    """convert on torch's export_stacks: each stack and its microseconds as torch held them."""
+    stacks = os.path.join(out, 'export_stacks.stacks.txt')
+    pb = os.path.join(tmp, 'export_stacks.pb.gz')
+    r = subprocess.run([binary, 'convert', stacks, pb], capture_output=True, text=True)
+    if r.returncode:
+        return [f'convert: exit {r.returncode}: {r.stderr.strip()[:200]}']
+    want = collections.Counter()
+    for e in json.load(open(os.path.join(out, 'export_stacks.expected.json'))):
+        want[';'.join(as_exported(x) for x in e['stack'])] += e['us']
+    raw = convert_e2e.Raw(pb)
+    got = convert_e2e.pprof_stacks(raw)
+    problems = [] if raw.types == ['time'] else [f'sample types {raw.types}']
+    if got != dict(want) or not want:
+        problems.append(f'{len(got)} stacks, torch held {len(want)}: {sorted(set(got.items()) ^ set(want.items()))[:2]}')
     return problems
 
 
@@ -112,6 +150,8 @@ def main():
             if name != 'fsdp_one_rank' and 'fsdp_single_rank' in ids:
                 problems.append('an FSDP finding without FSDP at one rank')
             tally.report(f'{base}: steps and key_averages', problems)
+        tally.report('export_stacks: each stack and its microseconds as torch held them',
+                     export_stacks_problems(a.binary, out, tmp))
         ranks = [os.path.join(out, f) for f in manifest['traces'].get('ddp', [])]
         tally.report('four gloo ranks: their report and reduce', ranks_problems(a.binary, ranks, tmp))
         passed = conv.passed + an.passed + tally.passed

@@ -3,7 +3,7 @@
 
 Placeholders become files of testdata/ (trace.json.gz: lm_train; base and new: HTA's
 compare pair; rank*.pt.trace.json.gz: the four late2 DDP ranks; snapshot.pickle and the
-*.pickle pair: memory snapshots); outputs land in a temporary directory. Checked:
+*.pickle pair: memory snapshots; stacks.txt: torch's export_stacks); outputs land in a temporary directory. Checked:
 - each exits 0, or 4 where it gives --fail-on rules (a gate may fire), and a command that
   writes a file leaves it there;
 - where the README shows a command's output (`$ torch2pprof ...` and the lines after
@@ -63,6 +63,7 @@ def inputs(testdata, tmp):
         'snapshot.pickle': os.path.join(snaps, 'oom_train.pickle.gz'),
         'before.pickle': os.path.join(snaps, 'oom_train.pickle.gz'),
         'after.pickle': os.path.join(snaps, 'long_train.pickle.gz'),
+        'stacks.txt': os.path.join(testdata, 'folded', 'export_stacks.txt'),
     }
     for name, src in files.items():
         shutil.copy(src, os.path.join(tmp, name))

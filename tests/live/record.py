@@ -21,6 +21,9 @@ Workloads (each its own process, so that one profiler's state never leaks into a
   ddp_rank0..3   four processes of torch.distributed over gloo, DistributedDataParallel.
   fsdp_one_rank  FSDP2 (fully_shard per layer) in a world of one rank: DTensor
       parameters, FSDP's hooks and its gloo collectives.
+  export_stacks  the MLP loop with stacks on; beside its trace, prof.export_stacks (folded
+      stacks, self CPU time) and the stacks torch held before writing them
+      (export_stacks.expected.json).
 """
 import argparse
 import json
@@ -270,6 +273,25 @@ def fsdp_one_rank(out):
     return ['fsdp_one_rank.pt.trace.json.gz']
 
 
+def export_stacks(out):
+    # torch writes stacks into its events only with verbose on (export_stacks is otherwise empty).
+    config = torch._C._profiler._ExperimentalConfig(verbose=True)
+
+    def ready(prof):
+        written(out, 'export_stacks', prof, os.path.join(out, 'export_stacks.pt.trace.json'))
+        prof.export_stacks(os.path.join(out, 'export_stacks.stacks.txt'), 'self_cpu_time_total')
+        # The oracle: each stack as torch holds it, before export_stacks writes its spaces as '_'.
+        want = [{'stack': list(reversed(e.stack)), 'us': int(e.self_cpu_time_total)} for e in prof.events()
+                if e.stack and int(e.self_cpu_time_total) > 0]
+        with open(os.path.join(out, 'export_stacks.expected.json'), 'w') as f:
+            json.dump(want, f)
+
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True, with_modules=True, experimental_config=config,
+                 schedule=schedule(wait=0, warmup=1, active=2), on_trace_ready=ready) as prof:
+        train_loop(prof, 3, DataLoader(Tokens(), batch_size=8))
+    return ['export_stacks.pt.trace.json']
+
+
 WORKLOADS = {
     'all_flags': all_flags,
     'plain_gz': plain_gz,
@@ -279,6 +301,7 @@ WORKLOADS = {
     'py_threads': py_threads,
     'ddp': ddp,
     'fsdp_one_rank': fsdp_one_rank,
+    'export_stacks': export_stacks,
 }
 
 

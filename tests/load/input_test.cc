@@ -44,6 +44,12 @@ TEST(Input, EveryKindFromItsFirstBytesGzippedOrNot) {
       {kProfile, InputKind::kProfile},
       {"{\"torch2pprof_summary\":1,\"producer\":\"x\"}", InputKind::kSummary},
       {" \n{ \"torch2pprof_summary\": 1}", InputKind::kSummary},
+      {"a.py(1):_<module>;b.py(2):_f 12\n", InputKind::kFolded},  // torch's export_stacks
+      {"[unknown];main;f 3\r\nmain 1\r\n", InputKind::kFolded},   // perf's, written on Windows
+      {"main;f 3", InputKind::kFolded},                           // one line, no '\n'
+      {"[ {\"ph\": \"X\"} ] 3\n", InputKind::kTrace},             // a JSON array of events ends like a line
+      {"{\"a\": 1} 3\n", InputKind::kTrace},
+      {"hello world\n", InputKind::kTrace},  // no value: the trace loader says what is wrong
   };
   for (const auto& [bytes, kind] : cases) {
     for (bool gz : {false, true}) {

@@ -162,8 +162,9 @@ struct Profile {
 std::string ValidateProfile(const Profile& p);
 
 // Frames a stack keeps by default (convert --max-depth): deeper ones fold into one
-// "[deeper frames truncated]" frame.
+// frame of this name, in every profile a reader or builder makes.
 inline constexpr uint32_t kDefaultMaxDepth = 2048;
+inline constexpr const char kDeeperFramesName[] = "[deeper frames truncated]";
 
 // The profile in `bytes` (profile.proto, gzipped or not) as convert wrote it: frames
 // in its function order (each Frame's name is pprof's function name, system_name the

@@ -163,9 +163,9 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
   auto check = [&](const Input& in) {
     in.Expect("convert");
     if (merged && (in.kind() == InputKind::kSnapshot || ReadingOf(in.kind()).into == ReadInto::kOwnProfile)) {
-      ThrowInput(in.name(), -1,
-                 std::string(InputKindName(in.kind())) + " converts alone (convert " +
-                     (in.kind() == InputKind::kSnapshot ? "SNAPSHOT" : "IN") + " OUT), not merged with other inputs");
+      ThrowInput(
+          in.name(), -1,
+          std::string(InputKindName(in.kind())) + " converts alone (convert IN OUT), not merged with other inputs");
     }
   };
   bool alone = false;
@@ -176,11 +176,12 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
       alone = true;
       return ConvertSnapshot(options, *in.input, stages, result);
     }
-    if (in.into == ReadInto::kOwnProfile) {
+    const ReadInto into = ReadingOf(in.kind).into;
+    if (into == ReadInto::kOwnProfile) {
       alone = true;
       return ConvertOwnProfile(options, std::move(in.profile), stages, result);
     }
-    if (in.into == ReadInto::kProfile) {
+    if (into == ReadInto::kProfile) {
       stages.Begin("aggregate");
       for (int64_t rank : aggregator.AddProfile(in.profile, in.file)) ranks.push_back(rank);
       stages.Begin("read and parse");
@@ -205,9 +206,8 @@ void ConvertStages(const ConvertOptions& options, Stages& stages, ConvertResult&
   if (aggregator.saturated()) result.warnings.push_back(SaturatedWarning(aggregator.saturated()));
   if (aggregator.folded_stacks()) {
     result.warnings.push_back("warning: " + std::to_string(aggregator.folded_stacks()) + " stacks are deeper than " +
-                              std::to_string(options.max_depth) +
-                              " frames: their deeper frames fold into one [deeper frames truncated] frame, with "
-                              "their time (--max-depth)");
+                              std::to_string(options.max_depth) + " frames: their deeper frames fold into one " +
+                              kDeeperFramesName + " frame, with their time (--max-depth)");
   }
   result.profile = std::move(aggregator).Finish(merged ? ranks : std::vector<int64_t>{});
   ApplySampleType(options, result.profile);

@@ -75,7 +75,7 @@ CLI::App* AddConvert(CLI::App& app, ConvertArgs* args) {
       ->check(CLI::IsMember({"auto", "on", "off"}));
   conv->add_option("--max-depth", args->max_depth,
                    "Frames a stack keeps (default " + std::to_string(kDefaultMaxDepth) +
-                       "); deeper ones fold into one [deeper frames truncated] frame")
+                       "); deeper ones fold into one " + kDeeperFramesName + " frame")
       ->check(WholeNumber(2, 1 << 20));
   conv->add_flag("--stats", args->stats, "Print each stage's wall and CPU time on stderr");
   conv->add_option("--format", args->format,

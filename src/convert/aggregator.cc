@@ -332,7 +332,7 @@ Profile Aggregator::Finish(const std::vector<int64_t>& ranks) && {
   }
   if (s.b.folds()) {
     p.comments.push_back(std::to_string(s.b.folds()) + " stacks deeper than " + std::to_string(s.options.max_depth) +
-                         " frames: their deeper frames fold into [deeper frames truncated]");
+                         " frames: their deeper frames fold into " + kDeeperFramesName);
   }
   // The profile's time: its inputs' earliest start where every input has a wall clock,
   // else none; its duration: the longest input's (ranks run side by side). Both compose:

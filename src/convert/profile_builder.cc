@@ -47,7 +47,7 @@ uint32_t ProfileBuilder::Node(uint32_t parent, uint32_t frame) {
   uint32_t depth = depth_[parent] + 1;
   if (depth > max_depth_) return parent;  // below a fold: into it
   if (depth == max_depth_) {
-    if (fold_frame_ < 0) fold_frame_ = FrameFor("[deeper frames truncated]");
+    if (fold_frame_ < 0) fold_frame_ = FrameFor(kDeeperFramesName);
     frame = static_cast<uint32_t>(fold_frame_);
     depth = max_depth_ + 1;
   }

@@ -1,6 +1,7 @@
 #include "load/folded_reader.h"
 
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -14,8 +15,6 @@
 namespace torch2pprof {
 
 namespace {
-
-constexpr std::string_view kDeeperFrames = "[deeper frames truncated]";
 
 // Where torch's export_stacks frame "path(123):_func" has its "):_" (the frame text of
 // FunctionEvent.stack, "path(123): func", with ' ', ';', '\t' and '\n' written as '_'), or
@@ -61,7 +60,6 @@ class FoldedReader {
   FoldedReader(const std::string& file, uint32_t max_depth) : file_(file), max_depth_(std::max(2u, max_depth)) {
     nodes_.push_back({0, 0});
     values_.push_back(0);
-    ends_.push_back(false);
   }
 
   void Line(std::string_view line, uint64_t offset) {
@@ -88,7 +86,7 @@ class FoldedReader {
       size_t end = std::min(frames.find(';', at), frames.size());
       if (end == at) Fail(offset + at, "expected a frame's name between ';'s, found none (';;', or ';' at an end)");
       if (count > max_depth_ && depth + 1 == max_depth_) {  // the rest as one frame
-        node = Child(node, kDeeperFrames);
+        node = Child(node, kDeeperFramesName);
         break;
       }
       node = Child(node, frames.substr(at, end - at));
@@ -97,7 +95,6 @@ class FoldedReader {
     if (__builtin_add_overflow(values_[node], value, &values_[node])) {
       Fail(offset, "expected values that sum within 64 bits for one stack");
     }
-    ends_[node] = true;
   }
 
   Profile Finish(const std::string& source_file) && {
@@ -121,7 +118,7 @@ class FoldedReader {
     for (const auto& [parent, frame] : nodes_) p.tree.push_back(TreeNode{parent, frame});
     p.label_sets.emplace_back();
     for (uint32_t n = 1; n < nodes_.size(); ++n) {
-      if (ends_[n] && values_[n] != 0) p.samples.push_back(Sample{n, 0, {values_[n]}});
+      if (values_[n] != 0) p.samples.push_back(Sample{n, 0, {values_[n]}});  // only a line's last frame has one
     }
     return p;
   }
@@ -146,9 +143,10 @@ class FoldedReader {
   }
 
   uint32_t Child(uint32_t parent, std::string_view text) {
-    auto [it, added] = frame_of_.try_emplace(std::string(text), static_cast<uint32_t>(texts_.size()));
-    if (added) {
-      texts_.emplace_back(text);
+    auto it = frame_of_.find(text);
+    if (it == frame_of_.end()) {
+      const std::string& kept = texts_.emplace_back(text);  // a deque: the key stays where it is
+      it = frame_of_.emplace(kept, static_cast<uint32_t>(texts_.size() - 1)).first;
       if (ExportStacksColon(text) != std::string_view::npos) ++export_stacks_;
       if (text.find(' ') != std::string_view::npos) ++spaced_;
     }
@@ -157,21 +155,19 @@ class FoldedReader {
     if (created) {
       nodes_.push_back({parent, it->second});
       values_.push_back(0);
-      ends_.push_back(false);
     }
     return child->second;
   }
 
   const std::string& file_;
   const uint32_t max_depth_;
-  std::unordered_map<std::string, uint32_t> frame_of_;  // text -> index into texts_
-  std::vector<std::string> texts_;
-  size_t export_stacks_ = 0;                          // texts_ that are export_stacks' Python frames
-  size_t spaced_ = 0;                                 // texts_ with a space
-  std::unordered_map<uint64_t, uint32_t> child_of_;   // (parent, frame) -> node
-  std::vector<std::pair<uint32_t, uint32_t>> nodes_;  // (parent, frame); [0] the root
-  std::vector<int64_t> values_;                       // by node: the lines ending there, summed
-  std::vector<bool> ends_;                            // by node: a line ends there
+  std::deque<std::string> texts_;                            // each frame's text once
+  std::unordered_map<std::string_view, uint32_t> frame_of_;  // text (in texts_) -> its index
+  size_t export_stacks_ = 0;                                 // texts_ that are export_stacks' Python frames
+  size_t spaced_ = 0;                                        // texts_ with a space
+  std::unordered_map<uint64_t, uint32_t> child_of_;          // (parent, frame) -> node
+  std::vector<std::pair<uint32_t, uint32_t>> nodes_;         // (parent, frame); [0] the root
+  std::vector<int64_t> values_;                              // by node: the lines ending there, summed
 };
 
 }  // namespace

@@ -22,8 +22,7 @@ Trace LoadTrace(const LoadOptions& options, Executor& ex);
 
 // One of several inputs, loaded as what it is.
 struct LoadedInput {
-  InputKind kind = InputKind::kTrace;
-  ReadInto into = ReadInto::kTrace;  // ReadingOf(kind)
+  InputKind kind = InputKind::kTrace;  // read into what ReadingOf(kind) says
   std::string file;
   Trace trace;      // ReadInto::kTrace
   Profile profile;  // ReadInto::kProfile and kOwnProfile (options.max_depth frames a stack)

@@ -435,7 +435,7 @@ class SampleFolder {
       if (fold_frame_ == UINT32_MAX) {
         fold_frame_ = static_cast<uint32_t>(out_->frames.size());
         Frame f;
-        f.name = f.function = f.system_name = "[deeper frames truncated]";
+        f.name = f.function = f.system_name = kDeeperFramesName;
         out_->frames.push_back(std::move(f));
       }
     }

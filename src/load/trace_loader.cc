@@ -112,7 +112,6 @@ LoadedInput LoadOne(const LoadOptions& options, Executor& ex, const std::functio
   out.file = in.name();
   check(in);
   const Reading& reading = ReadingOf(in.kind());
-  out.into = reading.into;
   if (reading.into == ReadInto::kTrace) {
     out.trace = Load(in.source(), options, ex);
     out.input.reset();

@@ -100,6 +100,7 @@ class Reader {
     std::vector<bool> copies;         // an operator that called a pageable copy (its syncs are the copy's)
     std::vector<bool> compiling;      // in torch.compile compiling a frame: one-time work
     std::vector<bool> fsdp;           // FSDP's own work where the world has one rank (none elsewhere)
+    bool runs_backward = false;       // it runs autograd nodes: a run_backward on another thread waits for it
   };
   const PieceInfo& Info(const LaneStacks& ls) const { return info_[ls.lane]; }
   bool Prepared(uint32_t lane) const { return !info_[lane].code.empty(); }
@@ -107,6 +108,8 @@ class Reader {
   // (time.sleep among them), a synchronization.
   static constexpr uint8_t kWaitName = 1, kSleepName = 2, kSyncName = 4, kCompileName = 8;
   uint8_t KindOf(uint32_t name) const { return name < kind_.size() && kind_[name] > 0 ? kind_[name] - 1 : 0; }
+  // Event e is a blocking wait for another thread (TraceModel::Waits).
+  bool Waits(uint32_t e) const { return ev_.model().Waits(ev_.Iv(e), (KindOf(ev_.Iv(e).name) & kWaitName) != 0); }
 
   void Prepare(const LaneStacks& ls) {
     PieceInfo& info = info_[ls.lane];
@@ -116,10 +119,10 @@ class Reader {
       if (k) continue;
       const std::string_view n = ev_.trace().strings.Get(ev_.Iv(pc.interval).name);
       const bool wait = IsBlockingWaitEvent(n);
-      k = static_cast<uint8_t>(1 + (wait ? kWaitName : 0) +
-                               (wait && n == "<built-in function sleep>" ? kSleepName : 0) +
+      k = static_cast<uint8_t>(1 + (wait ? kWaitName : 0) + (wait && n == kSleepFrame ? kSleepName : 0) +
                                (IsSyncCall(n) ? kSyncName : 0) + (IsCompiling(n) ? kCompileName : 0));
     }
+    for (const Piece& pc : ls.pieces) info.runs_backward |= ev_.model().Has(ev_.Iv(pc.interval), kBackwardNodeName);
     info.code.resize(ls.pieces.size());
     info.data_loader.resize(ls.pieces.size());
     info.communication.resize(ls.pieces.size());
@@ -190,7 +193,7 @@ class Reader {
     const uint32_t e = ls->pieces[static_cast<size_t>(piece)].interval;
     const Role r = ev_.RoleOf(e);
     const uint8_t kind = KindOf(ev_.Iv(e).name);
-    if (r == Role::kPythonFunction && (kind & kWaitName)) return (kind & kSleepName) ? kSleep : kThreadWait;
+    if (r == Role::kPythonFunction && Waits(e)) return (kind & kSleepName) ? kSleep : kThreadWait;
     if (r == Role::kRuntime) {
       if (kind & kSyncName) return CopyOwnSync(*ls, piece) ? kPageableCopy : kSyncWait;
       if (IsPageableCopyCall(e)) return kPageableCopy;

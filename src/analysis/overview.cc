@@ -81,7 +81,7 @@ OverviewResult Overview(const Events& ev, const std::vector<LaneStacks>& lanes) 
         cover(iv.cat, p.start_ns, p.end_ns);
         self[iv.cat] += p.self_ns;
         if (wait[iv.name] < 0) wait[iv.name] = IsBlockingWaitEvent(t.strings.Get(iv.name));
-        if (!wait[iv.name]) work += p.self_ns;
+        if (!m.Waits(iv, wait[iv.name] == 1)) work += p.self_ns;
       }
       info.work_ns = work;
       if (info.name.empty() && overhead) info.name = "(the profiler's own overhead)";

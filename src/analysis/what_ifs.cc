@@ -144,7 +144,9 @@ struct WhatIfGraphs::Impl {
     };
     std::vector<uint32_t> order = host;  // the step's own thread first: the others are woken by it
     std::stable_partition(order.begin(), order.end(), [&](uint32_t l) { return l == w.lane; });
-    std::vector<uint32_t> waits;                       // tail nodes of blocking waits on threads
+    // Tail nodes of blocking waits on threads, and whether the wait is run_backward's,
+    // which waits for the threads that run the autograd engine's nodes and no other.
+    std::vector<std::pair<uint32_t, bool>> waits;
     std::vector<std::pair<uint32_t, uint32_t>> syncs;  // (tail node, call event)
     int64_t launch_calls = 0, launch_ns = 0;
     for (const uint32_t lane : order) {
@@ -195,7 +197,7 @@ struct WhatIfGraphs::Impl {
           tags = kTagDataLoader;
         } else if (info.communication[piece]) {
           tags = kTagCommunication;
-        } else if (kind & Reader::kWaitName) {
+        } else if (reader_.Waits(e)) {
           if (kind & Reader::kSleepName) {
             tags = kTagSleep;
           } else {
@@ -231,7 +233,7 @@ struct WhatIfGraphs::Impl {
           const uint32_t v = node(a, until, until - a, tags, lane, {e, static_cast<int32_t>(piece), Built::kTail});
           edges.push_back({h, v, 0, false, false});
           prev = v;
-          if (waits_thread) waits.push_back(v);
+          if (waits_thread) waits.push_back({v, m.Has(iv, kRunBackwardName)});
           if (sync) syncs.push_back({v, e});
           continue;
         }
@@ -364,11 +366,13 @@ struct WhatIfGraphs::Impl {
       edges.push_back({static_cast<uint32_t>(d), v, n.own, false, true});
     }
     // A blocking wait ends when what it waited for on another thread did.
-    for (const uint32_t v : waits) {
+    for (const auto& [v, backward] : waits) {
       WhatNode& n = g.nodes[v];
       int64_t best = -1;
       for (const uint32_t lane : host) {
-        if (lane == n.lane) continue;
+        // A thread that merely ran meanwhile (one that woke from a sleep) is not what
+        // run_backward waited for: the engine's thread is.
+        if (lane == n.lane || (backward && !reader_.Info(*stacks_[lane]).runs_backward)) continue;
         const auto [lo, hi] = range_of(lane);
         // The last working node that ended within the wait.
         size_t i = static_cast<size_t>(std::upper_bound(g.nodes.begin() + static_cast<std::ptrdiff_t>(lo),

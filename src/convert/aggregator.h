@@ -50,8 +50,9 @@ struct AggregateOptions {
 
 // Samples with values {calls, wall, work} and, when the trace has them, {gpu} (device
 // time under the stack that launched it) and {alloc_objects, alloc_space, inuse_objects,
-// inuse_space}. work is wall less the time whose leaf is a blocking wait (IsBlockingWait),
-// and the default. lanes are BuildLanes of the trace, cut at the model's step bounds.
+// inuse_space}. work is wall less the time whose leaf is a blocking wait (IsBlockingWait,
+// TraceModel::Waits), and the default. lanes are BuildLanes of the trace, cut at the
+// model's step bounds.
 // The lanes are folded on the executor's threads.
 Profile Aggregate(const Trace& trace, const TraceModel& model, const std::vector<LaneStacks>& lanes,
                   const AggregateOptions& options, Executor& ex);

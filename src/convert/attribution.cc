@@ -56,7 +56,7 @@ Places AddLanes(const Trace& t, const TraceModel& m, const std::vector<LaneStack
     // A device lane's time is device time (the gpu samples, under the launching stacks):
     // its own samples count in wall, never in work, where the self time of a device
     // annotation (ProfilerStep#N on the stream) would be the device idling.
-    const bool work = !m.lanes[ls.lane].device;
+    const bool work = !m.lanes[ls.lane].device, own_backward = m.lanes[ls.lane].runs_own_backward;
     for (uint32_t g = folds.first_segment[li]; g < folds.first_segment[li + 1]; ++g) {
       const Segment& sg = folds.segments[g];
       for (auto [slot, k] : sg.launchers) places.launcher[slot] = Place{folded.nodes[g][k], ls.lane};
@@ -65,7 +65,7 @@ Places AddLanes(const Trace& t, const TraceModel& m, const std::vector<LaneStack
         uint32_t sample = b.Sample(node, b.Labels(ls.lane, ss.step));
         b.Add(sample, kCalls, ss.calls);
         b.Add(sample, kWall, ss.wall);
-        if (work && !b.IsWait(node)) b.Add(sample, kWork, ss.wall);
+        if (work && !b.IsWait(node, own_backward)) b.Add(sample, kWork, ss.wall);
       }
     }
     // What was open at each point (Holds): the last piece started at or before it, or the

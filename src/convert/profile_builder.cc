@@ -15,7 +15,7 @@ Label TextOrNumberLabel(const std::string& key, const std::string& text) {
 ProfileBuilder::ProfileBuilder(Profile* p, uint32_t max_depth) : p_(*p), max_depth_(std::max(2u, max_depth)) {
   p_.tree.push_back(TreeNode{0, 0});
   depth_.push_back(0);
-  wait_frame_.assign(p_.frames.size(), false);
+  wait_frame_.assign(p_.frames.size(), 0);
 }
 
 void ProfileBuilder::Begin(const Trace& trace, const TraceModel& model, int64_t rank) {
@@ -38,7 +38,9 @@ uint32_t ProfileBuilder::FrameFor(const std::string& system_name) {
   auto [it, inserted] = frame_index_.emplace(system_name, static_cast<uint32_t>(p_.frames.size()));
   if (inserted) {
     p_.frames.push_back(MakeFrame(system_name));
-    wait_frame_.push_back(IsBlockingWait(p_.frames.back()));
+    wait_frame_.push_back(system_name == kRunBackwardFrame   ? kRunBackward
+                          : IsBlockingWait(p_.frames.back()) ? kWaitFrame
+                                                             : 0);
   }
   return it->second;
 }

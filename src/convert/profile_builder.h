@@ -52,8 +52,12 @@ class ProfileBuilder {
   // come in the profile's order. values: one per sample type of the profile being built.
   uint32_t AppendLabels(std::vector<Label> labels);
   void AppendSample(uint32_t node, uint32_t labels, std::vector<int64_t> values);
-  // The node's own frame is a blocking wait (IsBlockingWait).
-  bool IsWait(uint32_t node) const { return wait_frame_[p_.tree[node].frame]; }
+  // The node's own frame is a blocking wait (IsBlockingWait) on a lane: run_backward is
+  // none where the lane runs its own backward (TraceModel::Waits).
+  bool IsWait(uint32_t node, bool runs_own_backward) const {
+    const uint8_t w = wait_frame_[p_.tree[node].frame];
+    return w == kWaitFrame || (w == kRunBackward && !runs_own_backward);
+  }
 
  private:
   struct LabelKey {
@@ -73,7 +77,8 @@ class ProfileBuilder {
   uint64_t folds_ = 0;
   bool labels_ = true;
   uint64_t saturated_ = 0;
-  std::vector<bool> wait_frame_;  // by frame
+  static constexpr uint8_t kWaitFrame = 1, kRunBackward = 2;
+  std::vector<uint8_t> wait_frame_;  // by frame: 0 (work), kWaitFrame or kRunBackward
   const Trace* t_ = nullptr;
   const TraceModel* m_ = nullptr;
   int64_t rank_ = -1;

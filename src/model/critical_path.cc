@@ -461,7 +461,7 @@ struct CriticalPathWalker::Impl {
   // records nothing on the main thread while the autograd thread runs the backward pass).
   bool Idle(const LaneStacks& ls, uint32_t piece) const {
     const Interval& iv = t_.intervals[ls.pieces[piece].interval];
-    return wait_[iv.name] == 1 || m_.Has(iv, kStepName);
+    return m_.Waits(iv, wait_[iv.name] == 1) || m_.Has(iv, kStepName);
   }
 
   // Whether `lane` works at t: a piece open there that is not idle.

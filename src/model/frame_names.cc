@@ -117,9 +117,9 @@ constexpr std::string_view kWaitBuiltins[] = {
     "<built-in method poll of select.devpoll object>",
     "<built-in method control of select.kqueue object>",
     "<built-in function select>",
-    "<built-in function sleep>",
+    kSleepFrame,
     "<built-in method get of _queue.SimpleQueue object>",
-    "<built-in method run_backward of torch._C._EngineBase object>",
+    kRunBackwardFrame,
     "Activity Buffer Request",  // not a wait: the profiler's own overhead (category overhead), no work either
 };
 
@@ -159,8 +159,7 @@ bool IsBlockingWait(const Frame& f) {
 bool IsBlockingWaitEvent(std::string_view event_name) { return IsBlockingWait(MakeFrame(FrameSystemName(event_name))); }
 
 std::string BackwardFrameName(std::string_view root) {
-  constexpr std::string_view kWrapper = "autograd::engine::evaluate_function: ";
-  if (root.substr(0, kWrapper.size()) == kWrapper) root.remove_prefix(kWrapper.size());
+  if (root.substr(0, kBackwardNodePrefix.size()) == kBackwardNodePrefix) root.remove_prefix(kBackwardNodePrefix.size());
   return "[backward] " + std::string(root);
 }
 

@@ -33,14 +33,21 @@ Frame MakeFrame(std::string_view system_name);
 // A frame whose own time is a thread waiting, not working (docs/reference.md: waits): a
 // Python lock acquire, Condition.wait, select/poll/epoll, time.sleep, queue.get, and
 // the autograd engine's run_backward on the thread that called backward() while the
-// autograd thread does the work; and the profiler's own overhead (Activity Buffer
-// Request). CUDA synchronisation is not on the list: a CPU waiting for the GPU is a finding.
+// autograd thread does the work (a name rule: TraceModel::Waits says where a run_backward
+// runs the nodes itself); and the profiler's own overhead (Activity Buffer Request). CUDA
+// synchronisation is not on the list: a CPU waiting for the GPU is a finding.
 bool IsBlockingWait(const Frame& frame);
 
 // "void k<4, F<float> >(int, F<float>)" -> "void k<4, F<float> >": a C++ signature without
 // its parameter list (which directly follows an identifier or a template's '>'); any
 // other name as it is.
 std::string_view WithoutParameters(std::string_view name);
+
+// The autograd engine's names, as Kineto writes them: the wait of the thread that called
+// backward() (a frame, its address removed), and the wrapper of each node the engine runs.
+inline constexpr std::string_view kRunBackwardFrame = "<built-in method run_backward of torch._C._EngineBase object>";
+inline constexpr std::string_view kBackwardNodePrefix = "autograd::engine::evaluate_function: ";
+inline constexpr std::string_view kSleepFrame = "<built-in function sleep>";
 
 // IsBlockingWait of the frame an event name becomes: analyze's lanes leave the same
 // time out of their work as convert's work sample type.

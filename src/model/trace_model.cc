@@ -12,6 +12,7 @@
 #include "base/saturate.h"
 #include "base/sorted_runs.h"
 #include "model/backward.h"
+#include "model/frame_names.h"
 #include "model/launches.h"
 #include "model/open_at.h"
 
@@ -86,8 +87,17 @@ void ClassifyLanes(const Trace& t, TraceModel& m) {
   }
   m.process_steps.assign(process_of.size(), {});
   std::vector<uint8_t> mtia(t.lanes.size(), 0);
+  // Per lane: 1 it runs autograd nodes, 2 it calls run_backward; by process, the threads
+  // that run nodes.
+  std::vector<uint8_t> engine(t.lanes.size(), 0);
+  std::vector<int32_t> node_lanes(process_of.size(), 0);
   for (size_t e = 0; e < EventCount(t); ++e) {
     const Interval& iv = EventAt(t, e);
+    if (m.Has(iv, kBackwardNodeName) && !(engine[iv.lane] & 1)) {
+      engine[iv.lane] |= 1;
+      ++node_lanes[static_cast<size_t>(m.lanes[iv.lane].process)];
+    }
+    if (m.Has(iv, kRunBackwardName)) engine[iv.lane] |= 2;
     Role r = m.RoleOf(iv);
     if (!IsDeviceRole(r) && r != Role::kDeviceAnnotation) continue;
     m.lanes[iv.lane].device = true;
@@ -95,6 +105,7 @@ void ClassifyLanes(const Trace& t, TraceModel& m) {
   }
   for (size_t l = 0; l < t.lanes.size(); ++l) {
     LaneRole& lane = m.lanes[l];
+    lane.runs_own_backward = engine[l] == 3 && node_lanes[static_cast<size_t>(lane.process)] == 1;
     if (!lane.device) continue;
     int64_t pid = -1;
     lane.device_id = t.lanes[l].device >= 0 ? t.lanes[l].device : ParseInt(t.lanes[l].pid, &pid) ? pid : -1;
@@ -251,6 +262,10 @@ uint8_t NameFlags(std::string_view n) {
   if (ContainsNoCase(n, "nccl")) f |= kNcclName;
   if (StartsWith(n, "Optimizer.") || n == "DataParallel.forward" || n == "DistributedDataParallel.forward")
     f |= kWrapperName;
+  if (StartsWith(n, kBackwardNodePrefix)) f |= kBackwardNodeName;
+  if (StartsWith(n, kRunBackwardFrame.substr(0, kRunBackwardFrame.size() - 1)) &&
+      FrameSystemName(n) == kRunBackwardFrame)
+    f |= kRunBackwardName;
   return f;
 }
 

@@ -44,8 +44,7 @@ std::string ShortName(const std::string& name) {
   if (s.rfind("void ", 0) == 0) s.erase(0, 5);
   EraseAll(s, "at::native::");
   EraseAll(s, "(anonymous namespace)::");
-  const std::string wrapper = "autograd::engine::evaluate_function: ";
-  if (s.rfind(wrapper, 0) == 0) s = "evaluate_function: " + s.substr(wrapper.size());
+  if (s.rfind(kBackwardNodePrefix, 0) == 0) s = "evaluate_function: " + s.substr(kBackwardNodePrefix.size());
   return s;
 }
 

@@ -17,9 +17,14 @@ constexpr int64_t us = 1000;
 
 using testing::AnalyzeText;
 
+std::string EventOn(int tid, const char* cat, const std::string& name, int ts, int dur,
+                    const std::string& args = "{}") {
+  return std::string(R"({"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name + R"(", "pid": 1, "tid": )" +
+         std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) +
+         R"(, "args": )" + args + "}";
+}
 std::string Event(const char* cat, const std::string& name, int ts, int dur, const std::string& args = "{}") {
-  return std::string(R"({"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name + R"(", "pid": 1, "tid": 1, "ts": )" +
-         std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + R"(, "args": )" + args + "}";
+  return EventOn(1, cat, name, ts, dur, args);
 }
 std::string Step(int dur) { return Event("cpu_op", "ProfilerStep#1", 0, dur); }
 std::string Op(const char* name, int ts, int dur) { return Event("cpu_op", name, ts, dur); }
@@ -63,6 +68,39 @@ TEST(WhatIfs, SleepIsItsOwnCauseAndSavesItself) {
     EXPECT_NE(r.finding, Finding::kLaunchBound) << All(a);  // no device: no launch or graph advice
     EXPECT_NE(r.finding, Finding::kTensorCores);
     EXPECT_NE(r.finding, Finding::kSynchronizations);
+  }
+}
+
+// run_backward waits for the thread that runs the autograd engine's nodes, not for
+// whichever thread last ran meanwhile: a background thread (tid 3) that wakes from a
+// sleep at 850, after the engine's last node (800), while the step's thread is still in
+// run_backward [100, 900), is no cause of the step's, and its sleep saves nothing (the
+// lock scenario's twin of bench/scenarios.py). With the nodes on the engine's thread
+// (tid 2) the step waits for that thread; with them on the step's own (a CPU-only
+// backward) run_backward waits for no thread: its own time is the engine's.
+TEST(WhatIfs, RunBackwardWaitsForTheEnginesThreadAlone) {
+  const std::string run_backward = "<built-in method run_backward of torch._C._EngineBase object at 0x7f00>";
+  const std::string node = "autograd::engine::evaluate_function: MmBackward0";
+  const std::string background = EventOn(3, "python_function", "bg.py(5): loop", 0, 1000) + "," +
+                                 EventOn(3, "python_function", "<built-in function sleep>", 10, 840) + "," +
+                                 EventOn(3, "python_function", "<built-in function sleep>", 855, 140);
+  for (const int engine : {2, 1}) {
+    const Analysis a =
+        AnalyzeText("[" + Step(1000) + "," + Op("aten::mm", 20, 60) + "," + Python(run_backward.c_str(), 100, 800) +
+                    "," + EventOn(engine, "cpu_op", node, 150, 250) + "," + EventOn(engine, "cpu_op", node, 450, 350) +
+                    "," + Op("aten::add", 920, 60) + "," + background + "]");
+    SCOPED_TRACE(engine == 2 ? "the engine's own thread" : "the step's thread runs the nodes");
+    EXPECT_EQ(FindingById(a, "sleep"), nullptr) << All(a);
+    const Recommendation* w = FindingById(a, "thread_wait");
+    if (engine == 2) {
+      ASSERT_NE(w, nullptr) << All(a);
+      ASSERT_FALSE(w->waited.empty());
+      EXPECT_EQ(w->waited[0].name.rfind("thread 2", 0), 0u) << w->waited[0].name;
+    } else {
+      EXPECT_EQ(w, nullptr) << All(a);
+      ASSERT_FALSE(a.trace.lanes.empty());
+      EXPECT_EQ(a.trace.lanes[0].work_ns, 1000 * us);  // run_backward's own time is work too
+    }
   }
 }
 

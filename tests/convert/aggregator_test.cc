@@ -438,6 +438,19 @@ TEST(AggregatorWork, BlockingWaitsAreWallButNotWork) {
   EXPECT_EQ(d.stacks.at("pid=1,tid=4|cudaStreamSynchronize"), (std::vector<int64_t>{1, 30000, 30000}));
 }
 
+// run_backward waits where the engine's thread runs the nodes (tid 2), and is the engine's
+// own work where its thread runs them itself (a CPU-only backward, pid 2).
+TEST(AggregatorWork, RunBackwardIsWorkWhereItsThreadRunsTheNodes) {
+  auto d = ConvertText(R"([
+    {"ph": "X", "cat": "python_function", "name": "<built-in method run_backward of torch._C._EngineBase object at 0x7f01>", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: MmBackward0", "pid": 1, "tid": 2, "ts": 10, "dur": 70},
+    {"ph": "X", "cat": "python_function", "name": "<built-in method run_backward of torch._C._EngineBase object at 0x7f01>", "pid": 2, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: MmBackward0", "pid": 2, "tid": 1, "ts": 10, "dur": 70}])");
+  const std::string rb = "<built-in method run_backward of torch._C._EngineBase object>";
+  EXPECT_EQ(d.stacks.at("pid=1,tid=1|" + rb), (std::vector<int64_t>{1, 100000, 0}));
+  EXPECT_EQ(d.stacks.at("pid=2,tid=1|" + rb), (std::vector<int64_t>{1, 30000, 30000}));
+}
+
 }  // namespace
 }  // namespace torch2pprof
 

@@ -48,6 +48,7 @@ def memory_device(t, i):
 
 # The README's list of blocking waits (and the profiler's overhead): frames whose own
 # time is no work.
+RUN_BACKWARD = '<built-in method run_backward of torch._C._EngineBase object>'
 WAIT_BUILTINS = {
     '<built-in method acquire of _thread.lock object>', '<built-in method acquire of _thread.RLock object>',
     '<built-in method poll of select.poll object>', '<built-in method poll of select.epoll object>',
@@ -99,6 +100,19 @@ class Model:
         # Device lanes: those with device work or device annotations (gpu_user_annotation).
         self.device_lanes = {(as_text(e.get('pid')), as_text(e.get('tid'))) for e in evs
                              if e.get('ph') == 'X' and str(e.get('cat', '')).lower() in DEVICE | {'gpu_user_annotation'}}
+        # docs/reference.md: a thread that calls run_backward and runs autograd nodes, where
+        # no other thread of its process runs any, runs its own backward: its run_backward
+        # is work there.
+        node_lanes, rb_lanes = collections.defaultdict(set), set()
+        for e in evs:
+            if e.get('ph') == 'X':
+                lane = (as_text(e.get('pid')), as_text(e.get('tid')))
+                name = str(e.get('name', ''))
+                if name.startswith('autograd::engine::evaluate_function: '):
+                    node_lanes[lane[0]].add(lane)
+                if ADDRESS.sub('', name) == RUN_BACKWARD:
+                    rb_lanes.add(lane)
+        self.own_backward = {lane for lane in rb_lanes if node_lanes[lane[0]] == {lane}}
         # Device work: total, per (device, stream), and per (launching call, device event)
         # where a non-device event has the same correlation.
         self.gpu_total, self.gpu_by_stream, self.gpu_by_launch = 0, collections.Counter(), collections.Counter()
@@ -412,7 +426,8 @@ class Checks(Tally):
             calls[lane] += raw.value(smp, 'calls')
             work[lane] += k
             leaf = self.system_name(raw.locations[smp['stack'][0]]) if smp['stack'] else ''
-            want = 0 if lane in model.device_lanes or is_wait(leaf) else w
+            waits = is_wait(leaf) and not (leaf == RUN_BACKWARD and lane in model.own_backward)
+            want = 0 if lane in model.device_lanes or waits else w
             if k != want and bad_sample is None:
                 bad_sample = f'default: work {k} of a sample with wall {w} and leaf {leaf!r} on lane {lane}'
         if bad_sample:

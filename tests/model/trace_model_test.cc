@@ -105,6 +105,48 @@ TEST(TraceModel, ACategorySpelledOtherwiseMeansTheSame) {
   }
 }
 
+// The autograd engine runs a backward's nodes on its own thread where the tensors are on
+// a device, and on the thread that called backward() on a CPU: there run_backward is the
+// engine's own time, not a wait for another thread.
+TEST(TraceModel, RunBackwardWaitsUnlessItsThreadRunsTheNodes) {
+  const std::string run_backward = "<built-in method run_backward of torch._C._EngineBase object at 0x7f00>";
+  const std::string node = "autograd::engine::evaluate_function: MmBackward0";
+  // On a device: the nodes on the engine's thread (tid 2). Process 2: the CPU case.
+  Trace t = LoadText(Events({
+      X("python_function", run_backward, 1, 1, 0, 100),
+      X("cpu_op", node, 1, 2, 10, 50),
+      X("python_function", run_backward, 2, 1, 0, 100),
+      X("cpu_op", node, 2, 1, 10, 50),
+      X("python_function", "<built-in function sleep>", 2, 3, 0, 100),
+  }));
+  TraceModel m = BuildModel(t);
+  ASSERT_EQ(m.lanes.size(), 4u);
+  auto own = [&](const char* pid, const char* tid) {
+    for (size_t l = 0; l < t.lanes.size(); ++l) {
+      if (t.lanes[l].pid == pid && t.lanes[l].tid == tid) return m.lanes[l].runs_own_backward;
+    }
+    ADD_FAILURE() << "no lane " << pid << "/" << tid;
+    return false;
+  };
+  EXPECT_FALSE(own("1", "1"));
+  EXPECT_FALSE(own("1", "2"));  // it runs nodes, but for the caller, who waits for it
+  EXPECT_TRUE(own("2", "1"));
+  EXPECT_FALSE(own("2", "3"));
+  auto event = [&](const std::string& name, const char* pid) -> const Interval& {
+    for (const Interval& iv : t.intervals) {
+      if (t.strings.Get(iv.name) == name && t.lanes[iv.lane].pid == pid) return iv;
+    }
+    ADD_FAILURE() << "no " << name << " in " << pid;
+    return t.intervals[0];
+  };
+  EXPECT_TRUE(m.Has(event(run_backward, "1"), kRunBackwardName));
+  EXPECT_TRUE(m.Has(event(node, "1"), kBackwardNodeName));
+  EXPECT_TRUE(m.Waits(event(run_backward, "1"), true));
+  EXPECT_FALSE(m.Waits(event(run_backward, "2"), true));
+  EXPECT_TRUE(m.Waits(event("<built-in function sleep>", "2"), true));  // a sleep waits on every thread
+  EXPECT_FALSE(m.Waits(event(node, "2"), false));
+}
+
 TEST(TraceModel, StepsAreHostSideAndHoldEveryThreadOfTheirProcess) {
   // torch >= 2.0 writes each step twice: on the host and on the GPU stream.
   Trace t = LoadText(Events({

@@ -16,11 +16,13 @@ namespace torch2pprof {
 
 // Facts about an event name, worked out once per name.
 enum NameFlag : uint8_t {
-  kStepName = 1,        // ProfilerStep#N
-  kDataLoaderName = 2,  // enumerate(DataLoader)#....__next__, enumerate(DataPipe)#...
-  kCommName = 4,        // nccl:/gloo: collectives (all_reduce, broadcast, ...)
-  kNcclName = 8,        // contains "nccl" in any case: communication kernels are found by name
-  kWrapperName = 16,    // Optimizer.*, DataParallel.forward, DistributedDataParallel.forward
+  kStepName = 1,           // ProfilerStep#N
+  kDataLoaderName = 2,     // enumerate(DataLoader)#....__next__, enumerate(DataPipe)#...
+  kCommName = 4,           // nccl:/gloo: collectives (all_reduce, broadcast, ...)
+  kNcclName = 8,           // contains "nccl" in any case: communication kernels are found by name
+  kWrapperName = 16,       // Optimizer.*, DataParallel.forward, DistributedDataParallel.forward
+  kBackwardNodeName = 32,  // autograd::engine::evaluate_function: Node, a node the autograd engine runs
+  kRunBackwardName = 64,   // the engine's run_backward, on the thread that called backward()
 };
 uint8_t NameFlags(std::string_view name);
 // N of "ProfilerStep#N", or -1.
@@ -32,6 +34,10 @@ struct LaneRole {
   bool device = false;      // a device stream: it has device work or device annotations
   int64_t device_id = -1;   // args.device of its work, else its pid when that is a number
   std::string device_name;  // "cuda:0", "mtia:17"; empty for host lanes
+  // It calls run_backward and runs autograd nodes, and no other thread of its process
+  // runs any: the engine ran the backward on the thread that called backward() (a
+  // CPU-only backward). Its run_backward is then the engine's own time, no wait (Waits).
+  bool runs_own_backward = false;
 };
 
 // A profiler step: a host-side ProfilerStep#N (cpu_op or user_annotation). Its window
@@ -113,6 +119,11 @@ struct TraceModel {
 
   Role RoleOf(const Interval& iv) const { return category_role[iv.cat]; }
   bool Has(const Interval& iv, NameFlag f) const { return (name_flags[iv.name] & f) != 0; }
+  // Whether an event whose name is a blocking wait (IsBlockingWaitEvent) waits for another
+  // thread here: every one but run_backward on a thread that runs its nodes itself.
+  bool Waits(const Interval& iv, bool blocking_wait_name) const {
+    return blocking_wait_name && !(Has(iv, kRunBackwardName) && lanes[iv.lane].runs_own_backward);
+  }
   // A host-side ProfilerStep#N event.
   bool IsStep(const Interval& iv) const;
   // The step whose window holds instant t on a lane, or nullptr (device lanes have none).

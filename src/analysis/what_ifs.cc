@@ -365,14 +365,19 @@ struct WhatIfGraphs::Impl {
       n.own = std::max<int64_t>(n.end - g.nodes[static_cast<size_t>(d)].end, 0);
       edges.push_back({static_cast<uint32_t>(d), v, n.own, false, true});
     }
-    // A blocking wait ends when what it waited for on another thread did.
+    // A blocking wait ends when what it waited for on another thread did. run_backward
+    // waits for the threads that run autograd nodes, not one that merely ran meanwhile
+    // (woke from a sleep); where no thread names its nodes (no evaluate_function
+    // events), for any.
+    auto runs_nodes = [&](uint32_t lane) { return reader_.Info(*stacks_[lane]).runs_backward; };
     for (const auto& [v, backward] : waits) {
       WhatNode& n = g.nodes[v];
+      const bool engine_named = backward && std::any_of(host.begin(), host.end(), [&](uint32_t lane) {
+                                  return lane != n.lane && runs_nodes(lane);
+                                });
       int64_t best = -1;
       for (const uint32_t lane : host) {
-        // A thread that merely ran meanwhile (one that woke from a sleep) is not what
-        // run_backward waited for: the engine's thread is.
-        if (lane == n.lane || (backward && !reader_.Info(*stacks_[lane]).runs_backward)) continue;
+        if (lane == n.lane || (engine_named && !runs_nodes(lane))) continue;
         const auto [lo, hi] = range_of(lane);
         // The last working node that ended within the wait.
         size_t i = static_cast<size_t>(std::upper_bound(g.nodes.begin() + static_cast<std::ptrdiff_t>(lo),

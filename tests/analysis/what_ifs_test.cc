@@ -104,6 +104,19 @@ TEST(WhatIfs, RunBackwardWaitsForTheEnginesThreadAlone) {
   }
 }
 
+// A trace that names no autograd node (no evaluate_function wrapper) does not say which
+// thread is the engine's: run_backward then waits for the last thread that worked in it.
+TEST(WhatIfs, RunBackwardWithNoNodeNamedWaitsForAnyThread) {
+  const std::string run_backward = "<built-in method run_backward of torch._C._EngineBase object at 0x7f00>";
+  const Analysis a =
+      AnalyzeText("[" + Step(1000) + "," + Op("aten::mm", 20, 60) + "," + Python(run_backward.c_str(), 100, 800) + "," +
+                  EventOn(2, "cpu_op", "MmBackward0", 150, 650) + "," + Op("aten::add", 920, 60) + "]");
+  const Recommendation* w = FindingById(a, "thread_wait");
+  ASSERT_NE(w, nullptr) << All(a);
+  ASSERT_FALSE(w->waited.empty()) << All(a);
+  EXPECT_EQ(w->waited[0].name.rfind("thread 2", 0), 0u) << w->waited[0].name;
+}
+
 // A synchronization inside aten::copy_ that waits for the operator's own pageable copy is
 // the copy's: the copy finding, not .item() advice. Host: the step's own [0, 100), the
 // operator [100, 110), the copy call [110, 115), [115, 116), the sync [116, 390) (the copy
